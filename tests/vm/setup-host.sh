@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host setup for building and testing twheel: installs what is missing with
+# apt-get when run as root, otherwise prints the exact command to run.
+# Idempotent; near-instant when everything is already there.
+set -euo pipefail
+
+KVER_PKG=6.12
+pkgs=(
+	build-essential bc flex bison libelf-dev libssl-dev dwarves sparse
+	cpio busybox-static qemu-system-x86 kmod xz-utils zstd python3
+	"linux-headers-${KVER_PKG}-amd64" "linux-image-${KVER_PKG}-amd64"
+	"linux-source-${KVER_PKG}" liburing-dev
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[ "$st" = "install ok installed" ] || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "twheel: missing host packages: ${missing[*]}" >&2
+	echo "twheel: run: sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+	exit 1
+fi
+
+echo "twheel: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+# The kernel image is only used as a VM guest: skip initramfs and bootloader
+# hooks on the host, they are slow and may fail inside a container.
+mkdir -p /etc/initramfs-tools/conf.d
+if ! apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; then
+	apt-get update >/dev/null
+	apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * twheel: per-CPU hashed timing wheels driven by hrtimers.
+ *
+ * The in-kernel API. A struct twheel_timer is embedded by its user, like a
+ * timer_list: scheduling never allocates. See twheel.c for the design.
+ */
+#ifndef _TWHEEL_H
+#define _TWHEEL_H
+
+#include <linux/types.h>
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/llist.h>
+#include <linux/atomic.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/lockdep_types.h>
+
+struct twheel_timer;
+
+/**
+ * typedef twheel_fn_t - a timer callback
+ * @timer: the timer that expired
+ * @missed: for a fixed-rate periodic timer, how many whole periods were
+ *	skipped since the previous call because the callback ran late (an
+ *	overrun count, as hrtimer_forward() gives); otherwise 0.
+ *
+ * Runs in softirq context, or in process context for a timer initialised
+ * with %TWHEEL_F_PROCESS. A timer's callback never runs concurrently with
+ * itself.
+ */
+typedef void (*twheel_fn_t)(struct twheel_timer *timer, u64 missed);
+
+/* Flags for twheel_timer_init(). */
+#define TWHEEL_F_PROCESS	0x1u	/* callback may sleep: runs on a workqueue */
+#define TWHEEL_F_ALL		TWHEEL_F_PROCESS
+
+/* Periodic modes for twheel_arm(). */
+enum twheel_mode {
+	TWHEEL_ONESHOT = 0,
+	TWHEEL_FIXED_RATE = 1,	/* next = previous deadline + period */
+	TWHEEL_FIXED_DELAY = 2,	/* next = end of callback + period */
+};
+
+#define TWHEEL_ANY_CPU		(-1)
+
+/**
+ * struct twheel_timer - a timer embedded by its user
+ *
+ * All fields are private to twheel. Ownership (see the table in twheel.c):
+ * @state is the only field written by more than one CPU, and only with
+ * atomic read-modify-write; @entry is touched only by the CPU whose wheel
+ * holds the timer, with interrupts disabled; @expires, @period, @mode and
+ * @target_cpu are written only under the TW_BUSY bit of @state.
+ */
+struct twheel_timer {
+	struct list_head	entry;		/* bucket or expired list */
+	struct llist_node	llnode;		/* submission queue of @cpu */
+	atomic_long_t		state;		/* TW_* bits + arming sequence */
+	u64			expires;	/* deadline, ns of CLOCK_MONOTONIC */
+	u64			period;		/* ns, 0 for a one-shot arming */
+	twheel_fn_t		func;
+	u32			linked_seq;	/* owner: arming it was linked for */
+	u32			order;		/* FIFO among equal deadlines */
+	s16			cpu;		/* wheel that holds it */
+	s16			target_cpu;	/* TWHEEL_ANY_CPU or a pinned CPU */
+	u8			mode;		/* enum twheel_mode */
+	u8			flags;		/* TWHEEL_F_* */
+	u16			__pad;
+	struct list_head	group_node;	/* twheel_group::timers */
+#ifdef CONFIG_LOCKDEP
+	struct lockdep_map	lockdep_map;
+#endif
+};
+
+/**
+ * struct twheel_work_timer - a timer whose callback runs in process context
+ * @timer: the timer; pass &wt->timer to every twheel_* call
+ * @work: private
+ */
+struct twheel_work_timer {
+	struct twheel_timer	timer;
+	struct work_struct	work;
+};
+
+/**
+ * struct twheel_group - a set of timers that can be cancelled at once
+ * @lock: protects @timers and @shutdown
+ * @timers: members, linked through twheel_timer::group_node
+ * @count: number of members
+ * @shutdown: set by twheel_group_shutdown_sync(); members refuse re-arming
+ */
+struct twheel_group {
+	spinlock_t		lock;
+	struct list_head	timers;
+	unsigned int		count;
+	bool			shutdown;
+};
+
+void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t func,
+			 unsigned int flags, const char *name,
+			 struct lock_class_key *key);
+
+/**
+ * twheel_timer_init - initialise a timer before its first use
+ * @timer: the timer
+ * @func: the callback
+ * @flags: 0; %TWHEEL_F_PROCESS only through twheel_work_timer_init()
+ *
+ * Context: any context. The timer must not be in use.
+ */
+#define twheel_timer_init(timer, func, flags)				\
+	do {								\
+		static struct lock_class_key __key;			\
+		__twheel_timer_init((timer), (func), (flags), #timer,	\
+				    &__key);				\
+	} while (0)
+
+/**
+ * twheel_work_timer_init - initialise a timer whose callback may sleep
+ * @wt: the timer
+ * @func: the callback, called in process context on the twheel workqueue
+ *
+ * Context: any context. The timer must not be in use.
+ */
+#define twheel_work_timer_init(wt, func)				\
+	do {								\
+		static struct lock_class_key __key;			\
+		__twheel_timer_init(&(wt)->timer, (func),		\
+				    TWHEEL_F_PROCESS, #wt, &__key);	\
+	} while (0)
+
+int twheel_timer_set_cpu(struct twheel_timer *timer, int cpu);
+int twheel_arm(struct twheel_timer *timer, ktime_t deadline, u64 period,
+	       enum twheel_mode mode);
+int twheel_schedule(struct twheel_timer *timer, u64 delay_ns);
+int twheel_schedule_at(struct twheel_timer *timer, ktime_t deadline);
+bool twheel_cancel(struct twheel_timer *timer);
+bool twheel_cancel_sync(struct twheel_timer *timer);
+void twheel_shutdown_sync(struct twheel_timer *timer);
+bool twheel_pending(const struct twheel_timer *timer);
+ktime_t twheel_granularity(void);
+
+void twheel_group_init(struct twheel_group *group);
+int twheel_group_add(struct twheel_group *group, struct twheel_timer *timer);
+void twheel_group_del(struct twheel_group *group, struct twheel_timer *timer);
+unsigned int twheel_group_cancel_sync(struct twheel_group *group);
+unsigned int twheel_group_shutdown_sync(struct twheel_group *group);
+
+#endif /* _TWHEEL_H */

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * twheel userspace ABI: /dev/twheel.
+ *
+ * Each open file is an independent set of timers. Timers are scheduled,
+ * modified and cancelled with ioctls, one at a time or in batches; every
+ * expiry queues (or updates) one fixed-size struct twheel_event per timer,
+ * read with read(), announced by poll()/epoll (EPOLLIN) and, if registered,
+ * by signalling an eventfd.
+ *
+ * Rules (Documentation/process/botching-up-ioctls.rst): all structs have a
+ * fixed size and explicit padding; user pointers are __u64; padding and
+ * reserved fields must be zero and unknown flags are refused with EINVAL,
+ * so the ABI can grow. Unknown commands give ENOTTY.
+ */
+#ifndef _UAPI_TWHEEL_H
+#define _UAPI_TWHEEL_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define TWHEEL_DEVICE		"/dev/twheel"
+
+/* The only clock accepted today; others give EINVAL. */
+#define TWHEEL_CLOCK_MONOTONIC	1	/* == CLOCK_MONOTONIC */
+
+/* struct twheel_timer_spec::flags */
+#define TWHEEL_TIMER_ABSTIME	(1u << 0)	/* value is a deadline, not a delay */
+#define TWHEEL_TIMER_PERIODIC	(1u << 1)	/* re-arm every period (fixed rate) */
+#define TWHEEL_TIMER_FIXED_DELAY (1u << 2)	/* with PERIODIC: period counts
+						 * from the end of the expiry */
+#define TWHEEL_TIMER_FLAGS	(TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC | \
+				 TWHEEL_TIMER_FIXED_DELAY)
+
+/**
+ * struct twheel_timer_spec - schedule or modify one timer
+ * @id: TWHEEL_IOC_SCHEDULE: out, the new timer's id (unique within the fd,
+ *	never 0). TWHEEL_IOC_MODIFY: in, the timer to re-arm.
+ * @value: ns; a delay from now, or with TWHEEL_TIMER_ABSTIME a deadline on
+ *	@clockid. At most INT64_MAX (EINVAL), and now + delay must not
+ *	overflow (ERANGE). A deadline in the past fires at once.
+ * @period: ns between expiries for a TWHEEL_TIMER_PERIODIC timer, > 0 and at
+ *	most INT64_MAX; must be 0 otherwise (EINVAL).
+ * @user_data: echoed in every event of this timer. MODIFY replaces it.
+ * @clockid: TWHEEL_CLOCK_MONOTONIC.
+ * @flags: TWHEEL_TIMER_*.
+ * @reserved: must be zero.
+ */
+struct twheel_timer_spec {
+	__u64 id;
+	__u64 value;
+	__u64 period;
+	__u64 user_data;
+	__u32 clockid;
+	__u32 flags;
+	__u64 reserved[2];
+};
+
+/**
+ * struct twheel_cancel - cancel one timer
+ * @id: in, the timer
+ * @flags: must be zero
+ * @pad: must be zero
+ *
+ * The ioctl returns 1 if the timer was pending (it will not fire again), 0
+ * if it was not (a one-shot timer that has fired and whose event is still
+ * queued: the event stays). Either way the id is gone afterwards.
+ */
+struct twheel_cancel {
+	__u64 id;
+	__u32 flags;
+	__u32 pad;
+};
+
+/**
+ * struct twheel_eventfd - register the eventfd signalled on every expiry
+ * @fd: an eventfd, or -1 to unregister. Anything else gives EINVAL.
+ * @flags: must be zero
+ * @reserved: must be zero
+ */
+struct twheel_eventfd {
+	__s32 fd;
+	__u32 flags;
+	__u64 reserved;
+};
+
+/* struct twheel_op::op */
+#define TWHEEL_OP_SCHEDULE	1
+#define TWHEEL_OP_MODIFY	2
+#define TWHEEL_OP_CANCEL	3
+
+/**
+ * struct twheel_op - one operation of a batch
+ * @op: TWHEEL_OP_*
+ * @result: out; >= 0 on success (as the single ioctl would return), or a
+ *	negative errno for the operation that stopped the batch
+ * @spec: for SCHEDULE and MODIFY, as for the single ioctls; for CANCEL only
+ *	@spec.id is used and the other fields must be zero
+ */
+struct twheel_op {
+	__u32 op;
+	__s32 result;
+	struct twheel_timer_spec spec;
+};
+
+/* Most operations in one TWHEEL_IOC_BATCH. */
+#define TWHEEL_BATCH_MAX	4096
+
+/**
+ * struct twheel_batch - submit many operations in one call
+ * @ops: user pointer to @count struct twheel_op
+ * @count: 1..TWHEEL_BATCH_MAX
+ * @flags: must be zero
+ * @reserved: must be zero
+ *
+ * Operations run in order and the batch stops at the first one that fails:
+ * that op's @result holds its -errno, later ops are untouched (@result stays
+ * as passed), and the ioctl returns the number of ops that succeeded. So a
+ * return value equal to @count means all succeeded. The array is read before
+ * anything runs (EFAULT, and nothing done, if it cannot be) and written back
+ * after (EFAULT if it cannot be: the ops did run).
+ */
+struct twheel_batch {
+	__u64 ops;
+	__u32 count;
+	__u32 flags;
+	__u64 reserved;
+};
+
+/**
+ * struct twheel_info - limits and counters of this fd
+ * @granularity_ns: the wheel's tick: expiries are late by at most this
+ *	much (plus system latency), never early
+ * @max_timers: the most timers this fd may hold (module parameter)
+ * @timers: timers this fd holds now (pending, or fired with unread events)
+ * @queued: events waiting to be read
+ * @reserved: zero
+ */
+struct twheel_info {
+	__u64 granularity_ns;
+	__u32 max_timers;
+	__u32 timers;
+	__u32 queued;
+	__u32 pad;
+	__u64 reserved[4];
+};
+
+/* struct twheel_event::flags */
+#define TWHEEL_EVENT_PERIODIC	(1u << 0)	/* the timer stays armed */
+#define TWHEEL_EVENT_CANCELLED	(1u << 1)	/* cancelled after this expiry */
+
+/**
+ * struct twheel_event - what read() returns, one per timer with expiries
+ * @id: the timer
+ * @user_data: as given when scheduled
+ * @deadline: ns, the scheduled deadline of the latest expiry
+ * @fired: ns, when that expiry ran (>= @deadline: never early)
+ * @count: expiries since the previous event of this timer was read,
+ *	including periods skipped because the timer ran late. A slow reader
+ *	never loses an expiry and never makes the kernel queue more than one
+ *	event per timer.
+ * @flags: TWHEEL_EVENT_*
+ * @pad: zero
+ */
+struct twheel_event {
+	__u64 id;
+	__u64 user_data;
+	__u64 deadline;
+	__u64 fired;
+	__u64 count;
+	__u32 flags;
+	__u32 pad;
+};
+
+#define TWHEEL_IOC_MAGIC	0xB9
+#define TWHEEL_IOC_SCHEDULE	_IOWR(TWHEEL_IOC_MAGIC, 0x00, struct twheel_timer_spec)
+#define TWHEEL_IOC_MODIFY	_IOW(TWHEEL_IOC_MAGIC, 0x01, struct twheel_timer_spec)
+#define TWHEEL_IOC_CANCEL	_IOW(TWHEEL_IOC_MAGIC, 0x02, struct twheel_cancel)
+#define TWHEEL_IOC_BATCH	_IOW(TWHEEL_IOC_MAGIC, 0x03, struct twheel_batch)
+#define TWHEEL_IOC_SET_EVENTFD	_IOW(TWHEEL_IOC_MAGIC, 0x04, struct twheel_eventfd)
+#define TWHEEL_IOC_INFO		_IOR(TWHEEL_IOC_MAGIC, 0x05, struct twheel_info)
+
+#endif /* _UAPI_TWHEEL_H */
