@@ -67,7 +67,7 @@ struct twheel_timer {
 	s16			target_cpu;	/* TWHEEL_ANY_CPU or a pinned CPU */
 	u8			mode;		/* enum twheel_mode */
 	u8			flags;		/* TWHEEL_F_* */
-	u16			__pad;
+	u16			bucket;		/* owner: index of its bucket */
 	struct list_head	group_node;	/* twheel_group::timers */
 #ifdef CONFIG_LOCKDEP
 	struct lockdep_map	lockdep_map;
@@ -140,6 +140,7 @@ bool twheel_cancel(struct twheel_timer *timer);
 bool twheel_cancel_sync(struct twheel_timer *timer);
 void twheel_shutdown_sync(struct twheel_timer *timer);
 bool twheel_pending(const struct twheel_timer *timer);
+ktime_t twheel_deadline(const struct twheel_timer *timer);
 ktime_t twheel_granularity(void);
 
 void twheel_group_init(struct twheel_group *group);

@@ -1,0 +1,1314 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel: per-CPU hashed timing wheels driven by hrtimers.
+ *
+ * Design
+ * ======
+ *
+ * Every CPU owns one hierarchical timing wheel (wheel.c) and one soft,
+ * pinned hrtimer. Only the owner CPU touches its wheel, with interrupts
+ * disabled, so no spinlock guards the buckets. Any CPU or context reaches
+ * another CPU's wheel through that wheel's lock-free submission list (an
+ * llist: many producers, one consumer) and an irq_work that kicks the
+ * owner; this is the MPSC queue of Netty's and Akka's wheels, done per CPU.
+ * Schedule and cancel are O(1): an atomic state change, plus either a
+ * bucket link on the local wheel or an llist_add to the owner's list.
+ *
+ * The hrtimer is programmed for the next non-empty bucket only (a bitmap
+ * per level, as the kernel's timer_list does), so an empty wheel, or one
+ * holding only far-future timers, does not wake its CPU.
+ *
+ * Levels, with the default granularity of 1 ms and 64 buckets per level
+ * (both module parameters; a level-0 tick is `granularity_ns`):
+ *
+ *   level  bucket width   range
+ *   0      1 ms           64 ms
+ *   1      64 ms          4.1 s
+ *   2      4.1 s          4.4 min
+ *   3      4.4 min        4.7 h
+ *   4      4.7 h          12.4 days
+ *   5      12.4 days      2.2 years
+ *   6      2.2 years      142 years
+ *   7      142 years      9100 years
+ *
+ * Levels continue until every ktime_t deadline fits (at most 10; past the
+ * top level a timer is parked and put back when its bucket comes round).
+ * A higher-level bucket is processed when its span starts and its timers
+ * move down (Kafka's overflow wheels), so every timer fires from level 0:
+ * never early, and late by at most one level-0 tick plus system latency.
+ * Each timer moves down at most once per level. Due timers are sorted by
+ * deadline and then by arming order (a per-CPU counter), so timers with
+ * equal deadlines armed on one CPU fire in the order they were armed.
+ *
+ * A run of the wheel (the hrtimer callback, in softirq context) drains the
+ * submission list, advances the wheel, and runs due callbacks, processing at
+ * most `expire_batch` timers; if more remain it re-arms itself at once, so a
+ * million timers expiring together never stall the CPU.
+ *
+ * Ownership and locking
+ * =====================
+ *
+ *   what                            who may touch it, and how
+ *   ------------------------------  ------------------------------------------
+ *   twheel_cpu::wheel, ::backlog,   the owner CPU only, interrupts disabled
+ *   twheel_timer::entry, ::bucket,
+ *   ::linked_seq
+ *   twheel_cpu::submit              any context: llist_add(); the owner:
+ *                                   llist_del_all() (no lock needed, see
+ *                                   llist.h: one consumer)
+ *   twheel_cpu::online              written by the CPU's own hotplug
+ *                                   callbacks; read with READ_ONCE() under
+ *                                   interrupts disabled (an RCU read side)
+ *   twheel_timer::state             any context, atomic read-modify-write
+ *   twheel_timer::expires, ::period written under TW_BUSY (a bit lock in
+ *   ::mode, ::order                 ::state); read by the owner after waiting
+ *                                   for TW_BUSY to clear, validated by the
+ *                                   arming sequence in ::state
+ *   twheel_timer::cpu               written by whoever sets TW_QUEUED while
+ *                                   TW_HELD is clear, or by the owner while it
+ *                                   holds TW_QUEUED; read by those that set
+ *                                   TW_QUEUED on a held timer
+ *
+ * Timer state (twheel_timer::state)
+ * =================================
+ *
+ *   TW_PENDING   armed: the callback will run (for a periodic timer: again)
+ *   TW_HELD      a wheel references the timer: linked, or on a submission
+ *                list; only the holder clears it, after unlinking
+ *   TW_QUEUED    on the submission list of twheel_timer::cpu; set by whoever
+ *                needs the holder to look at the timer again
+ *   TW_RUNNING   the callback runs, or is queued to run on the workqueue
+ *   TW_SHUTDOWN  twheel_shutdown_sync(): arming fails with -ESHUTDOWN
+ *   TW_BUSY      an arming is writing the timer's fields
+ *   TW_WAITER    someone sleeps in twheel_cancel_sync(): wake on release
+ *   bits 32-63   arming sequence, bumped by every arming
+ *
+ *   idle --arm--> PENDING|HELD (linked, or QUEUED to its wheel)
+ *   PENDING|HELD --expiry--> RUNNING (one-shot) or RUNNING|PENDING (periodic)
+ *   PENDING|HELD --cancel--> HELD --holder unlinks--> idle
+ *   RUNNING --callback returns--> idle, or re-armed (periodic)
+ *
+ * Cancel and expiry race on TW_PENDING with cmpxchg, so exactly one wins:
+ * twheel_cancel() returns true exactly when the callback will not run for
+ * that arming (Kafka's purgatory needs this: an operation completes by its
+ * event or by its timeout, never both).
+ *
+ * Memory: struct twheel_timer is 80 bytes on x86-64 without lockdep
+ * (timer_list: 40, hrtimer: 64); a timer embedded in a twheel_work_timer
+ * adds a 32-byte work_struct. Per CPU: the buckets (16 bytes each: 8 levels
+ * of 64 with the defaults, 8 KiB), a 64-byte bitmap, and a ~200-byte
+ * struct twheel_cpu.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/hrtimer.h>
+#include <linux/lockdep.h>
+#include <linux/math64.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/wait_bit.h>
+#include <linux/workqueue.h>
+
+#include "twheel.h"
+#include "wheel.h"
+#include "internal.h"
+
+#define CREATE_TRACE_POINTS
+#include "twheel_trace.h"
+
+#define TW_PENDING	BIT(0)
+#define TW_HELD		BIT(1)
+#define TW_QUEUED	BIT(2)
+#define TW_RUNNING	BIT(3)
+#define TW_SHUTDOWN	BIT(4)
+#define TW_BUSY		BIT(5)
+#define TW_WAITER	BIT(6)
+#define TW_SEQ_SHIFT	32
+#define TW_SEQ_ONE	(1UL << TW_SEQ_SHIFT)
+
+static inline u32 tw_seq(unsigned long state)
+{
+	return state >> TW_SEQ_SHIFT;
+}
+
+static unsigned long granularity_ns = NSEC_PER_MSEC;
+module_param(granularity_ns, ulong, 0444);
+MODULE_PARM_DESC(granularity_ns,
+		 "Level-0 tick in ns, 1000..1000000000 (default 1000000)");
+
+static unsigned int wheel_bits = 6;
+module_param(wheel_bits, uint, 0444);
+MODULE_PARM_DESC(wheel_bits, "log2 of the buckets per level, 6..8 (default 6)");
+
+static unsigned int expire_batch = 8192;
+module_param(expire_batch, uint, 0444);
+MODULE_PARM_DESC(expire_batch,
+		 "Most timers one wheel run processes, 64..1048576 (default 8192)");
+
+/**
+ * struct twheel_stats - per-CPU counters, shown in debugfs
+ * @scheduled: armings made on this CPU
+ * @expired: callbacks this CPU's wheel ran or queued
+ * @cancelled: cancels made on this CPU that stopped a pending timer
+ * @max_lateness_ns: the latest expiry of this CPU's wheel
+ * @max_batch: most expiries in one run
+ *
+ * Written by this CPU only; read racily for display.
+ */
+struct twheel_stats {
+	u64	scheduled;
+	u64	expired;
+	u64	cancelled;
+	u64	max_lateness_ns;
+	u32	max_batch;
+};
+
+/**
+ * struct twheel_cpu - one CPU's wheel
+ * @wheel: the buckets; owner CPU, interrupts disabled
+ * @backlog: drained submissions not yet processed, oldest first; owner
+ * @submit: submission list; any context adds, the owner drains
+ * @hrt: drives the wheel; soft, pinned to the owner
+ * @kick: IPI that makes the owner run the wheel soon
+ * @programmed: ns the hrtimer is set for, KTIME_MAX if idle; owner
+ * @online: accepts new timers; see the hotplug callbacks
+ * @order: arming counter of this CPU, for FIFO among equal deadlines
+ * @stats: counters
+ * @cpu: the owner
+ */
+struct twheel_cpu {
+	struct tw_wheel		wheel;
+	struct llist_node	*backlog;
+	struct llist_head	submit;
+	struct hrtimer		hrt;
+	call_single_data_t	kick;
+	ktime_t			programmed;
+	bool			online;
+	u32			order;
+	struct twheel_stats	stats;
+	int			cpu;
+};
+
+static DEFINE_PER_CPU(struct twheel_cpu, twheel_cpus);
+static enum cpuhp_state twheel_hp_state;
+static struct workqueue_struct *twheel_wq;
+static struct dentry *twheel_debugfs;
+
+static void tw_work_fn(struct work_struct *work);
+
+/* ---------------------------------------------------------------------
+ * State word helpers
+ */
+
+/* Take TW_BUSY; interrupts are off, so the holder is never this CPU's IRQ. */
+static unsigned long tw_lock_busy(struct twheel_timer *t)
+{
+	unsigned long old = atomic_long_read(&t->state);
+
+	for (;;) {
+		if (old & TW_BUSY) {
+			cpu_relax();
+			old = atomic_long_read(&t->state);
+			continue;
+		}
+		/* Pairs with the release in tw_publish(). */
+		if (atomic_long_try_cmpxchg_acquire(&t->state, &old,
+						    old | TW_BUSY))
+			return old;
+	}
+}
+
+/* Read the state once no arming is writing the timer's fields. */
+static unsigned long tw_read_settled(struct twheel_timer *t)
+{
+	unsigned long s;
+
+	/* Pairs with the release that clears TW_BUSY in tw_publish(). */
+	while ((s = atomic_long_read_acquire(&t->state)) & TW_BUSY)
+		cpu_relax();
+	return s;
+}
+
+static void tw_wake_waiters(struct twheel_timer *t, unsigned long old)
+{
+	if (old & TW_WAITER)
+		wake_up_var(&t->state);
+}
+
+static struct twheel_cpu *tw_cpu(int cpu)
+{
+	return per_cpu_ptr(&twheel_cpus, cpu);
+}
+
+/* A CPU whose wheel takes timers; interrupts are off (RCU read side). */
+static int tw_pick_cpu(int want)
+{
+	int cpu;
+
+	if (want >= 0 && READ_ONCE(tw_cpu(want)->online))
+		return want;
+	cpu = smp_processor_id();
+	if (READ_ONCE(tw_cpu(cpu)->online))
+		return cpu;
+	for_each_online_cpu(cpu)
+		if (READ_ONCE(tw_cpu(cpu)->online))
+			return cpu;
+	return -1;
+}
+
+/* Owner: make sure the hrtimer fires by @when. Interrupts are off. */
+static void tw_program(struct twheel_cpu *tc, ktime_t when)
+{
+	lockdep_assert_irqs_disabled();
+	if (when >= tc->programmed)
+		return;
+	tc->programmed = when;
+	hrtimer_start_range_ns(&tc->hrt, when, 0, HRTIMER_MODE_ABS_PINNED_SOFT);
+}
+
+static void tw_push(struct twheel_timer *t, int cpu)
+{
+	struct twheel_cpu *tc = tw_cpu(cpu);
+
+	/* The first entry of an empty list kicks the owner; later ones ride along. */
+	if (!llist_add(&t->llnode, &tc->submit))
+		return;
+	if (cpu == smp_processor_id()) {
+		tw_program(tc, ktime_get());
+		return;
+	}
+	/*
+	 * -EBUSY means a kick is already on its way and has not started yet:
+	 * it will see this entry too.
+	 */
+	smp_call_function_single_async(cpu, &tc->kick);
+}
+
+static ktime_t tw_tick_time(const struct tw_wheel *w, u64 tick)
+{
+	if (tick == U64_MAX || tick > div64_u64(KTIME_MAX, w->gran))
+		return KTIME_MAX;
+	return tick * w->gran;
+}
+
+/* Owner: link @t on this wheel for the arming @seq. */
+static void tw_link(struct twheel_cpu *tc, struct twheel_timer *t, u32 seq)
+{
+	struct tw_wheel *w = &tc->wheel;
+
+	if (!list_empty(&t->entry))
+		tw_wheel_unlink(w, t);
+	t->linked_seq = seq;
+	tw_wheel_link(w, t);
+	tw_program(tc, tw_tick_time(w, tw_wheel_next(w)));
+}
+
+static void tw_unlink(struct twheel_cpu *tc, struct twheel_timer *t)
+{
+	if (!list_empty(&t->entry))
+		tw_wheel_unlink(&tc->wheel, t);
+}
+
+/*
+ * Owner: @t is unlinked; drop the wheel's reference unless someone queued
+ * it again (then the submission list holds it and will bring it back here).
+ */
+static void tw_release(struct twheel_timer *t)
+{
+	unsigned long old = atomic_long_read(&t->state);
+
+	do {
+		if (old & TW_QUEUED)
+			return;
+	} while (!atomic_long_try_cmpxchg(&t->state, &old, old & ~TW_HELD));
+	tw_wake_waiters(t, old);
+}
+
+/*
+ * Owner: look at a timer taken from the submission list and do what its
+ * state asks: link it here, hand it to another CPU, or drop it.
+ */
+static void tw_reconcile(struct twheel_cpu *tc, struct twheel_timer *t)
+{
+	unsigned long old, new;
+	int dest;
+
+	lockdep_assert_irqs_disabled();
+	old = tw_read_settled(t);
+	for (;;) {
+		if (!(old & TW_PENDING)) {
+			tw_unlink(tc, t);
+			new = old & ~(TW_QUEUED | TW_HELD);
+		} else {
+			dest = READ_ONCE(tc->online) ? tc->cpu : -1;
+			if (t->target_cpu >= 0 && t->target_cpu != tc->cpu &&
+			    READ_ONCE(tw_cpu(t->target_cpu)->online))
+				dest = t->target_cpu;
+			if (dest < 0)
+				dest = tw_pick_cpu(-1);
+			if (dest != tc->cpu) {
+				/* Hand off: TW_QUEUED stays set, so t->cpu is ours to change. */
+				tw_unlink(tc, t);
+				t->cpu = dest;
+				tw_push(t, dest);
+				return;
+			}
+			tw_link(tc, t, tw_seq(old));
+			new = old & ~TW_QUEUED;
+		}
+		if (atomic_long_try_cmpxchg(&t->state, &old, new))
+			break;
+		/* Re-armed or cancelled meanwhile: look again. */
+		old = tw_read_settled(t);
+	}
+	if (!(new & TW_HELD))
+		tw_wake_waiters(t, old);
+}
+
+/* Owner: process submissions, oldest first, at most *budget of them. */
+static void tw_drain(struct twheel_cpu *tc, unsigned int *budget)
+{
+	lockdep_assert_irqs_disabled();
+	while (*budget) {
+		struct twheel_timer *t;
+
+		if (!tc->backlog) {
+			tc->backlog = llist_reverse_order(llist_del_all(&tc->submit));
+			if (!tc->backlog)
+				return;
+		}
+		t = llist_entry(tc->backlog, struct twheel_timer, llnode);
+		tc->backlog = tc->backlog->next;
+		(*budget)--;
+		tw_reconcile(tc, t);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Arming
+ */
+
+/*
+ * Publish an arming: clear TW_BUSY, bump the sequence, set TW_PENDING and
+ * make sure a wheel will look at the timer. Interrupts are off.
+ */
+static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
+{
+	struct twheel_cpu *local = this_cpu_ptr(&twheel_cpus);
+	unsigned long old = atomic_long_read(&t->state), new;
+	int push_to, this = smp_processor_id();
+	bool direct;
+
+	do {
+		direct = false;
+		push_to = -1;
+		if (old & TW_SHUTDOWN) {
+			/* Shut down while we wrote: the arming never happened. */
+			new = old & ~(TW_BUSY | clear);
+		} else if (!(old & TW_HELD)) {
+			new = ((old | TW_PENDING) & ~(TW_BUSY | clear)) + TW_SEQ_ONE;
+			/* Nobody holds it: it goes to @want's wheel. */
+			t->cpu = want;
+			if (want == this) {
+				new |= TW_HELD;
+				direct = true;
+			} else {
+				new |= TW_HELD | TW_QUEUED;
+				push_to = want;
+			}
+		} else {
+			new = ((old | TW_PENDING) & ~(TW_BUSY | clear)) + TW_SEQ_ONE;
+			if (t->cpu == this && !(old & TW_QUEUED) &&
+			    (t->target_cpu < 0 || t->target_cpu == this))
+				direct = true;	/* held here: relink in place */
+			else if (!(old & TW_QUEUED))
+				push_to = t->cpu; /* ask its holder to look again */
+			if (push_to >= 0)
+				new |= TW_QUEUED;
+		}
+		/* Pairs with the acquire in tw_lock_busy()/tw_read_settled(). */
+	} while (!atomic_long_try_cmpxchg_release(&t->state, &old, new));
+
+	if (old & TW_SHUTDOWN) {
+		tw_wake_waiters(t, old);
+		return -ESHUTDOWN;
+	}
+	if (direct)
+		tw_link(local, t, tw_seq(new));
+	else if (push_to >= 0)
+		tw_push(t, push_to);
+	trace_twheel_schedule(t, t->expires, t->period,
+			      push_to >= 0 ? push_to : t->cpu,
+			      old & TW_PENDING);
+	return !!(old & TW_PENDING);
+}
+
+/* Store a new arming; interrupts are off. */
+static int tw_arm_locked(struct twheel_timer *t, u64 expires, u64 period,
+			 enum twheel_mode mode)
+{
+	unsigned long old;
+	int want;
+
+	want = tw_pick_cpu(READ_ONCE(t->target_cpu));
+	if (WARN_ON_ONCE(want < 0))
+		return -ENODEV;
+	old = tw_lock_busy(t);
+	if (old & TW_SHUTDOWN) {
+		/* Pairs with the acquire in tw_lock_busy()/tw_read_settled(). */
+		atomic_long_fetch_andnot_release(TW_BUSY, &t->state);
+		return -ESHUTDOWN;
+	}
+	WRITE_ONCE(t->expires, expires);
+	t->period = period;
+	t->mode = mode;
+	t->order = this_cpu_inc_return(twheel_cpus.order);
+	this_cpu_inc(twheel_cpus.stats.scheduled);
+	return tw_publish(t, want, 0);
+}
+
+/**
+ * twheel_arm - arm a timer, or move it if it is pending
+ * @timer: an initialised timer
+ * @deadline: absolute CLOCK_MONOTONIC time of the (first) expiry; a time in
+ *	the past means now
+ * @period: ns between expiries for a periodic @mode, 0 for %TWHEEL_ONESHOT
+ * @mode: %TWHEEL_ONESHOT, %TWHEEL_FIXED_RATE or %TWHEEL_FIXED_DELAY
+ *
+ * The timer goes to the wheel of the calling CPU, or of the CPU set with
+ * twheel_timer_set_cpu(); a timer that a wheel still holds stays there.
+ *
+ * Context: any context but NMI.
+ * Return: 1 if the timer was pending (it has been moved), 0 if it was not,
+ * -EINVAL for a negative @deadline, an unknown @mode or a @period that does
+ * not match @mode, -ESHUTDOWN after twheel_shutdown_sync().
+ */
+int twheel_arm(struct twheel_timer *timer, ktime_t deadline, u64 period,
+	       enum twheel_mode mode)
+{
+	unsigned long flags;
+	int ret;
+
+	if (deadline < 0 || period > KTIME_MAX)
+		return -EINVAL;
+	switch (mode) {
+	case TWHEEL_ONESHOT:
+		if (period)
+			return -EINVAL;
+		break;
+	case TWHEEL_FIXED_RATE:
+	case TWHEEL_FIXED_DELAY:
+		if (!period)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	local_irq_save(flags);
+	ret = tw_arm_locked(timer, deadline, period, mode);
+	local_irq_restore(flags);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(twheel_arm);
+
+/**
+ * twheel_schedule - arm a one-shot timer to fire after a delay
+ * @timer: an initialised timer
+ * @delay_ns: ns from now; 0 fires at once
+ *
+ * Context: any context but NMI.
+ * Return: as twheel_arm(), and -ERANGE if now + @delay_ns overflows ktime_t.
+ */
+int twheel_schedule(struct twheel_timer *timer, u64 delay_ns)
+{
+	ktime_t now = ktime_get();
+
+	if (delay_ns > (u64)(KTIME_MAX - now))
+		return -ERANGE;
+	return twheel_arm(timer, now + delay_ns, 0, TWHEEL_ONESHOT);
+}
+EXPORT_SYMBOL_GPL(twheel_schedule);
+
+/**
+ * twheel_schedule_at - arm a one-shot timer for an absolute time
+ * @timer: an initialised timer
+ * @deadline: CLOCK_MONOTONIC time; in the past means now
+ *
+ * Context: any context but NMI.
+ * Return: as twheel_arm().
+ */
+int twheel_schedule_at(struct twheel_timer *timer, ktime_t deadline)
+{
+	return twheel_arm(timer, deadline, 0, TWHEEL_ONESHOT);
+}
+EXPORT_SYMBOL_GPL(twheel_schedule_at);
+
+/* ---------------------------------------------------------------------
+ * Cancelling
+ */
+
+/**
+ * twheel_cancel - stop a timer without waiting
+ * @timer: the timer
+ *
+ * Callable from any context, the timer's own callback included. For a
+ * periodic timer it stops every later expiry; a callback already running
+ * finishes.
+ *
+ * Context: any context but NMI.
+ * Return: true exactly when the timer was pending and its callback will not
+ * run for that arming; false if it was not pending (never armed, already
+ * cancelled, or its callback has run or is running).
+ */
+bool twheel_cancel(struct twheel_timer *timer)
+{
+	unsigned long flags, old, new;
+	int this, push_to;
+	bool local;
+
+	local_irq_save(flags);
+	this = smp_processor_id();
+	old = atomic_long_read(&timer->state);
+	do {
+		if (!(old & TW_PENDING)) {
+			local_irq_restore(flags);
+			trace_twheel_cancel(timer, false);
+			return false;
+		}
+		new = old & ~TW_PENDING;
+		local = false;
+		push_to = -1;
+		if ((old & TW_HELD) && !(old & TW_QUEUED)) {
+			if (timer->cpu == this && !(old & TW_BUSY)) {
+				local = true;
+			} else {
+				new |= TW_QUEUED;
+				push_to = timer->cpu;
+			}
+		}
+	} while (!atomic_long_try_cmpxchg(&timer->state, &old, new));
+
+	if (local) {
+		/* Held by this CPU's wheel: unlink now, memory is free at once. */
+		tw_unlink(this_cpu_ptr(&twheel_cpus), timer);
+		tw_release(timer);
+	} else if (push_to >= 0) {
+		tw_push(timer, push_to);
+	}
+	this_cpu_inc(twheel_cpus.stats.cancelled);
+	local_irq_restore(flags);
+	trace_twheel_cancel(timer, true);
+	return true;
+}
+EXPORT_SYMBOL_GPL(twheel_cancel);
+
+static bool tw_idle(struct twheel_timer *t)
+{
+	return !(atomic_long_read(&t->state) & (TW_HELD | TW_RUNNING));
+}
+
+static void tw_wait_idle(struct twheel_timer *t)
+{
+	if (tw_idle(t))
+		return;
+	atomic_long_or(TW_WAITER, &t->state);
+	/* tw_wake_waiters() runs after every clear of TW_HELD or TW_RUNNING. */
+	wait_var_event(&t->state, tw_idle(t));
+}
+
+static void tw_lockdep_sync(struct twheel_timer *t)
+{
+#ifdef CONFIG_LOCKDEP
+	unsigned long flags;
+
+	/*
+	 * Tell lockdep we wait for the callback: holding a lock here that
+	 * the callback takes is a deadlock, reported like timer_delete_sync().
+	 */
+	local_irq_save(flags);
+	lock_map_acquire(&t->lockdep_map);
+	lock_map_release(&t->lockdep_map);
+	local_irq_restore(flags);
+#endif
+}
+
+static bool tw_in_own_callback(struct twheel_timer *t)
+{
+	struct twheel_work_timer *wt;
+
+	if (!(t->flags & TWHEEL_F_PROCESS))
+		return false;
+	wt = container_of(t, struct twheel_work_timer, timer);
+	return current_work() == &wt->work;
+}
+
+/**
+ * twheel_cancel_sync - stop a timer and wait until it is quiescent
+ * @timer: the timer
+ *
+ * Like twheel_cancel(), then waits for a running callback to return and for
+ * the wheel to let go of the timer: afterwards its memory may be freed,
+ * provided nobody arms it again. Must not be called under a lock that the
+ * callback takes (lockdep reports it), nor from the timer's own callback.
+ *
+ * Context: process context; may sleep.
+ * Return: as twheel_cancel().
+ */
+bool twheel_cancel_sync(struct twheel_timer *timer)
+{
+	bool ret;
+
+	might_sleep();
+	tw_lockdep_sync(timer);
+	ret = twheel_cancel(timer);
+	if (WARN_ON_ONCE(tw_in_own_callback(timer)))
+		return ret;
+	tw_wait_idle(timer);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(twheel_cancel_sync);
+
+/**
+ * twheel_shutdown_sync - cancel a timer for good, for teardown
+ * @timer: the timer
+ *
+ * Cancels and waits as twheel_cancel_sync(); from then on twheel_arm() and
+ * friends fail with -ESHUTDOWN, so a callback that re-arms its own timer
+ * cannot bring it back.
+ *
+ * Context: process context; may sleep.
+ */
+void twheel_shutdown_sync(struct twheel_timer *timer)
+{
+	might_sleep();
+	atomic_long_or(TW_SHUTDOWN, &timer->state);
+	twheel_cancel_sync(timer);
+}
+EXPORT_SYMBOL_GPL(twheel_shutdown_sync);
+
+/**
+ * twheel_pending - is the timer armed?
+ * @timer: the timer
+ *
+ * Context: any context.
+ * Return: true if an expiry is still to come.
+ */
+bool twheel_pending(const struct twheel_timer *timer)
+{
+	return atomic_long_read(&timer->state) & TW_PENDING;
+}
+EXPORT_SYMBOL_GPL(twheel_pending);
+
+/**
+ * twheel_deadline - the deadline of the current arming
+ * @timer: the timer
+ *
+ * Context: any context; in the timer's callback, the deadline of the expiry
+ * being run.
+ * Return: CLOCK_MONOTONIC ns.
+ */
+ktime_t twheel_deadline(const struct twheel_timer *timer)
+{
+	return READ_ONCE(timer->expires);
+}
+EXPORT_SYMBOL_GPL(twheel_deadline);
+
+/**
+ * twheel_granularity - the wheel's level-0 tick
+ *
+ * Context: any context.
+ * Return: ns by which an expiry may be late, beyond system latency.
+ */
+ktime_t twheel_granularity(void)
+{
+	return granularity_ns;
+}
+EXPORT_SYMBOL_GPL(twheel_granularity);
+
+/**
+ * __twheel_timer_init - initialise a timer; use twheel_timer_init()
+ * @timer: the timer
+ * @func: the callback
+ * @flags: TWHEEL_F_*
+ * @name: lockdep name
+ * @key: lockdep class
+ *
+ * Context: any context; the timer must not be in use.
+ */
+void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t func,
+			 unsigned int flags, const char *name,
+			 struct lock_class_key *key)
+{
+	memset(timer, 0, sizeof(*timer));
+	INIT_LIST_HEAD(&timer->entry);
+	INIT_LIST_HEAD(&timer->group_node);
+	timer->func = func;
+	timer->flags = flags & TWHEEL_F_ALL;
+	timer->target_cpu = TWHEEL_ANY_CPU;
+	timer->bucket = TW_NO_BUCKET;
+	lockdep_init_map(&timer->lockdep_map, name, key, 0);
+	if (flags & TWHEEL_F_PROCESS) {
+		struct twheel_work_timer *wt =
+			container_of(timer, struct twheel_work_timer, timer);
+
+		INIT_WORK(&wt->work, tw_work_fn);
+	}
+}
+EXPORT_SYMBOL_GPL(__twheel_timer_init);
+
+/**
+ * twheel_timer_set_cpu - choose the CPU whose wheel runs the timer
+ * @timer: the timer
+ * @cpu: a possible CPU, or %TWHEEL_ANY_CPU for the CPU that arms it
+ *
+ * Takes effect at the next arming. While @cpu is offline, its timers run on
+ * another CPU.
+ *
+ * Context: any context.
+ * Return: 0, or -EINVAL for an impossible CPU.
+ */
+int twheel_timer_set_cpu(struct twheel_timer *timer, int cpu)
+{
+	if (cpu != TWHEEL_ANY_CPU &&
+	    (cpu < 0 || cpu >= nr_cpu_ids || !cpu_possible(cpu)))
+		return -EINVAL;
+	WRITE_ONCE(timer->target_cpu, cpu);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(twheel_timer_set_cpu);
+
+/* ---------------------------------------------------------------------
+ * Groups
+ */
+
+/**
+ * twheel_group_init - initialise an empty group
+ * @group: the group
+ *
+ * Context: any context.
+ */
+void twheel_group_init(struct twheel_group *group)
+{
+	spin_lock_init(&group->lock);
+	INIT_LIST_HEAD(&group->timers);
+	group->count = 0;
+	group->shutdown = false;
+}
+EXPORT_SYMBOL_GPL(twheel_group_init);
+
+/**
+ * twheel_group_add - make a timer a member of a group
+ * @group: the group
+ * @timer: an initialised timer that is in no group
+ *
+ * Context: any context but NMI.
+ * Return: 0, or -ESHUTDOWN if the group was shut down.
+ */
+int twheel_group_add(struct twheel_group *group, struct twheel_timer *timer)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&group->lock, flags);
+	if (group->shutdown) {
+		ret = -ESHUTDOWN;
+	} else {
+		list_add_tail(&timer->group_node, &group->timers);
+		group->count++;
+	}
+	spin_unlock_irqrestore(&group->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(twheel_group_add);
+
+/**
+ * twheel_group_del - remove a timer from its group
+ * @group: the group
+ * @timer: a member; not to be called while a group cancel runs
+ *
+ * Context: any context but NMI.
+ */
+void twheel_group_del(struct twheel_group *group, struct twheel_timer *timer)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&group->lock, flags);
+	list_del_init(&timer->group_node);
+	group->count--;
+	spin_unlock_irqrestore(&group->lock, flags);
+}
+EXPORT_SYMBOL_GPL(twheel_group_del);
+
+static unsigned int tw_group_stop(struct twheel_group *group, bool shutdown)
+{
+	struct twheel_timer *t;
+	unsigned int stopped = 0;
+	unsigned long flags;
+
+	might_sleep();
+	spin_lock_irqsave(&group->lock, flags);
+	if (shutdown)
+		group->shutdown = true;
+	list_for_each_entry(t, &group->timers, group_node) {
+		if (shutdown)
+			atomic_long_or(TW_SHUTDOWN, &t->state);
+		stopped += twheel_cancel(t);
+	}
+	spin_unlock_irqrestore(&group->lock, flags);
+
+	/* Members stay put while we wait: deleting them now is a caller bug. */
+	list_for_each_entry(t, &group->timers, group_node) {
+		tw_lockdep_sync(t);
+		tw_wait_idle(t);
+	}
+	return stopped;
+}
+
+/**
+ * twheel_group_cancel_sync - cancel every member and wait for them
+ * @group: the group
+ *
+ * All members are cancelled first, then waited for, so thousands of timers
+ * cancel in one pass. Members must not be added or removed meanwhile.
+ *
+ * Context: process context; may sleep.
+ * Return: how many members were pending.
+ */
+unsigned int twheel_group_cancel_sync(struct twheel_group *group)
+{
+	return tw_group_stop(group, false);
+}
+EXPORT_SYMBOL_GPL(twheel_group_cancel_sync);
+
+/**
+ * twheel_group_shutdown_sync - shut every member down, for teardown
+ * @group: the group
+ *
+ * As twheel_group_cancel_sync(), and members then refuse to be armed
+ * (-ESHUTDOWN), as does twheel_group_add().
+ *
+ * Context: process context; may sleep.
+ * Return: how many members were pending.
+ */
+unsigned int twheel_group_shutdown_sync(struct twheel_group *group)
+{
+	return tw_group_stop(group, true);
+}
+EXPORT_SYMBOL_GPL(twheel_group_shutdown_sync);
+
+/* ---------------------------------------------------------------------
+ * Expiry
+ */
+
+/* What one expiry runs with, read while the arming was settled. */
+struct tw_shot {
+	u64	expires;
+	u64	period;
+	u8	mode;
+};
+
+/*
+ * Owner: @t was just taken off the expired list; claim the expiry from a
+ * racing cancel. Interrupts are off.
+ * Return: true if the callback is to run; TW_RUNNING is then set.
+ */
+static bool tw_claim(struct twheel_cpu *tc, struct twheel_timer *t,
+		     struct tw_shot *shot)
+{
+	unsigned long old = tw_read_settled(t), new;
+
+	lockdep_assert_irqs_disabled();
+	do {
+		/* Re-armed or cancelled from afar: its submission decides. */
+		if (old & TW_QUEUED)
+			return false;
+		if (WARN_ON_ONCE(!(old & TW_PENDING) ||
+				 tw_seq(old) != t->linked_seq)) {
+			tw_release(t);
+			return false;
+		}
+		if (old & TW_RUNNING) {
+			/* Its callback still runs in process context: next tick. */
+			tw_wheel_link_tick(&tc->wheel, t, tc->wheel.clk + 1);
+			return false;
+		}
+		shot->expires = READ_ONCE(t->expires);
+		shot->period = t->period;
+		shot->mode = t->mode;
+		new = (old | TW_RUNNING) & ~TW_HELD;
+		if (shot->mode == TWHEEL_ONESHOT)
+			new &= ~TW_PENDING;
+	} while (!atomic_long_try_cmpxchg(&t->state, &old, new));
+	return true;
+}
+
+/*
+ * After the callback: re-arm a periodic timer unless it was cancelled or
+ * re-armed meanwhile, then let go of TW_RUNNING.
+ */
+static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
+		      u64 missed)
+{
+	unsigned long flags, old, new;
+	u64 next;
+
+	local_irq_save(flags);
+	old = atomic_long_read(&t->state);
+	/* Still pending and nobody re-armed it (re-arming sets TW_HELD). */
+	if (shot->mode != TWHEEL_ONESHOT && (old & TW_PENDING) &&
+	    !(old & (TW_HELD | TW_SHUTDOWN))) {
+		if (shot->mode == TWHEEL_FIXED_RATE) {
+			if (check_mul_overflow(missed + 1, shot->period, &next) ||
+			    check_add_overflow(next, shot->expires, &next))
+				next = KTIME_MAX;
+		} else {
+			next = ktime_get() + shot->period;
+		}
+		old = tw_lock_busy(t);
+		if ((old & TW_PENDING) && !(old & (TW_HELD | TW_SHUTDOWN)) &&
+		    next <= KTIME_MAX) {
+			WRITE_ONCE(t->expires, next);
+			t->order = this_cpu_inc_return(twheel_cpus.order);
+			tw_publish(t, tw_pick_cpu(READ_ONCE(t->target_cpu)),
+				   TW_RUNNING);
+			local_irq_restore(flags);
+			return;
+		}
+		/* Pairs with the acquire in tw_lock_busy()/tw_read_settled(). */
+		atomic_long_fetch_andnot_release(TW_BUSY, &t->state);
+	}
+	old = atomic_long_read(&t->state);
+	do {
+		new = old & ~TW_RUNNING;
+		/* A periodic timer that is not re-armed now is over. */
+		if (shot->mode != TWHEEL_ONESHOT && !(old & TW_HELD))
+			new &= ~TW_PENDING;
+		/* Pairs with the acquire in tw_read_settled() of a later claim. */
+	} while (!atomic_long_try_cmpxchg_release(&t->state, &old, new));
+	tw_wake_waiters(t, old);
+	local_irq_restore(flags);
+}
+
+static void tw_run_callback(struct twheel_timer *t, const struct tw_shot *shot)
+{
+	u64 missed = 0;
+	ktime_t now = ktime_get();
+
+	if (shot->mode == TWHEEL_FIXED_RATE && now > (ktime_t)shot->expires)
+		missed = div64_u64(now - shot->expires, shot->period);
+	trace_twheel_expire(t, shot->expires, now, missed);
+
+	lock_map_acquire(&t->lockdep_map);
+	t->func(t, missed);
+	lock_map_release(&t->lockdep_map);
+
+	tw_finish(t, shot, missed);
+}
+
+static void tw_work_fn(struct work_struct *work)
+{
+	struct twheel_work_timer *wt =
+		container_of(work, struct twheel_work_timer, work);
+	struct twheel_timer *t = &wt->timer;
+	struct tw_shot shot = {
+		.expires = READ_ONCE(t->expires),
+		.period = t->period,
+		.mode = t->mode,
+	};
+
+	tw_run_callback(t, &shot);
+}
+
+/* The wheel's hrtimer: runs in softirq context on the owner CPU. */
+static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
+{
+	struct twheel_cpu *tc = container_of(hrt, struct twheel_cpu, hrt);
+	unsigned int budget = expire_batch, fired = 0;
+	struct tw_wheel *w = &tc->wheel;
+	ktime_t now, next;
+	bool done;
+
+	local_irq_disable();
+	tc->programmed = KTIME_MAX;
+	tw_drain(tc, &budget);
+	now = ktime_get();
+	done = tw_wheel_advance(w, now, &budget);
+	while (budget && !list_empty(&w->expired)) {
+		struct twheel_timer *t;
+		struct tw_shot shot;
+
+		t = list_first_entry(&w->expired, struct twheel_timer, entry);
+		tw_wheel_unlink(w, t);
+		budget--;
+		if (!tw_claim(tc, t, &shot))
+			continue;
+		fired++;
+		tc->stats.expired++;
+		if (now - (ktime_t)shot.expires > (ktime_t)tc->stats.max_lateness_ns)
+			tc->stats.max_lateness_ns = now - shot.expires;
+		if (t->flags & TWHEEL_F_PROCESS) {
+			queue_work(twheel_wq, &container_of(t, struct twheel_work_timer,
+							    timer)->work);
+			continue;
+		}
+		local_irq_enable();
+		tw_run_callback(t, &shot);
+		local_irq_disable();
+	}
+	if (fired > tc->stats.max_batch)
+		tc->stats.max_batch = fired;
+
+	if (!done || !list_empty(&w->expired) || tc->backlog ||
+	    !llist_empty(&tc->submit))
+		next = ktime_get() + 1;		/* more to do: yield, come back */
+	else
+		next = tw_tick_time(w, tw_wheel_next(w));
+	tw_program(tc, next);
+	local_irq_enable();
+	return HRTIMER_NORESTART;
+}
+
+/* Someone queued a submission for this CPU: run the wheel soon. */
+static void tw_kick_fn(void *info)
+{
+	struct twheel_cpu *tc = info;
+
+	tw_program(tc, ktime_get());
+}
+
+/* ---------------------------------------------------------------------
+ * CPU hotplug
+ */
+
+/* Owner, wheel offline: hand a timer taken off the wheel to a live CPU. */
+static void tw_evict(struct twheel_timer *t)
+{
+	unsigned long old = atomic_long_read(&t->state);
+	int dest;
+
+	do {
+		/* Queued here by someone: the final drain hands it off. */
+		if (old & TW_QUEUED)
+			return;
+	} while (!atomic_long_try_cmpxchg(&t->state, &old, old | TW_QUEUED));
+	dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
+	t->cpu = dest;
+	tw_push(t, dest);
+}
+
+static void tw_evict_all(struct twheel_cpu *tc)
+{
+	struct tw_wheel *w = &tc->wheel;
+	unsigned int i, budget = UINT_MAX;
+	struct twheel_timer *t;
+
+	lockdep_assert_irqs_disabled();
+	tw_drain(tc, &budget);
+	for (i = 0; i < w->levels << w->bits; i++) {
+		while (!list_empty(&w->buckets[i])) {
+			t = list_first_entry(&w->buckets[i], struct twheel_timer,
+					     entry);
+			tw_wheel_unlink(w, t);
+			tw_evict(t);
+		}
+	}
+	while (!list_empty(&w->expired)) {
+		t = list_first_entry(&w->expired, struct twheel_timer, entry);
+		tw_wheel_unlink(w, t);
+		tw_evict(t);
+	}
+}
+
+static int tw_cpu_online(unsigned int cpu)
+{
+	struct twheel_cpu *tc = tw_cpu(cpu);
+
+	local_irq_disable();
+	tw_wheel_forward(&tc->wheel, ktime_get());
+	local_irq_enable();
+	WRITE_ONCE(tc->online, true);
+	return 0;
+}
+
+/* Runs on the CPU going down, before it stops taking interrupts. */
+static int tw_cpu_offline(unsigned int cpu)
+{
+	struct twheel_cpu *tc = tw_cpu(cpu);
+	unsigned int budget = UINT_MAX;
+
+	WRITE_ONCE(tc->online, false);
+	/* Armings that still saw us online run with interrupts off. */
+	synchronize_rcu();
+	local_irq_disable();
+	tw_evict_all(tc);
+	local_irq_enable();
+	/* Pushes that raced with the eviction have landed on our list... */
+	synchronize_rcu();
+	/* ...and nothing can be queued here any more: hand those off too. */
+	local_irq_disable();
+	tw_drain(tc, &budget);
+	local_irq_enable();
+	hrtimer_cancel(&tc->hrt);
+	tc->programmed = KTIME_MAX;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * debugfs: per-CPU statistics
+ */
+
+static int tw_stats_show(struct seq_file *m, void *unused)
+{
+	int cpu;
+
+	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch\n");
+	for_each_possible_cpu(cpu) {
+		struct twheel_cpu *tc = tw_cpu(cpu);
+
+		/* Counters of other CPUs, read racily: a snapshot for people. */
+		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u\n", cpu,
+			   data_race(tc->online), data_race(tc->wheel.count),
+			   data_race(tc->stats.scheduled),
+			   data_race(tc->stats.expired),
+			   data_race(tc->stats.cancelled),
+			   data_race(tc->stats.max_lateness_ns),
+			   data_race(tc->stats.max_batch));
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(tw_stats);
+
+/* ---------------------------------------------------------------------
+ * Module load and unload
+ */
+
+/* Unload: drop what leaked users left behind on this CPU's wheel. */
+static void tw_flush_cpu(void *unused)
+{
+	struct twheel_cpu *tc = this_cpu_ptr(&twheel_cpus);
+	struct tw_wheel *w = &tc->wheel;
+	struct llist_node *n, *next;
+	struct twheel_timer *t;
+	unsigned int i, left = 0;
+
+	for (n = llist_del_all(&tc->submit); n; n = next, left++) {
+		next = n->next;
+		t = llist_entry(n, struct twheel_timer, llnode);
+		atomic_long_andnot(TW_PENDING | TW_QUEUED | TW_HELD, &t->state);
+	}
+	for (i = 0; i <= w->levels << w->bits; i++) {
+		struct list_head *head = i < w->levels << w->bits ?
+					 &w->buckets[i] : &w->expired;
+
+		while (!list_empty(head)) {
+			t = list_first_entry(head, struct twheel_timer, entry);
+			tw_wheel_unlink(w, t);
+			atomic_long_andnot(TW_PENDING | TW_QUEUED | TW_HELD,
+					   &t->state);
+			left++;
+		}
+	}
+	if (left)
+		pr_warn("cpu %d: %u timers left armed at unload, dropped\n",
+			smp_processor_id(), left);
+}
+
+static void tw_free_wheels(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		tw_wheel_free(&tw_cpu(cpu)->wheel);
+}
+
+static int __init twheel_init(void)
+{
+	int cpu, ret;
+
+	if (granularity_ns < NSEC_PER_USEC || granularity_ns > NSEC_PER_SEC ||
+	    wheel_bits < TW_BITS_MIN || wheel_bits > TW_BITS_MAX ||
+	    expire_batch < 64 || expire_batch > (1U << 20)) {
+		pr_err("invalid module parameters (see modinfo twheel)\n");
+		return -EINVAL;
+	}
+
+	for_each_possible_cpu(cpu) {
+		struct twheel_cpu *tc = tw_cpu(cpu);
+
+		ret = tw_wheel_init(&tc->wheel, granularity_ns, wheel_bits,
+				    ktime_get(), cpu_to_node(cpu));
+		if (ret)
+			goto err_free_wheels;
+		init_llist_head(&tc->submit);
+		hrtimer_init(&tc->hrt, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_ABS_PINNED_SOFT);
+		tc->hrt.function = tw_hrtimer_fn;
+		INIT_CSD(&tc->kick, tw_kick_fn, tc);
+		tc->programmed = KTIME_MAX;
+		tc->cpu = cpu;
+	}
+
+	twheel_wq = alloc_workqueue("twheel", WQ_HIGHPRI, 0);
+	if (!twheel_wq) {
+		ret = -ENOMEM;
+		goto err_free_wheels;
+	}
+
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "twheel:online",
+				tw_cpu_online, tw_cpu_offline);
+	if (ret < 0)
+		goto err_destroy_wq;
+	twheel_hp_state = ret;
+
+	twheel_debugfs = debugfs_create_dir("twheel", NULL);
+	debugfs_create_file("stats", 0444, twheel_debugfs, NULL,
+			    &tw_stats_fops);
+
+	ret = twheel_chardev_init();
+	if (ret)
+		goto err_remove_debugfs;
+
+	pr_info("%d CPUs, %lu ns ticks, %u levels of %u buckets\n",
+		num_online_cpus(), granularity_ns,
+		tw_cpu(0)->wheel.levels, 1U << wheel_bits);
+	return 0;
+
+err_remove_debugfs:
+	debugfs_remove_recursive(twheel_debugfs);
+	cpuhp_remove_state(twheel_hp_state);
+err_destroy_wq:
+	destroy_workqueue(twheel_wq);
+err_free_wheels:
+	tw_free_wheels();
+	return ret;
+}
+
+static void __exit twheel_exit(void)
+{
+	int cpu;
+
+	twheel_chardev_exit();
+	debugfs_remove_recursive(twheel_debugfs);
+	cpuhp_remove_state_nocalls(twheel_hp_state);
+	/* Users are gone (they hold module references): only leaks remain. */
+	on_each_cpu(tw_flush_cpu, NULL, 1);
+	for_each_possible_cpu(cpu)
+		hrtimer_cancel(&tw_cpu(cpu)->hrt);
+	/* Waits for process-context callbacks: none runs after we return. */
+	destroy_workqueue(twheel_wq);
+	tw_free_wheels();
+}
+
+module_init(twheel_init);
+module_exit(twheel_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Per-CPU hashed timing wheels driven by hrtimers");
+MODULE_AUTHOR("The twheel developers");

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel: the pure hierarchical timing wheel (see the design comment in
+ * twheel.c). Every function here takes the time as an argument and touches
+ * only the wheel it is given; the caller serialises.
+ *
+ * A timer due at tick e (its deadline rounded up to a level-0 tick) is put
+ * on the lowest level L whose range covers e - clk: level L has 2^bits
+ * buckets of 2^(bits*L) ticks each. A level-0 bucket is due at its tick; a
+ * bucket of a higher level is processed when its span starts, and its
+ * timers are put back on lower levels (Kafka's overflow wheels), so every
+ * timer finally fires from level 0, at most one tick late and never early.
+ * Deadlines beyond the top level are parked in its farthest bucket and put
+ * back when it comes round.
+ */
+#include <linux/bitmap.h>
+#include <linux/bitops.h>
+#include <linux/ktime.h>
+#include <linux/list_sort.h>
+#include <linux/log2.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
+#include <linux/slab.h>
+
+#include "twheel.h"
+#include "wheel.h"
+
+static inline u64 tw_tick_of(const struct tw_wheel *w, u64 ns)
+{
+	/* Round up: the bucket of tick e is due no earlier than the deadline. */
+	return div64_u64(ns + w->gran - 1, w->gran);
+}
+
+static inline unsigned int tw_size(const struct tw_wheel *w)
+{
+	return 1U << w->bits;
+}
+
+/**
+ * tw_levels_for - number of levels needed to cover every ktime_t deadline
+ * @gran: ns per level-0 tick
+ * @bits: log2 of the buckets per level
+ *
+ * Return: the level count, at most %TW_LEVELS_MAX and such that the top
+ * level's span still fits in a u64.
+ */
+unsigned int tw_levels_for(u64 gran, unsigned int bits)
+{
+	unsigned int need = fls64(div64_u64(KTIME_MAX, gran));
+
+	return clamp(DIV_ROUND_UP(need, bits), 1U, min(TW_LEVELS_MAX, 63 / bits));
+}
+
+/**
+ * tw_wheel_init - set up an empty wheel
+ * @w: the wheel
+ * @gran: ns per level-0 tick, at least 1
+ * @bits: log2 of the buckets per level, %TW_BITS_MIN..%TW_BITS_MAX
+ * @now_ns: the current time
+ * @node: NUMA node for the buckets
+ *
+ * Return: 0, -EINVAL for a bad @gran or @bits, or -ENOMEM.
+ */
+int tw_wheel_init(struct tw_wheel *w, u64 gran, unsigned int bits,
+		  u64 now_ns, int node)
+{
+	unsigned int i, n;
+
+	if (!gran || bits < TW_BITS_MIN || bits > TW_BITS_MAX)
+		return -EINVAL;
+	w->gran = gran;
+	w->bits = bits;
+	w->levels = tw_levels_for(gran, bits);
+	n = w->levels << bits;
+	w->buckets = kvmalloc_node(n * sizeof(*w->buckets), GFP_KERNEL, node);
+	if (!w->buckets)
+		return -ENOMEM;
+	w->pending = bitmap_zalloc_node(n, GFP_KERNEL, node);
+	if (!w->pending) {
+		kvfree(w->buckets);
+		w->buckets = NULL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		INIT_LIST_HEAD(&w->buckets[i]);
+	INIT_LIST_HEAD(&w->expired);
+	w->count = 0;
+	w->clk = div64_u64(now_ns, gran);
+	return 0;
+}
+
+/**
+ * tw_wheel_free - release a wheel's memory; it must be empty
+ * @w: the wheel
+ */
+void tw_wheel_free(struct tw_wheel *w)
+{
+	bitmap_free(w->pending);
+	kvfree(w->buckets);
+	w->pending = NULL;
+	w->buckets = NULL;
+}
+
+static void tw_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 e)
+{
+	unsigned int lvl, idx, top = w->bits * w->levels;
+	u64 delta;
+
+	if (e <= w->clk) {
+		t->bucket = TW_NO_BUCKET;
+		list_add_tail(&t->entry, &w->expired);
+		return;
+	}
+	delta = e - w->clk;
+	for (lvl = 0; lvl < w->levels - 1; lvl++)
+		if (delta < (1ULL << (w->bits * (lvl + 1))))
+			break;
+	if (lvl == w->levels - 1 && top < 64 && delta >= (1ULL << top))
+		e = w->clk + (1ULL << top) - 1;		/* park; put back later */
+	idx = (lvl << w->bits) +
+	      ((e >> (w->bits * lvl)) & (tw_size(w) - 1));
+	t->bucket = idx;
+	list_add_tail(&t->entry, &w->buckets[idx]);
+	__set_bit(idx, w->pending);
+}
+
+/**
+ * tw_wheel_link_tick - link a timer to fire at a given level-0 tick
+ * @w: the wheel
+ * @t: an unlinked timer
+ * @tick: the tick; at or before the wheel's clock means due now
+ */
+void tw_wheel_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 tick)
+{
+	tw_link_tick(w, t, tick);
+	w->count++;
+}
+
+/**
+ * tw_wheel_link - link a timer by its deadline
+ * @w: the wheel
+ * @t: an unlinked timer; t->expires is its deadline in ns
+ */
+void tw_wheel_link(struct tw_wheel *w, struct twheel_timer *t)
+{
+	tw_wheel_link_tick(w, t, tw_tick_of(w, READ_ONCE(t->expires)));
+}
+
+/**
+ * tw_wheel_unlink - take a linked timer off its bucket or the expired list
+ * @w: the wheel
+ * @t: the timer
+ */
+void tw_wheel_unlink(struct tw_wheel *w, struct twheel_timer *t)
+{
+	list_del_init(&t->entry);
+	/*
+	 * After a bucket was moved to the expired list whole, its timers
+	 * keep a stale index: testing the bucket itself keeps the bit exact.
+	 */
+	if (t->bucket != TW_NO_BUCKET && list_empty(&w->buckets[t->bucket]))
+		__clear_bit(t->bucket, w->pending);
+	t->bucket = TW_NO_BUCKET;
+	w->count--;
+}
+
+/* The earliest tick at which a non-empty bucket starts, or U64_MAX. */
+static u64 tw_next_bucket(const struct tw_wheel *w)
+{
+	unsigned int size = tw_size(w), mask = size - 1;
+	u64 best = U64_MAX;
+	unsigned int lvl;
+
+	for (lvl = 0; lvl < w->levels; lvl++) {
+		const unsigned long *map = w->pending + lvl * (size / BITS_PER_LONG);
+		unsigned int shift = w->bits * lvl;
+		u64 p0 = (w->clk + (1ULL << shift) - 1) >> shift;
+		unsigned int pos = p0 & mask, bit;
+		u64 start;
+
+		bit = find_next_bit(map, size, pos);
+		if (bit >= size) {
+			bit = find_first_bit(map, size);
+			if (bit >= size)
+				continue;
+		}
+		start = (p0 + ((bit - pos) & mask)) << shift;
+		best = min(best, start);
+	}
+	return best;
+}
+
+/**
+ * tw_wheel_next - when the wheel next needs attention
+ * @w: the wheel
+ *
+ * Return: the level-0 tick at which the earliest non-empty bucket is due
+ * (the wheel's clock if timers are already due), or U64_MAX when empty.
+ */
+u64 tw_wheel_next(const struct tw_wheel *w)
+{
+	if (!list_empty(&w->expired))
+		return w->clk;
+	return tw_next_bucket(w);
+}
+
+static int tw_cmp(void *priv, const struct list_head *a,
+		  const struct list_head *b)
+{
+	const struct twheel_timer *ta = list_entry(a, struct twheel_timer, entry);
+	const struct twheel_timer *tb = list_entry(b, struct twheel_timer, entry);
+	u64 ea = READ_ONCE(ta->expires), eb = READ_ONCE(tb->expires);
+
+	if (ea != eb)
+		return ea < eb ? -1 : 1;
+	return (s32)(ta->order - tb->order) > 0 ? 1 : 0;
+}
+
+/* Sort the due timers by deadline then arming order, in O(n) if in order. */
+static void tw_sort_due(struct list_head *due)
+{
+	struct list_head *pos;
+
+	list_for_each(pos, due) {
+		if (pos->next != due && tw_cmp(NULL, pos, pos->next) > 0) {
+			list_sort(NULL, due, tw_cmp);
+			return;
+		}
+	}
+}
+
+/* Process the buckets that start at @tick, highest level first. */
+static bool tw_collect(struct tw_wheel *w, u64 tick, struct list_head *due,
+		       unsigned int *budget)
+{
+	unsigned int mask = tw_size(w) - 1;
+	int lvl;
+
+	for (lvl = w->levels - 1; lvl >= 0; lvl--) {
+		unsigned int shift = w->bits * lvl, idx;
+		struct list_head *head;
+
+		if (tick & ((1ULL << shift) - 1))
+			continue;
+		idx = (lvl << w->bits) + ((tick >> shift) & mask);
+		if (!test_bit(idx, w->pending))
+			continue;
+		head = &w->buckets[idx];
+		if (!lvl) {
+			list_splice_tail_init(head, due);
+			__clear_bit(idx, w->pending);
+			continue;
+		}
+		while (!list_empty(head)) {
+			struct twheel_timer *t;
+			u64 e;
+
+			if (!*budget)
+				return false;
+			(*budget)--;
+			t = list_first_entry(head, struct twheel_timer, entry);
+			list_del_init(&t->entry);
+			e = tw_tick_of(w, READ_ONCE(t->expires));
+			if (e <= tick) {
+				t->bucket = TW_NO_BUCKET;
+				list_add_tail(&t->entry, due);
+			} else {
+				tw_link_tick(w, t, e);
+			}
+		}
+		__clear_bit(idx, w->pending);
+	}
+	return true;
+}
+
+/**
+ * tw_wheel_advance - bring the wheel up to a given time
+ * @w: the wheel
+ * @now_ns: the current time
+ * @budget: how many timers may be moved between levels; decremented
+ *
+ * Moves every timer due at @now_ns to the expired list, sorted by deadline
+ * and then by arming order, and puts the timers of higher-level buckets
+ * that started by then back on lower levels.
+ *
+ * Return: true when done, false when @budget ran out first (call again).
+ */
+bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget)
+{
+	u64 now = div64_u64(now_ns, w->gran);
+	bool done = true;
+
+	for (;;) {
+		u64 tick = tw_next_bucket(w);
+		LIST_HEAD(due);
+
+		if (tick > now)
+			break;
+		w->clk = tick;
+		done = tw_collect(w, tick, &due, budget);
+		tw_sort_due(&due);
+		list_splice_tail(&due, &w->expired);
+		if (!done)
+			return false;
+	}
+	if (now > w->clk)
+		w->clk = now;
+	return true;
+}
+
+/**
+ * tw_wheel_forward - move an idle wheel's clock to the present
+ * @w: the wheel; nothing may be due
+ * @now_ns: the current time
+ */
+void tw_wheel_forward(struct tw_wheel *w, u64 now_ns)
+{
+	u64 now = div64_u64(now_ns, w->gran);
+
+	if (now > w->clk && tw_wheel_next(w) > now)
+		w->clk = now;
+}
