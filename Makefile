@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# twheel: out-of-tree build, userspace programs and the VM test pipeline.
+# Kbuild reads ./Kbuild (not this file) for the modules themselves.
+#
+#   make [modules]          twheel.ko, samples/twheel_consumer.ko and, if the
+#                           kernel has CONFIG_KUNIT, tests/twheel_kunit.ko,
+#                           plus the static userspace programs
+#   make userspace          tools/twheelctl, tests/userspace/twheel_test
+#   make check              everything, in QEMU on the distro and the debug
+#                           kernel; ends with "N passed, N failed"
+#     KERNELS=distro        ... only one kernel (default: "distro debug")
+#     T=name                ... filter given to the tests (see tests/vm/check.sh)
+#     KUNIT_GLOB=suite.test ... KUnit's filter_glob
+#     STYLE=0               ... without checkpatch
+#   make style              checkpatch --strict on the kernel sources
+#   make demo               boot the distro kernel and run tests/vm/guest/demo.sh
+#   make install            modules_install (INSTALL_MOD_DIR=extra) + depmod
+#   make clean
+#
+# KDIR defaults to the running kernel's build tree, or the newest installed
+# one when the running kernel has no headers.
+
+KDIR ?= $(shell d=/lib/modules/$$(uname -r)/build; \
+	if [ -f "$$d/Makefile" ]; then echo "$$d"; \
+	else ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n1; fi)
+
+CC ?= gcc
+USER_CFLAGS := -static -O2 -g -Wall -Wextra -Werror -I. -pthread
+# twheel_test may use io_uring: link liburing (static) when it includes it.
+uring = $(if $(shell grep -l 'liburing.h' $(1) 2>/dev/null),-luring)
+
+USER_PROGS := $(patsubst %.c,%,$(wildcard tools/twheelctl.c tests/userspace/twheel_test.c))
+
+KERNELS ?= distro debug
+T ?=
+KUNIT_GLOB ?=
+STYLE ?= 1
+export KERNELS T KUNIT_GLOB STYLE
+
+SETUP_HOST := tests/vm/setup-host.sh
+
+.PHONY: all modules userspace check style demo install clean bench torture fuzz \
+	setup-host FORCE
+
+all: modules userspace
+
+modules:
+	@test -n "$(KDIR)" -a -f "$(KDIR)/Makefile" || \
+		{ echo "twheel: no kernel build tree (KDIR=$(KDIR)); run $(SETUP_HOST)" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+userspace: $(USER_PROGS)
+	@test -n "$(USER_PROGS)" || echo "twheel: no userspace sources yet"
+
+tools/twheelctl: tools/twheelctl.c uapi/twheel.h
+	$(CC) $(USER_CFLAGS) -o $@ $< $(call uring,$<)
+
+tests/userspace/twheel_test: tests/userspace/twheel_test.c uapi/twheel.h
+	$(CC) $(USER_CFLAGS) -o $@ $< $(call uring,$<)
+
+setup-host:
+	@$(SETUP_HOST)
+
+check: setup-host
+	@tests/vm/check.sh
+
+style: setup-host
+	@tests/vm/style.sh
+
+demo: setup-host
+	@tests/vm/demo.sh
+
+install: modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
+	depmod -a $(shell cat $(KDIR)/include/config/kernel.release)
+
+bench: setup-host
+	@echo "twheel: make bench: not yet implemented" >&2; exit 2
+
+torture:
+	@echo "twheel: make torture: not yet implemented" >&2; exit 2
+
+fuzz:
+	@echo "twheel: make fuzz: not yet implemented" >&2; exit 2
+
+clean:
+	@if [ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ]; then \
+		$(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+	rm -rf build tools/twheelctl tests/userspace/twheel_test

@@ -1,0 +1,198 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest side of `make check` (busybox sh), the same on every kernel. The
+# host (tests/vm/check.sh) counts what this prints:
+#
+#   TWHEEL-RESULT: ok <name>               a passed test
+#   TWHEEL-RESULT: not ok <name> # why     a failed test
+#   TWHEEL-RESULT: skip <name> # why       not run (not counted)
+#   TWHEEL-BEGIN: twheel_test              the userspace tests' own output,
+#   TWHEEL-END: twheel_test status=N       whose "ok N"/"not ok N" lines count
+#   TWHEEL-KUNIT-BEGIN: <suite>            /sys/kernel/debug/kunit/<suite>/results
+#   TWHEEL-KUNIT-END: <suite>              (KTAP, parsed with kunit.py)
+#   TWHEEL-KUNIT-NONE                      twheel_kunit.ko made no twheel_* suite
+#
+# Files: /twheel/*.ko, /bin/twheel_test, /bin/twheelctl.
+# Environment (from the kernel command line): TWHEEL_KERNEL (distro|debug),
+# TWHEEL_TEST_FILTER (argv[1] of twheel_test), TWHEEL_KUNIT_GLOB (KUnit's
+# filter_glob), TWHEEL_TEST_TIMEOUT (s, default 600).
+
+KMEMLEAK=/sys/kernel/debug/kmemleak
+KUNIT_DIR=/sys/kernel/debug/kunit
+failed=0
+kmemleak_baseline=none
+
+result() {
+	# result ok|"not ok"|skip NAME [WHY]
+	if [ -n "${3:-}" ]; then
+		echo "TWHEEL-RESULT: $1 $2 # $3"
+	else
+		echo "TWHEEL-RESULT: $1 $2"
+	fi
+	[ "$1" != "not ok" ] || failed=$((failed + 1))
+}
+
+step() {
+	echo "# ---- $* ----"
+}
+
+# Run a command; a test named $1 passes if it exits 0.
+run_test() {
+	name=$1
+	shift
+	if out=$("$@" 2>&1); then
+		result ok "$name"
+	else
+		[ -z "$out" ] || echo "$out" | sed 's/^/# /'
+		result "not ok" "$name" "'$*' failed"
+	fi
+}
+
+kmemleak_start() {
+	[ -w "$KMEMLEAK" ] || return 0
+	step "kmemleak baseline"
+	echo scan >"$KMEMLEAK"
+	if [ -n "$(cat "$KMEMLEAK")" ]; then
+		kmemleak_baseline=dirty
+		echo "# kmemleak: the kernel leaked before the tests ($(grep -c '^unreferenced object' "$KMEMLEAK") objects); only twheel's leaks count"
+	else
+		kmemleak_baseline=clean
+	fi
+	echo clear >"$KMEMLEAK"
+}
+
+kmemleak_check() {
+	[ -w "$KMEMLEAK" ] || return 0
+	step "kmemleak"
+	# kmemleak ignores objects younger than 5 s; two scans cut false positives.
+	sleep 6
+	echo scan >"$KMEMLEAK"
+	sleep 2
+	echo scan >"$KMEMLEAK"
+	cat "$KMEMLEAK" >/tmp/kmemleak
+	if [ ! -s /tmp/kmemleak ]; then
+		result ok kmemleak
+		return
+	fi
+	sed 's/^/# /' /tmp/kmemleak | head -n 200
+	if [ "$kmemleak_baseline" = clean ]; then
+		result "not ok" kmemleak "$(grep -c '^unreferenced object' /tmp/kmemleak) leaked objects"
+	elif grep -qE 'twheel|comm "(insmod|rmmod|twheel_test|twheelctl)"|\] 0xffffffff[0-9a-f]+$' /tmp/kmemleak; then
+		# Unsymbolized frames: code of a module that is gone (ours).
+		result "not ok" kmemleak "leaks from twheel"
+	else
+		result ok kmemleak
+		echo "# kmemleak: the leaks above are not twheel's"
+	fi
+}
+
+wait_for() {
+	# wait_for SECONDS COMMAND...: poll every 0.2 s
+	n=$(($1 * 5))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.2
+		n=$((n - 1))
+	done
+	return 1
+}
+
+load_twheel() {
+	step "twheel.ko"
+	if [ ! -f /twheel/twheel.ko ]; then
+		result "not ok" insmod-twheel "/twheel/twheel.ko missing"
+		return 1
+	fi
+	run_test insmod-twheel insmod /twheel/twheel.ko || return 1
+	grep -q '^twheel ' /proc/modules || {
+		result "not ok" insmod-twheel "not in /proc/modules"
+		return 1
+	}
+	if wait_for 5 test -c /dev/twheel; then
+		result ok dev-twheel
+	else
+		result "not ok" dev-twheel "/dev/twheel did not appear"
+	fi
+}
+
+userspace_tests() {
+	step "userspace tests"
+	if [ ! -x /bin/twheel_test ]; then
+		result skip twheel_test "tests/userspace/twheel_test not built (not yet written?)"
+		return
+	fi
+	echo "TWHEEL-BEGIN: twheel_test"
+	if [ -n "${TWHEEL_TEST_FILTER:-}" ]; then
+		timeout "${TWHEEL_TEST_TIMEOUT:-600}" /bin/twheel_test "$TWHEEL_TEST_FILTER"
+	else
+		timeout "${TWHEEL_TEST_TIMEOUT:-600}" /bin/twheel_test
+	fi
+	st=$?
+	echo "TWHEEL-END: twheel_test status=$st"
+	[ "$st" -eq 0 ] || failed=$((failed + 1))
+}
+
+kunit_tests() {
+	ko=/twheel/twheel_kunit.ko
+	if [ ! -f "$ko" ]; then
+		[ "${TWHEEL_KERNEL:-}" != debug ] ||
+			result skip kunit "tests/twheel_kunit.ko not built"
+		return
+	fi
+	step "KUnit"
+	if [ -n "${TWHEEL_KUNIT_GLOB:-}" ]; then
+		echo "$TWHEEL_KUNIT_GLOB" >/sys/module/kunit/parameters/filter_glob
+	fi
+	run_test insmod-twheel_kunit insmod "$ko" || return
+	n=0
+	for d in "$KUNIT_DIR"/twheel_*; do
+		[ -f "$d/results" ] || continue
+		s=${d##*/}
+		echo "TWHEEL-KUNIT-BEGIN: $s"
+		cat "$d/results"
+		echo "TWHEEL-KUNIT-END: $s"
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || echo "TWHEEL-KUNIT-NONE"
+	run_test rmmod-twheel_kunit rmmod twheel_kunit
+}
+
+consumer_ok() {
+	dmesg | grep -qE 'twheel_consumer: ok$'
+}
+
+consumer_test() {
+	ko=/twheel/twheel_consumer.ko
+	if [ ! -f "$ko" ]; then
+		result skip twheel_consumer "samples/twheel_consumer.ko not built"
+		return
+	fi
+	step "sample consumer"
+	run_test insmod-twheel_consumer insmod "$ko" || return
+	if wait_for 10 consumer_ok; then
+		result ok twheel_consumer
+	else
+		result "not ok" twheel_consumer "no 'twheel_consumer: ok' in dmesg within 10 s"
+	fi
+	dmesg | grep 'twheel_consumer:' | sed 's/^/# dmesg: /'
+	run_test rmmod-twheel_consumer rmmod twheel_consumer
+}
+
+main() {
+	echo "# twheel check on $(uname -r) (${TWHEEL_KERNEL:-?} kernel)"
+	kmemleak_start
+	if load_twheel; then
+		userspace_tests
+		kunit_tests
+		consumer_test
+		step "unload"
+		run_test rmmod-twheel rmmod twheel
+	fi
+	kmemleak_check
+	echo "# guest: $failed failed"
+	[ "$failed" -eq 0 ]
+}
+
+main

@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers shared by the host-side scripts in tests/vm/. Source it; it sets
+# TWHEEL_ROOT (the repository) and TWHEEL_BUILD (its build/ directory).
+
+TWHEEL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+TWHEEL_BUILD=${TWHEEL_BUILD:-$TWHEEL_ROOT/build}
+export TWHEEL_ROOT TWHEEL_BUILD
+
+msg() {
+	echo "twheel: $*" >&2
+}
+
+die() {
+	msg "$*"
+	exit 1
+}
+
+# Seconds since the epoch, for timings.
+now() {
+	date +%s
+}
+
+# The newest installed distro kernel that can both boot in a VM and build
+# modules: /boot/vmlinuz-<ver> plus /lib/modules/<ver>/build. Prints <ver>.
+distro_version() {
+	local d ver best=
+	for d in /lib/modules/*/build; do
+		[ -f "$d/Makefile" ] || continue
+		ver=${d#/lib/modules/}
+		ver=${ver%/build}
+		[ -r "/boot/vmlinuz-$ver" ] || continue
+		best+="$ver"$'\n'
+	done
+	[ -n "$best" ] || return 1
+	printf '%s' "$best" | sort -V | tail -n1
+}
+
+# KDIR for the distro kernel.
+distro_kdir() {
+	local ver
+	ver=$(distro_version) || die "no distro kernel with headers (/boot/vmlinuz-* + /lib/modules/*/build); run tests/vm/setup-host.sh"
+	echo "/lib/modules/$ver/build"
+}
+
+distro_bzimage() {
+	local ver
+	ver=$(distro_version) || die "no distro kernel with headers (/boot/vmlinuz-* + /lib/modules/*/build); run tests/vm/setup-host.sh"
+	echo "/boot/vmlinuz-$ver"
+}
+
+# KDIR (and source tree) of the debug kernel; builds it once, cached.
+debug_kdir() {
+	"$TWHEEL_ROOT/tests/vm/build-kernel.sh"
+}
+
+kdir_for() {
+	case "$1" in
+	distro) distro_kdir ;;
+	debug) debug_kdir ;;
+	*) die "unknown kernel '$1' (distro or debug)" ;;
+	esac
+}
+
+bzimage_for() {
+	case "$1" in
+	distro) distro_bzimage ;;
+	debug) echo "$(debug_kdir)/arch/x86/boot/bzImage" ;;
+	*) die "unknown kernel '$1' (distro or debug)" ;;
+	esac
+}
+
+# The kernel sources of the module, relative to the repository: the tracked
+# and untracked-but-not-ignored *.c, *.h and Kbuild files at the top level
+# and under tests/, samples/ and uapi/ (not userspace programs).
+module_sources() {
+	(
+		cd "$TWHEEL_ROOT" || exit
+		if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+			git ls-files --cached --others --exclude-standard -- \
+				'*.c' '*.h' 'Kbuild' 'tests/*' 'samples/*' 'uapi/*'
+		else
+			find . -path ./build -prune -o -type f -print | sed 's|^\./||'
+		fi
+	) | grep -E '^([^/]+|(tests|samples|uapi)/.+)$' |
+		grep -E '(\.c|\.h|(^|/)Kbuild)$' |
+		grep -vE '^(tools|tests/userspace|tests/vm|build)/' |
+		while IFS= read -r f; do
+			[ -f "$TWHEEL_ROOT/$f" ] && echo "$f"
+		done | sort -u
+}
+
+# Kernel console lines that mean something went wrong in the guest, even when
+# the guest script finished: panics, oopses, WARN()s, sanitizer reports,
+# lockdep splats, hung tasks, kmemleak reports.
+PROBLEM_RE='Kernel panic|BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|locking correctness validator|INFO: task .* blocked|INFO: rcu_.* stall|unreferenced object|kmemleak: .*suspected|general protection fault|Call Trace:'
+
+# Prints the problem lines of a console log (nothing if clean).
+console_problems() {
+	grep -aE "$PROBLEM_RE" "$1" | grep -avE 'twheel-ignore|kmemleak: Kernel memory leak detector' || true
+}
+
+# One phrase naming the first problem of a console log.
+problem_cause() {
+	local log=$1
+	if grep -aq 'Kernel panic' "$log"; then
+		grep -a -m1 'Kernel panic' "$log" | sed 's/^\[[^]]*\] *//'
+	elif grep -aqE 'KASAN' "$log"; then
+		echo "KASAN report"
+	elif grep -aqE 'UBSAN' "$log"; then
+		echo "UBSAN report"
+	elif grep -aqE 'possible (circular|recursive) locking|inconsistent lock state' "$log"; then
+		echo "lockdep splat"
+	elif grep -aqE 'WARNING:' "$log"; then
+		echo "WARN: $(grep -a -m1 'WARNING:' "$log" | sed 's/^\[[^]]*\] *//')"
+	elif grep -aqE 'BUG:' "$log"; then
+		grep -a -m1 'BUG:' "$log" | sed 's/^\[[^]]*\] *//'
+	elif grep -aqE 'unreferenced object|kmemleak: .*suspected' "$log"; then
+		echo "kmemleak report"
+	else
+		echo "no kernel error in the log (guest script died or VM exited)"
+	fi
+}
