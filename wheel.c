@@ -21,6 +21,7 @@
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/slab.h>
+#include <kunit/visibility.h>
 
 #include "twheel.h"
 #include "wheel.h"
@@ -50,6 +51,7 @@ unsigned int tw_levels_for(u64 gran, unsigned int bits)
 
 	return clamp(DIV_ROUND_UP(need, bits), 1U, min(TW_LEVELS_MAX, 63 / bits));
 }
+EXPORT_SYMBOL_IF_KUNIT(tw_levels_for);
 
 /**
  * tw_wheel_init - set up an empty wheel
@@ -88,6 +90,7 @@ int tw_wheel_init(struct tw_wheel *w, u64 gran, unsigned int bits,
 	w->clk = div64_u64(now_ns, gran);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_init);
 
 /**
  * tw_wheel_free - release a wheel's memory; it must be empty
@@ -100,6 +103,7 @@ void tw_wheel_free(struct tw_wheel *w)
 	w->pending = NULL;
 	w->buckets = NULL;
 }
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_free);
 
 static void tw_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 e)
 {
@@ -135,6 +139,7 @@ void tw_wheel_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 tick)
 	tw_link_tick(w, t, tick);
 	w->count++;
 }
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_link_tick);
 
 /**
  * tw_wheel_link - link a timer by its deadline
@@ -145,6 +150,7 @@ void tw_wheel_link(struct tw_wheel *w, struct twheel_timer *t)
 {
 	tw_wheel_link_tick(w, t, tw_tick_of(w, READ_ONCE(t->expires)));
 }
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_link);
 
 /**
  * tw_wheel_unlink - take a linked timer off its bucket or the expired list
@@ -163,6 +169,7 @@ void tw_wheel_unlink(struct tw_wheel *w, struct twheel_timer *t)
 	t->bucket = TW_NO_BUCKET;
 	w->count--;
 }
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_unlink);
 
 /* The earliest tick at which a non-empty bucket starts, or U64_MAX. */
 static u64 tw_next_bucket(const struct tw_wheel *w)
@@ -203,6 +210,7 @@ u64 tw_wheel_next(const struct tw_wheel *w)
 		return w->clk;
 	return tw_next_bucket(w);
 }
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_next);
 
 static int tw_cmp(void *priv, const struct list_head *a,
 		  const struct list_head *b)
@@ -307,6 +315,7 @@ bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget)
 		w->clk = now;
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_advance);
 
 /**
  * tw_wheel_forward - move an idle wheel's clock to the present
@@ -320,3 +329,4 @@ void tw_wheel_forward(struct tw_wheel *w, u64 now_ns)
 	if (now > w->clk && tw_wheel_next(w) > now)
 		w->clk = now;
 }
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_forward);

@@ -1,0 +1,753 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for twheel.
+ *
+ * twheel_wheel: the pure wheel driven by a virtual clock, deterministic, no
+ * sleeping. twheel_api: the real per-CPU, hrtimer-driven wheels through the
+ * exported API, with bounds that hold under emulation; an expiry is never
+ * allowed to be early.
+ */
+#include <kunit/test.h>
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/cpu.h>
+#include <linux/delay.h>
+#include <linux/mm.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+
+#include "../twheel.h"
+#include "../wheel.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+#define GRAN		NSEC_PER_MSEC
+#define BITS		6
+#define BASE_NS		(1000 * NSEC_PER_SEC)	/* virtual "now" at start */
+
+/* ---------------------------------------------------------------------
+ * twheel_wheel: virtual clock
+ */
+
+static void tw_test_timer(struct twheel_timer *t, u64 expires, u32 order)
+{
+	memset(t, 0, sizeof(*t));
+	INIT_LIST_HEAD(&t->entry);
+	t->expires = expires;
+	t->order = order;
+	t->bucket = TW_NO_BUCKET;
+}
+
+static void tw_wheel_exit_action(void *w)
+{
+	tw_wheel_free(w);
+}
+
+static struct tw_wheel *tw_test_wheel(struct kunit *test, u64 now)
+{
+	struct tw_wheel *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	KUNIT_ASSERT_EQ(test, tw_wheel_init(w, GRAN, BITS, now, NUMA_NO_NODE), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tw_wheel_exit_action, w), 0);
+	return w;
+}
+
+static bool tw_on_expired(struct tw_wheel *w, struct twheel_timer *t)
+{
+	struct twheel_timer *pos;
+
+	list_for_each_entry(pos, &w->expired, entry)
+		if (pos == t)
+			return true;
+	return false;
+}
+
+/*
+ * Advance the virtual clock bucket by bucket, as the hrtimer would, until
+ * @t is due. Return the virtual time at which it became due.
+ */
+static u64 tw_run_until_due(struct kunit *test, struct tw_wheel *w,
+			    struct twheel_timer *t)
+{
+	unsigned int steps;
+
+	for (steps = 0; steps < 64; steps++) {
+		u64 tick = tw_wheel_next(w), now;
+		unsigned int budget = UINT_MAX;
+
+		if (tw_on_expired(w, t))
+			return w->clk * GRAN;
+		KUNIT_ASSERT_NE(test, tick, U64_MAX);
+		now = tick * GRAN;
+		KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
+		if (tw_on_expired(w, t))
+			return now;
+	}
+	KUNIT_FAIL(test, "timer not due after 64 wheel runs");
+	return 0;
+}
+
+static const u64 tw_delays[] = {
+	0, 1, GRAN - 1, GRAN, GRAN + 1,
+	63 * GRAN, 64 * GRAN - 1, 64 * GRAN, 64 * GRAN + 1,	/* one revolution */
+	4096 * GRAN - 1, 4096 * GRAN, 4096 * GRAN + 1,		/* level 2 */
+	262144 * GRAN - 1, 262144 * GRAN, 262144 * GRAN + 1,	/* level 3 */
+	(1ULL << 24) * GRAN + 12345, (1ULL << 30) * GRAN + 777,
+	(1ULL << 36) * GRAN + 1,				/* level 6 */
+};
+
+static void tw_delay_desc(const u64 *d, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "delay %llu ns", *d);
+}
+KUNIT_ARRAY_PARAM(tw_delay, tw_delays, tw_delay_desc);
+
+/* Every delay fires no earlier than its deadline and at most a tick late. */
+static void tw_test_delay(struct kunit *test)
+{
+	const u64 *delay = test->param_value;
+	u64 now = BASE_NS + 123456;	/* not on a tick boundary */
+	struct tw_wheel *w = tw_test_wheel(test, now);
+	struct twheel_timer t;
+	u64 fired;
+
+	tw_test_timer(&t, now + *delay, 1);
+	tw_wheel_link(w, &t);
+	fired = tw_run_until_due(test, w, &t);
+	KUNIT_EXPECT_GE(test, fired, now + *delay);
+	KUNIT_EXPECT_LT(test, fired - (now + *delay), (u64)GRAN);
+	KUNIT_EXPECT_EQ(test, w->count, 1UL);
+	tw_wheel_unlink(w, &t);
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+	KUNIT_EXPECT_EQ(test, tw_wheel_next(w), U64_MAX);
+}
+
+/* The farthest deadline: parked beyond the top level, never early. */
+static void tw_test_max_deadline(struct kunit *test)
+{
+	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
+	struct twheel_timer t;
+	unsigned int budget = UINT_MAX;
+
+	tw_test_timer(&t, KTIME_MAX, 1);
+	tw_wheel_link(w, &t);
+	KUNIT_EXPECT_NE(test, tw_wheel_next(w), U64_MAX);
+	/* Far from due: a run at a much later time must not expire it. */
+	KUNIT_EXPECT_TRUE(test, tw_wheel_advance(w, KTIME_MAX / 2, &budget));
+	KUNIT_EXPECT_FALSE(test, tw_on_expired(w, &t));
+	KUNIT_EXPECT_EQ(test, tw_run_until_due(test, w, &t) >= KTIME_MAX - GRAN, true);
+	tw_wheel_unlink(w, &t);
+}
+
+/* Levels cover every ktime_t at any allowed granularity. */
+static void tw_test_levels(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, tw_levels_for(NSEC_PER_MSEC, 6), 8U);
+	KUNIT_EXPECT_LE(test, tw_levels_for(NSEC_PER_USEC, 6), (unsigned int)TW_LEVELS_MAX);
+	KUNIT_EXPECT_GE(test, tw_levels_for(NSEC_PER_SEC, 8), 1U);
+}
+
+/* A deadline already past goes straight to the expired list. */
+static void tw_test_past(struct kunit *test)
+{
+	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
+	struct twheel_timer t;
+
+	tw_test_timer(&t, BASE_NS - 5 * GRAN, 1);
+	tw_wheel_link(w, &t);
+	KUNIT_EXPECT_TRUE(test, tw_on_expired(w, &t));
+	KUNIT_EXPECT_EQ(test, tw_wheel_next(w), w->clk);
+	tw_wheel_unlink(w, &t);
+}
+
+/*
+ * Equal deadlines armed at different times land on different levels; they
+ * must still come out in arming order, after the earlier deadlines.
+ */
+static void tw_test_fifo(struct kunit *test)
+{
+	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
+	u64 deadline = BASE_NS + 5000 * GRAN + 17;
+	struct twheel_timer *t, *pos;
+	unsigned int i, n = 64, budget;
+	u32 expect = 0;
+
+	t = kunit_kcalloc(test, n, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	for (i = 0; i < n; i++) {
+		/* Advance time between armings, as a real workload would. */
+		budget = UINT_MAX;
+		tw_wheel_advance(w, BASE_NS + i * 70 * GRAN, &budget);
+		tw_test_timer(&t[i], deadline - (i % 3 ? 0 : GRAN / 2), i);
+		tw_wheel_link(w, &t[i]);
+	}
+	budget = UINT_MAX;
+	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, deadline + GRAN, &budget));
+	/* First the earlier deadline (i % 3 == 0), then the rest, each in order. */
+	list_for_each_entry(pos, &w->expired, entry) {
+		if (pos->expires != deadline)
+			continue;
+		while (expect % 3 == 0)
+			expect++;
+		KUNIT_EXPECT_EQ(test, pos->order, expect);
+		expect++;
+	}
+	i = 0;
+	list_for_each_entry(pos, &w->expired, entry)
+		i++;
+	KUNIT_EXPECT_EQ(test, i, n);
+	for (i = 0; i < n; i++)
+		tw_wheel_unlink(w, &t[i]);
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+}
+
+/* 100,000 timers due at the same instant, moved in bounded steps. */
+static void tw_test_mass_expiry(struct kunit *test)
+{
+	unsigned int i, n = 100000, runs = 0, budget;
+	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
+	u64 deadline = BASE_NS + 10 * NSEC_PER_SEC;
+	struct twheel_timer *t, *pos;
+	u32 expect = 0;
+
+	t = kvcalloc(n, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	for (i = 0; i < n; i++) {
+		tw_test_timer(&t[i], deadline, i);
+		tw_wheel_link(w, &t[i]);
+	}
+	KUNIT_EXPECT_EQ(test, w->count, (unsigned long)n);
+	/* Cascading from level 2 is bounded by the budget. */
+	do {
+		budget = 8192;
+		runs++;
+	} while (!tw_wheel_advance(w, deadline, &budget) && runs < 1000);
+	KUNIT_EXPECT_GT(test, runs, 1U);
+	list_for_each_entry(pos, &w->expired, entry) {
+		if (pos->order != expect)
+			break;
+		expect++;
+	}
+	KUNIT_EXPECT_EQ(test, expect, n);
+	for (i = 0; i < n; i++)
+		tw_wheel_unlink(w, &t[i]);
+	KUNIT_EXPECT_EQ(test, tw_wheel_next(w), U64_MAX);
+	kvfree(t);
+}
+
+/* Unlinking the last timer of a bucket leaves nothing to wake for. */
+static void tw_test_unlink(struct kunit *test)
+{
+	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
+	struct twheel_timer a, b;
+
+	tw_test_timer(&a, BASE_NS + 10 * GRAN, 1);
+	tw_test_timer(&b, BASE_NS + 10 * GRAN, 2);
+	tw_wheel_link(w, &a);
+	tw_wheel_link(w, &b);
+	KUNIT_EXPECT_EQ(test, tw_wheel_next(w) * GRAN, BASE_NS + 10 * GRAN);
+	tw_wheel_unlink(w, &a);
+	KUNIT_EXPECT_EQ(test, tw_wheel_next(w) * GRAN, BASE_NS + 10 * GRAN);
+	tw_wheel_unlink(w, &b);
+	KUNIT_EXPECT_EQ(test, tw_wheel_next(w), U64_MAX);
+}
+
+static struct kunit_case tw_wheel_cases[] = {
+	KUNIT_CASE_PARAM(tw_test_delay, tw_delay_gen_params),
+	KUNIT_CASE(tw_test_max_deadline),
+	KUNIT_CASE(tw_test_levels),
+	KUNIT_CASE(tw_test_past),
+	KUNIT_CASE(tw_test_fifo),
+	KUNIT_CASE_SLOW(tw_test_mass_expiry),
+	KUNIT_CASE(tw_test_unlink),
+	{}
+};
+
+static struct kunit_suite tw_wheel_suite = {
+	.name = "twheel_wheel",
+	.test_cases = tw_wheel_cases,
+};
+
+/* ---------------------------------------------------------------------
+ * twheel_api: the real wheels
+ */
+
+/* Lateness allowed under TCG emulation with KASAN; early is never allowed. */
+#define LATE_MAX_NS	(2 * NSEC_PER_SEC)
+#define WAIT_MAX	(20 * HZ)
+
+struct tw_probe {
+	struct twheel_timer	timer;
+	atomic_t		runs;
+	atomic_t		early;
+	u64			missed;
+	ktime_t			deadlines[8];
+	ktime_t			ends[8];
+	u64			misses[8];
+	unsigned int		stop_after;
+	unsigned int		delay_ms;
+	bool			rearm;
+	struct completion	done;
+	struct completion	started;
+	int			index;
+	atomic_t		*order;
+	atomic_t		*disorder;
+	atomic_t		*fired;
+};
+
+static void tw_probe_fn(struct twheel_timer *t, u64 missed)
+{
+	struct tw_probe *p = container_of(t, struct tw_probe, timer);
+	int n = atomic_read(&p->runs);
+
+	if (ktime_get() < twheel_deadline(t))
+		atomic_inc(&p->early);
+	if (n < ARRAY_SIZE(p->deadlines)) {
+		p->deadlines[n] = twheel_deadline(t);
+		p->misses[n] = missed;
+	}
+	p->missed += missed;
+	complete(&p->started);
+	if (p->delay_ms)
+		mdelay(p->delay_ms);
+	if (n < ARRAY_SIZE(p->ends))
+		p->ends[n] = ktime_get();
+	atomic_inc(&p->runs);
+	if (p->rearm) {
+		p->rearm = false;
+		twheel_schedule(t, 5 * NSEC_PER_MSEC);
+		return;
+	}
+	if (p->stop_after && n + 1 >= p->stop_after) {
+		/* A periodic timer stops itself: still pending, so true. */
+		WARN_ON(!twheel_cancel(t));
+		complete(&p->done);
+	} else if (!p->stop_after) {
+		complete(&p->done);
+	}
+}
+
+static void tw_probe_init(struct tw_probe *p)
+{
+	memset(p, 0, sizeof(*p));
+	twheel_timer_init(&p->timer, tw_probe_fn, 0);
+	init_completion(&p->done);
+	init_completion(&p->started);
+}
+
+static void tw_test_oneshot(struct kunit *test)
+{
+	struct tw_probe p;
+	ktime_t deadline;
+
+	tw_probe_init(&p);
+	deadline = ktime_get() + 20 * NSEC_PER_MSEC;
+	KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p.timer, deadline), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_pending(&p.timer));
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p.done, WAIT_MAX), 0);
+	twheel_cancel_sync(&p.timer);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p.runs), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p.early), 0);
+	KUNIT_EXPECT_EQ(test, p.deadlines[0], deadline);
+	KUNIT_EXPECT_LT(test, p.ends[0] - deadline, (ktime_t)LATE_MAX_NS);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p.timer));
+	/* Cancel after expiry: nothing to stop. */
+	KUNIT_EXPECT_FALSE(test, twheel_cancel(&p.timer));
+}
+
+static void tw_test_bad_args(struct kunit *test)
+{
+	struct tw_probe p;
+
+	tw_probe_init(&p);
+	KUNIT_EXPECT_EQ(test, twheel_arm(&p.timer, -1, 0, TWHEEL_ONESHOT), -EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_arm(&p.timer, 0, 5, TWHEEL_ONESHOT), -EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_arm(&p.timer, 0, 0, TWHEEL_FIXED_RATE), -EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_arm(&p.timer, 0, 0, TWHEEL_FIXED_DELAY), -EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_arm(&p.timer, 0, 1, 7), -EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&p.timer, U64_MAX), -ERANGE);
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&p.timer, KTIME_MAX), -ERANGE);
+	KUNIT_EXPECT_EQ(test, twheel_timer_set_cpu(&p.timer, -2), -EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_timer_set_cpu(&p.timer, nr_cpu_ids), -EINVAL);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p.timer));
+	KUNIT_EXPECT_EQ(test, atomic_read(&p.runs), 0);
+}
+
+static void tw_test_cancel_pending(struct kunit *test)
+{
+	struct tw_probe p;
+
+	tw_probe_init(&p);
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&p.timer, 50 * NSEC_PER_MSEC), 0);
+	/* Re-scheduling a pending timer moves it and says it was pending. */
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&p.timer, 60 * NSEC_PER_MSEC), 1);
+	KUNIT_EXPECT_TRUE(test, twheel_cancel(&p.timer));
+	KUNIT_EXPECT_FALSE(test, twheel_cancel(&p.timer));
+	msleep(150);
+	KUNIT_EXPECT_FALSE(test, twheel_cancel_sync(&p.timer));
+	KUNIT_EXPECT_EQ(test, atomic_read(&p.runs), 0);
+}
+
+/* Park @cpu with interrupts off, so its submission list is not drained. */
+struct tw_park {
+	atomic_t	parked;
+	atomic_t	release;
+};
+
+static void tw_park_fn(void *arg)
+{
+	struct tw_park *park = arg;
+	u64 limit = ktime_get() + 10 * NSEC_PER_SEC;
+
+	atomic_set(&park->parked, 1);
+	while (!atomic_read(&park->release) && ktime_get() < limit)
+		cpu_relax();
+}
+
+/* Cancel while the timer is still on the owner's submission list. */
+static void tw_test_cancel_in_llist(struct kunit *test)
+{
+	static call_single_data_t csd;
+	struct tw_park park = {};
+	struct tw_probe p;
+	int this, other;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	tw_probe_init(&p);
+	this = get_cpu();
+	other = cpumask_any_but(cpu_online_mask, this);
+	INIT_CSD(&csd, tw_park_fn, &park);
+	KUNIT_ASSERT_EQ(test, smp_call_function_single_async(other, &csd), 0);
+	while (!atomic_read(&park.parked))
+		cpu_relax();
+	twheel_timer_set_cpu(&p.timer, other);
+	/* @other has interrupts off: the arming waits on its list. */
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&p.timer, 0), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_cancel(&p.timer));
+	atomic_set(&park.release, 1);
+	put_cpu();
+	KUNIT_EXPECT_FALSE(test, twheel_cancel_sync(&p.timer));
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p.runs), 0);
+}
+
+/* Cancel from its own callback; re-arm from its own callback. */
+static void tw_test_callback_rearm(struct kunit *test)
+{
+	struct tw_probe p;
+
+	tw_probe_init(&p);
+	p.rearm = true;
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&p.timer, NSEC_PER_MSEC), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p.done, WAIT_MAX), 0);
+	twheel_cancel_sync(&p.timer);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p.runs), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p.early), 0);
+}
+
+static void tw_test_periodic_rate(struct kunit *test)
+{
+	u64 period = 10 * NSEC_PER_MSEC;
+	struct tw_probe p;
+	int i, runs;
+
+	tw_probe_init(&p);
+	p.stop_after = 4;
+	p.delay_ms = 35;	/* overrun: three periods per callback */
+	KUNIT_ASSERT_EQ(test, twheel_arm(&p.timer, ktime_get() + period, period,
+					 TWHEEL_FIXED_RATE), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p.done, WAIT_MAX), 0);
+	twheel_cancel_sync(&p.timer);
+	runs = atomic_read(&p.runs);
+	KUNIT_EXPECT_EQ(test, runs, 4);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p.early), 0);
+	/* No drift: each deadline is the previous plus whole periods. */
+	for (i = 1; i < runs; i++) {
+		KUNIT_EXPECT_EQ(test, p.deadlines[i],
+				p.deadlines[i - 1] + (p.misses[i - 1] + 1) * period);
+		/* A 35 ms callback makes the next call at least 2 periods late. */
+		KUNIT_EXPECT_GE(test, p.misses[i], 2ULL);
+	}
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p.timer));
+}
+
+static void tw_test_periodic_delay(struct kunit *test)
+{
+	u64 period = 10 * NSEC_PER_MSEC;
+	struct tw_probe p;
+	int i;
+
+	tw_probe_init(&p);
+	p.stop_after = 4;
+	p.delay_ms = 20;
+	KUNIT_ASSERT_EQ(test, twheel_arm(&p.timer, ktime_get() + period, period,
+					 TWHEEL_FIXED_DELAY), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p.done, WAIT_MAX), 0);
+	twheel_cancel_sync(&p.timer);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p.runs), 4);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p.early), 0);
+	KUNIT_EXPECT_EQ(test, p.missed, 0ULL);
+	/* The next deadline counts from the end of the previous callback. */
+	for (i = 1; i < 4; i++)
+		KUNIT_EXPECT_GE(test, p.deadlines[i], p.ends[i - 1] + (ktime_t)period);
+}
+
+/* cancel_sync from another CPU waits for a callback that is running. */
+static void tw_test_cancel_sync_waits(struct kunit *test)
+{
+	struct tw_probe p;
+	int other;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	tw_probe_init(&p);
+	p.delay_ms = 100;
+	other = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	twheel_timer_set_cpu(&p.timer, other);
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&p.timer, NSEC_PER_MSEC), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p.started, WAIT_MAX), 0);
+	/* The callback runs: the expiry won, so cancel says false, and waits. */
+	KUNIT_EXPECT_FALSE(test, twheel_cancel_sync(&p.timer));
+	KUNIT_EXPECT_EQ(test, atomic_read(&p.runs), 1);
+}
+
+struct tw_sleeper {
+	struct twheel_work_timer	wt;
+	struct completion		started;
+	atomic_t			finished;
+};
+
+static void tw_sleeper_fn(struct twheel_timer *t, u64 missed)
+{
+	struct tw_sleeper *s = container_of(t, struct tw_sleeper, wt.timer);
+
+	complete(&s->started);
+	msleep(100);		/* process context: sleeping is allowed */
+	atomic_set(&s->finished, 1);
+}
+
+static void tw_test_process_context(struct kunit *test)
+{
+	struct tw_sleeper s = {};
+
+	twheel_work_timer_init(&s.wt, tw_sleeper_fn);
+	init_completion(&s.started);
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&s.wt.timer, NSEC_PER_MSEC), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&s.started, WAIT_MAX), 0);
+	twheel_cancel_sync(&s.wt.timer);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s.finished), 1);
+}
+
+static void tw_test_shutdown(struct kunit *test)
+{
+	struct tw_probe p;
+
+	tw_probe_init(&p);
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&p.timer, NSEC_PER_SEC), 0);
+	twheel_shutdown_sync(&p.timer);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p.timer));
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&p.timer, 0), -ESHUTDOWN);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p.runs), 0);
+}
+
+static void tw_count_fn(struct twheel_timer *t, u64 missed)
+{
+	struct tw_probe *p = container_of(t, struct tw_probe, timer);
+
+	if (ktime_get() < twheel_deadline(t))
+		atomic_inc(&p->early);
+	atomic_inc(&p->runs);
+	if (p->order) {
+		/* Equal deadlines armed on one CPU fire in arming order. */
+		if (atomic_read(p->order) != p->index)
+			atomic_inc(p->disorder);
+		atomic_inc(p->order);
+	}
+	if (p->fired)
+		atomic_inc(p->fired);
+}
+
+static struct tw_probe *tw_probes(struct kunit *test, unsigned int n)
+{
+	struct tw_probe *p = kvcalloc(n, sizeof(*p), GFP_KERNEL);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	for (i = 0; i < n; i++) {
+		twheel_timer_init(&p[i].timer, tw_count_fn, 0);
+		p[i].index = i;
+	}
+	return p;
+}
+
+static void tw_test_group_cancel(struct kunit *test)
+{
+	unsigned int i, n = 10000, runs = 0;
+	struct twheel_group g;
+	struct tw_probe *p;
+
+	p = tw_probes(test, n);
+	twheel_group_init(&g);
+	for (i = 0; i < n; i++) {
+		KUNIT_ASSERT_EQ(test, twheel_group_add(&g, &p[i].timer), 0);
+		KUNIT_ASSERT_EQ(test, twheel_schedule(&p[i].timer,
+						      NSEC_PER_SEC + i * NSEC_PER_MSEC), 0);
+	}
+	KUNIT_EXPECT_EQ(test, twheel_group_cancel_sync(&g), n);
+	KUNIT_EXPECT_EQ(test, twheel_group_shutdown_sync(&g), 0U);
+	KUNIT_EXPECT_EQ(test, twheel_group_add(&g, &p[0].timer), -ESHUTDOWN);
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&p[1].timer, 0), -ESHUTDOWN);
+	for (i = 0; i < n; i++)
+		runs += atomic_read(&p[i].runs);
+	KUNIT_EXPECT_EQ(test, runs, 0U);
+	kvfree(p);
+}
+
+static atomic_t tw_million_fired;
+
+static void tw_million_fn(struct twheel_timer *t, u64 missed)
+{
+	atomic_inc(&tw_million_fired);
+}
+
+/*
+ * 1,000,000 timers armed and cancelled: each was either stopped by its
+ * cancel or fired (arming a million may outlast the shortest delay under
+ * emulation), never both, never neither.
+ */
+static void tw_test_million(struct kunit *test)
+{
+	unsigned int i, n = 1000000, stopped = 0;
+	struct twheel_timer *t;
+
+	t = kvcalloc(n, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	atomic_set(&tw_million_fired, 0);
+	for (i = 0; i < n; i++) {
+		twheel_timer_init(&t[i], tw_million_fn, 0);
+		KUNIT_ASSERT_EQ(test, twheel_schedule(&t[i], NSEC_PER_SEC +
+			(get_random_u64() % (3600 * NSEC_PER_SEC))), 0);
+	}
+	for (i = 0; i < n; i++)
+		stopped += twheel_cancel(&t[i]);
+	for (i = 0; i < n; i++)
+		twheel_cancel_sync(&t[i]);
+	KUNIT_EXPECT_EQ(test, stopped + atomic_read(&tw_million_fired), n);
+	KUNIT_EXPECT_GT(test, stopped, n / 2);
+	kvfree(t);
+}
+
+/* 100,000 timers due at the same instant: all fire once, in order. */
+static void tw_test_mass_same_instant(struct kunit *test)
+{
+	unsigned int i, n = 100000, runs = 0, early = 0;
+	atomic_t order = ATOMIC_INIT(0), disorder = ATOMIC_INIT(0);
+	atomic_t fired = ATOMIC_INIT(0);
+	unsigned long limit;
+	struct tw_probe *p;
+	ktime_t deadline;
+	int cpu;
+
+	p = tw_probes(test, n);
+	cpu = get_cpu();
+	deadline = ktime_get() + 200 * NSEC_PER_MSEC;
+	for (i = 0; i < n; i++) {
+		p[i].order = &order;
+		p[i].disorder = &disorder;
+		p[i].fired = &fired;
+		twheel_timer_set_cpu(&p[i].timer, cpu);
+		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer, deadline), 0);
+	}
+	put_cpu();
+	limit = jiffies + 60 * HZ;
+	while (atomic_read(&fired) < n && time_before(jiffies, limit))
+		msleep(20);
+	for (i = 0; i < n; i++) {
+		twheel_cancel_sync(&p[i].timer);
+		runs += atomic_read(&p[i].runs);
+		early += atomic_read(&p[i].early);
+	}
+	KUNIT_EXPECT_EQ(test, runs, n);
+	KUNIT_EXPECT_EQ(test, early, 0U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&disorder), 0);
+	kvfree(p);
+}
+
+/* Take a CPU down with timers pending on it: none lost, none twice. */
+static void tw_test_hotplug(struct kunit *test)
+{
+	unsigned int i, n = 1000, runs = 0, early = 0;
+	atomic_t fired = ATOMIC_INIT(0);
+	unsigned long limit;
+	struct tw_probe *p;
+	int victim, ret;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	victim = cpumask_last(cpu_online_mask);
+	if (!victim)
+		kunit_skip(test, "CPU 0 only");
+	p = tw_probes(test, n);
+	for (i = 0; i < n; i++) {
+		p[i].fired = &fired;
+		twheel_timer_set_cpu(&p[i].timer, victim);
+		KUNIT_ASSERT_EQ(test, twheel_schedule(&p[i].timer,
+			(i % 2 ? 300 : 3) * NSEC_PER_MSEC + i * 10000), 0);
+	}
+	ret = remove_cpu(victim);
+	if (ret) {
+		for (i = 0; i < n; i++)
+			twheel_cancel_sync(&p[i].timer);
+		kvfree(p);
+		kunit_skip(test, "remove_cpu: %d", ret);
+	}
+	limit = jiffies + 30 * HZ;
+	while (atomic_read(&fired) < n && time_before(jiffies, limit))
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, add_cpu(victim), 0);
+	/* And back: timers armed on it again work. */
+	twheel_timer_set_cpu(&p[0].timer, victim);
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&p[0].timer, NSEC_PER_MSEC), 0);
+	limit = jiffies + 30 * HZ;
+	while (atomic_read(&fired) < n + 1 && time_before(jiffies, limit))
+		msleep(20);
+	for (i = 0; i < n; i++) {
+		twheel_cancel_sync(&p[i].timer);
+		runs += atomic_read(&p[i].runs);
+		early += atomic_read(&p[i].early);
+	}
+	KUNIT_EXPECT_EQ(test, runs, n + 1);
+	KUNIT_EXPECT_EQ(test, early, 0U);
+	kvfree(p);
+}
+
+static struct kunit_case tw_api_cases[] = {
+	KUNIT_CASE(tw_test_oneshot),
+	KUNIT_CASE(tw_test_bad_args),
+	KUNIT_CASE(tw_test_cancel_pending),
+	KUNIT_CASE(tw_test_cancel_in_llist),
+	KUNIT_CASE(tw_test_callback_rearm),
+	KUNIT_CASE(tw_test_periodic_rate),
+	KUNIT_CASE(tw_test_periodic_delay),
+	KUNIT_CASE(tw_test_cancel_sync_waits),
+	KUNIT_CASE(tw_test_process_context),
+	KUNIT_CASE(tw_test_shutdown),
+	KUNIT_CASE_SLOW(tw_test_group_cancel),
+	KUNIT_CASE_SLOW(tw_test_million),
+	KUNIT_CASE_SLOW(tw_test_mass_same_instant),
+	KUNIT_CASE_SLOW(tw_test_hotplug),
+	{}
+};
+
+static struct kunit_suite tw_api_suite = {
+	.name = "twheel_api",
+	.test_cases = tw_api_cases,
+};
+
+kunit_test_suites(&tw_wheel_suite, &tw_api_suite);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("KUnit tests for twheel");
