@@ -101,24 +101,30 @@ console_problems() {
 	grep -aE "$PROBLEM_RE" "$1" | grep -avE 'twheel-ignore|kmemleak: Kernel memory leak detector' || true
 }
 
-# One phrase naming the first problem of a console log.
+# One phrase naming the problem of a console log: the first specific
+# report (sanitizer, lockdep, WARN, BUG, kmemleak) and the panic it caused.
 problem_cause() {
-	local log=$1
-	if grep -aq 'Kernel panic' "$log"; then
-		grep -a -m1 'Kernel panic' "$log" | sed 's/^\[[^]]*\] *//'
-	elif grep -aqE 'KASAN' "$log"; then
-		echo "KASAN report"
-	elif grep -aqE 'UBSAN' "$log"; then
-		echo "UBSAN report"
-	elif grep -aqE 'possible (circular|recursive) locking|inconsistent lock state' "$log"; then
-		echo "lockdep splat"
-	elif grep -aqE 'WARNING:' "$log"; then
-		echo "WARN: $(grep -a -m1 'WARNING:' "$log" | sed 's/^\[[^]]*\] *//')"
-	elif grep -aqE 'BUG:' "$log"; then
-		grep -a -m1 'BUG:' "$log" | sed 's/^\[[^]]*\] *//'
-	elif grep -aqE 'unreferenced object|kmemleak: .*suspected' "$log"; then
-		echo "kmemleak report"
+	local log=$1 cause='' panic='' line
+	local -a kinds=(
+		'KASAN'
+		'UBSAN'
+		'possible (circular|recursive) locking|inconsistent lock state'
+		'WARNING:'
+		'BUG:'
+		'Oops|general protection fault'
+		'INFO: task .* blocked|INFO: rcu_.* stall'
+		'unreferenced object|kmemleak: .*suspected'
+	)
+	for line in "${kinds[@]}"; do
+		cause=$(grep -aE -m1 "$line" "$log" | tr -d '\r' | sed 's/^\[[^]]*\] *//') || true
+		[ -z "$cause" ] || break
+	done
+	panic=$(grep -a -m1 'Kernel panic' "$log" | tr -d '\r' | sed 's/^\[[^]]*\] *//') || true
+	if [ -n "$cause" ] && [ -n "$panic" ]; then
+		echo "$cause => $panic"
+	elif [ -n "$cause$panic" ]; then
+		echo "$cause$panic"
 	else
-		echo "no kernel error in the log (guest script died or VM exited)"
+		echo "no kernel error in the console log"
 	fi
 }
