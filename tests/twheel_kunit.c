@@ -12,6 +12,7 @@
 #include <linux/completion.h>
 #include <linux/cpu.h>
 #include <linux/delay.h>
+#include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/slab.h>
@@ -310,8 +311,13 @@ static void tw_probe_fn(struct twheel_timer *t, u64 missed)
 	}
 	p->missed += missed;
 	complete(&p->started);
-	if (p->delay_ms)
-		mdelay(p->delay_ms);
+	if (p->delay_ms) {
+		/* Spin on the wheel's own clock: mdelay() drifts under emulation. */
+		ktime_t end = ktime_get() + p->delay_ms * NSEC_PER_MSEC;
+
+		while (ktime_get() < end)
+			cpu_relax();
+	}
 	if (n < ARRAY_SIZE(p->ends))
 		p->ends[n] = ktime_get();
 	atomic_inc(&p->runs);
@@ -531,14 +537,16 @@ static void tw_sleeper_fn(struct twheel_timer *t, u64 missed)
 
 static void tw_test_process_context(struct kunit *test)
 {
-	struct tw_sleeper s = {};
+	struct tw_sleeper *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 
-	twheel_work_timer_init(&s.wt, tw_sleeper_fn);
-	init_completion(&s.started);
-	KUNIT_ASSERT_EQ(test, twheel_schedule(&s.wt.timer, NSEC_PER_MSEC), 0);
-	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&s.started, WAIT_MAX), 0);
-	twheel_cancel_sync(&s.wt.timer);
-	KUNIT_EXPECT_EQ(test, atomic_read(&s.finished), 1);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	twheel_work_timer_init(&s->wt, tw_sleeper_fn);
+	init_completion(&s->started);
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&s->wt.timer, NSEC_PER_MSEC), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&s->started, WAIT_MAX), 0);
+	/* The callback sleeps: cancel_sync waits until it has returned. */
+	KUNIT_EXPECT_FALSE(test, twheel_cancel_sync(&s->wt.timer));
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->finished), 1);
 }
 
 static void tw_test_shutdown(struct kunit *test)
