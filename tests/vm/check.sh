@@ -170,60 +170,73 @@ count_userspace() {
 	fi
 }
 
-# Parse one suite's KTAP with the kernel's kunit.py and count its cases.
-count_kunit_suite() {
-	local k=$1 suite=$2 ktap=$3 json=$3.json rc=0 counts
+# Parse KTAP ($3) with the kernel's kunit.py and count each test case as
+# <kernel>/kunit/<suite>/<case>; $2 names the KTAP in messages.
+count_kunit_ktap() {
+	local k=$1 what=$2 ktap=$3 json=$3.json rc=0 counts
 	python "$debug_dir/tools/testing/kunit/kunit.py" parse --json="$json" "$ktap" \
 		>"$ktap.parsed" 2>&1 || rc=$?
 	grep -E '\[(PASSED|FAILED|SKIPPED|CRASHED)\]|Testing complete|ERROR|error' "$ktap.parsed" |
 		sed -E 's/^\[[0-9:]+\] /    /'
-	counts=$(python - "$json" "$k/kunit/$suite" <<-'EOF' 2>&1
+	counts=$(python - "$json" "$k/kunit" <<-'EOF' 2>&1
 		import json, sys
 		try:
 		    data = json.load(open(sys.argv[1]))
 		except Exception as e:
 		    print("BROKEN", e)
 		    sys.exit(0)
-		prefix = sys.argv[2]
 		def walk(group, path):
 		    for case in group.get("test_cases", []):
 		        st = case.get("status", "ERROR")
 		        word = {"PASS": "PASS", "SKIP": "SKIP"}.get(st, "FAIL")
-		        print(word, "/".join(path + [case["name"]]))
+		        name = case.get("name") or "(did not run)"
+		        print(word, "/".join(path + [name]).replace(" ", "_"))
 		    for sub in group.get("sub_groups", []):
 		        walk(sub, path + [sub["name"]])
-		walk(data, [prefix])
+		walk(data, [sys.argv[2]])
 		EOF
 	)
 	if printf '%s\n' "$counts" | grep -q '^BROKEN'; then
-		fail "$k/kunit/$suite" "kunit.py could not parse the results"
+		fail "$k/kunit/$what" "kunit.py could not parse the results, see $ktap.parsed"
 		return
 	fi
-	# Suite names repeat in the path (prefix ends with the suite): drop it.
-	printf '%s\n' "$counts" | sed "s|kunit/$suite/$suite/|kunit/$suite/|" |
-		while read -r word name; do
-			case "$word" in
-			PASS) pass "$name" ;;
-			SKIP) skip "$name" ;;
-			FAIL) fail "$name" ;;
-			esac
-		done
+	while read -r word name; do
+		case "$word" in
+		PASS) pass "$name" ;;
+		SKIP) skip "$name" ;;
+		FAIL) fail "$name" ;;
+		esac
+	done <<<"$counts"
 	if ! printf '%s\n' "$counts" | grep -qE '^(PASS|FAIL|SKIP) '; then
-		fail "$k/kunit/$suite" "no test case results (crashed?)"
+		fail "$k/kunit/$what" "no test case results (crashed?)"
 	elif [ "$rc" -ne 0 ] && ! printf '%s\n' "$counts" | grep -q '^FAIL '; then
-		fail "$k/kunit/$suite" "kunit.py parse failed (status $rc), see $ktap.parsed"
+		fail "$k/kunit/$what" "kunit.py parse failed (status $rc), see $ktap.parsed"
 	fi
 }
 
+# After a crash: the KTAP that KUnit printed on the console until then,
+# from the top-level header before the first twheel_* suite.
+console_ktap() {
+	tr -d '\r' <"$1" | sed -n 's/^\[ *[0-9]*\.[0-9]*\] //p' | awk '
+		/^KTAP version 1$/ { held = 1; n = 0 }
+		held && !started { buf[n++] = $0 }
+		held && !started && /^ *# Subtest: twheel_/ {
+			started = 1
+			for (i = 0; i < n; i++) print buf[i]
+			next
+		}
+		started { print }'
+}
+
 count_kunit() {
-	local k=$1 txt=$2 suite dir
+	local k=$1 txt=$2 log=$3 suite dir
 	dir=$LOGS/kunit-$k
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	while IFS= read -r suite; do
 		sed -n "/^TWHEEL-KUNIT-BEGIN: $suite\$/,/^TWHEEL-KUNIT-END: $suite\$/p" "$txt" |
 			sed '1d;$d' >"$dir/$suite.ktap"
-		count_kunit_suite "$k" "$suite" "$dir/$suite.ktap"
+		count_kunit_ktap "$k" "$suite" "$dir/$suite.ktap"
 	done < <(sed -n 's/^TWHEEL-KUNIT-BEGIN: //p' "$txt")
 	if grep -q '^TWHEEL-KUNIT-NONE' "$txt"; then
 		if [ -n "$KUNIT_GLOB$T" ]; then
@@ -231,6 +244,12 @@ count_kunit() {
 		else
 			fail "$k/kunit" "twheel_kunit.ko loaded but made no twheel_* suite"
 		fi
+	fi
+	# The guest died before it could read debugfs: count what the console has.
+	if ! grep -q '^TWHEEL-KUNIT-' "$txt" && grep -aq '# Subtest: twheel_' "$log"; then
+		console_ktap "$log" >"$dir/console.ktap"
+		msg "$k: KUnit results from the console (the guest did not finish):"
+		count_kunit_ktap "$k" console "$dir/console.ktap"
 	fi
 }
 
@@ -260,7 +279,7 @@ count_vm() {
 		esac
 	done < <(sed -n 's/^TWHEEL-RESULT: //p' "$txt")
 	count_userspace "$k" "$txt"
-	count_kunit "$k" "$txt"
+	count_kunit "$k" "$txt" "$log"
 	case "$rc" in
 	124) fail "$k/boot" "guest hung: killed after ${TWHEEL_VM_TIMEOUT:-900}s" ;;
 	125) fail "$k/boot" "guest crashed: $(problem_cause "$log")" ;;
@@ -291,6 +310,10 @@ step_vm() {
 	while IFS= read -r f; do
 		words+=(--add "$f")
 	done < <(vm_files "$k")
+	if [ "$k" = debug ] && [ -f "$TWHEEL_ROOT/tests/twheel_kunit.c" ] &&
+		[ ! -f "$TWHEEL_BUILD/$k/tests/twheel_kunit.ko" ]; then
+		fail "$k/kunit" "tests/twheel_kunit.c exists but kbuild made no tests/twheel_kunit.ko (Kbuild must add it to obj-m when CONFIG_KUNIT is set)"
+	fi
 	[ -n "$kglob" ] || case "$T" in *.*) kglob=$T ;; esac
 	words+=(--env "TWHEEL_KERNEL=$k")
 	[ -z "$T" ] || words+=(--env "TWHEEL_TEST_FILTER=$T")

@@ -94,31 +94,21 @@ module_sources() {
 # Kernel console lines that mean something went wrong in the guest, even when
 # the guest script finished: panics, oopses, WARN()s, sanitizer reports,
 # lockdep splats, hung tasks, kmemleak reports.
-PROBLEM_RE='Kernel panic|BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|locking correctness validator|INFO: task .* blocked|INFO: rcu_.* stall|unreferenced object|kmemleak: .*suspected|general protection fault|Call Trace:'
+CAUSE_RE='BUG:|WARNING:|ODEBUG:|Oops|KASAN:|UBSAN:|possible circular locking|possible recursive locking|inconsistent lock state|locking correctness validator|INFO: task .* blocked|INFO: rcu_.* stall|unreferenced object|kmemleak: .*suspected|general protection fault'
+PROBLEM_RE="Kernel panic|Call Trace:|$CAUSE_RE"
 
 # Prints the problem lines of a console log (nothing if clean).
 console_problems() {
 	grep -aE "$PROBLEM_RE" "$1" | grep -avE 'twheel-ignore|kmemleak: Kernel memory leak detector' || true
 }
 
-# One phrase naming the problem of a console log: the first specific
-# report (sanitizer, lockdep, WARN, BUG, kmemleak) and the panic it caused.
+# One phrase naming the problem of a console log: the earliest report
+# (sanitizer, debugobjects, lockdep, WARN, BUG, kmemleak, ...) and the panic
+# it caused, if any.
 problem_cause() {
-	local log=$1 cause='' panic='' line
-	local -a kinds=(
-		'KASAN'
-		'UBSAN'
-		'possible (circular|recursive) locking|inconsistent lock state'
-		'WARNING:'
-		'BUG:'
-		'Oops|general protection fault'
-		'INFO: task .* blocked|INFO: rcu_.* stall'
-		'unreferenced object|kmemleak: .*suspected'
-	)
-	for line in "${kinds[@]}"; do
-		cause=$(grep -aE -m1 "$line" "$log" | tr -d '\r' | sed 's/^\[[^]]*\] *//') || true
-		[ -z "$cause" ] || break
-	done
+	local log=$1 cause panic
+	cause=$(grep -aE "$CAUSE_RE" "$log" | grep -av 'kmemleak: Kernel memory leak detector' |
+		head -n1 | tr -d '\r' | sed 's/^\[[^]]*\] *//') || true
 	panic=$(grep -a -m1 'Kernel panic' "$log" | tr -d '\r' | sed 's/^\[[^]]*\] *//') || true
 	if [ -n "$cause" ] && [ -n "$panic" ]; then
 		echo "$cause => $panic"
