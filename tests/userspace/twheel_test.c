@@ -341,6 +341,32 @@ static int wait_events(int fd, struct twheel_event *ev, int want,
 	return n;
 }
 
+/*
+ * Wait up to @timeout_ms for the fd to be readable, then read() once into a
+ * buffer of @max events. Returns the number of events read.
+ */
+static int read_once(int fd, struct twheel_event *ev, int max, unsigned int timeout_ms,
+		     u64 *seen)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t got;
+
+	if (poll(&p, 1, (int)timeout_ms) != 1) {
+		FAIL("no POLLIN within %u ms", timeout_ms);
+		return 0;
+	}
+	got = read(fd, ev, (size_t)max * EV_SIZE);
+	if (seen)
+		*seen = now_ns();
+	if (got < 0) {
+		FAIL("read: %s", ename(errno));
+		return 0;
+	}
+	if (got % EV_SIZE)
+		FAIL("read returned %zd, not a multiple of %zu", got, EV_SIZE);
+	return (int)(got / EV_SIZE);
+}
+
 static bool wait_one(int fd, struct twheel_event *ev, unsigned int timeout_ms,
 		     u64 *seen, const char *what)
 {
@@ -755,9 +781,13 @@ static void test_schedule_huge_delay_erange(void)
 	REQUIRE(fd >= 0);
 	EXPECT_RET(tw_sched(fd, INT64_MAX, 0, 0, 0, NULL), -ERANGE);
 	EXPECT_RET(tw_sched(fd, INT64_MAX, NSEC_PER_SEC, 0, TWHEEL_TIMER_PERIODIC, NULL), -ERANGE);
+	/*
+	 * A valid value (<= INT64_MAX) that overflows only once added to the
+	 * kernel's now, which is later than ours.
+	 */
 	now = now_ns();
-	/* overflows by about 1000 s */
-	EXPECT_RET(tw_sched(fd, INT64_MAX - now + 1000 * NSEC_PER_SEC, 0, 0, 0, NULL), -ERANGE);
+	EXPECT_RET(tw_sched(fd, INT64_MAX - now / 2, 0, 0, 0, NULL), -ERANGE);
+	EXPECT_RET(tw_sched(fd, INT64_MAX - now + 1, 0, 0, 0, NULL), -ERANGE);
 	EXPECT_EQ(tw_timers(fd), 0);
 
 	/* Far but representable deadlines are accepted and stay pending. */
@@ -1022,8 +1052,8 @@ static void test_oneshot_fires_once(void)
 	t1 = now_ns();
 	CHECK(id != 0, "SCHEDULE returned id 0");
 	EXPECT_EQ(tw_timers(fd), 1);
-	/* ask for up to 4: exactly one may come */
-	n = wait_events(fd, ev, 4, 100 + 300 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
+	/* room for 4 in the buffer: exactly one may come */
+	n = read_once(fd, ev, 4, 100 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
 	REQUIRE(CHECK(n == 1, "expected exactly 1 event, got %d", n));
 	CHECK_EVENT(&ev[0], seen);
 	EXPECT_EQ(ev[0].id, id);
@@ -1060,9 +1090,10 @@ static void test_oneshot_lateness(void)
 	}
 	n = 0;
 	while (n < N) {
-		u64 s;
-		int k = wait_events(fd, ev + n, N - n,
-				    200 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &s);
+		u64 s = 0;
+		/* one read per wake-up, so that s is when these events were read */
+		int k = read_once(fd, ev + n, N - n,
+				  200 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &s);
 
 		if (k == 0)
 			break;
@@ -1222,7 +1253,7 @@ static void test_modify_moves_timer(void)
 	t0 = now_ns();
 	EXPECT_RET(tw_modify(fd, id, 800 * NSEC_PER_MSEC, 0, 2, 0), 1);
 	t1 = now_ns();
-	n = wait_events(fd, ev, 2, 800 + 300 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
+	n = read_once(fd, ev, 2, 800 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
 	REQUIRE(CHECK(n == 1, "expected 1 event after MODIFY, got %d", n));
 	CHECK_EVENT(&ev[0], seen);
 	EXPECT_EQ(ev[0].id, id);
@@ -1343,7 +1374,7 @@ static void test_periodic_fixed_rate_unread(void)
 
 	/* keep going: the counts add up, never one event per expiry */
 	sleep_ns(5 * P);
-	n = wait_events(fd, ev, 8, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
+	n = read_once(fd, ev, 8, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
 	REQUIRE(CHECK(n == 1, "second read: expected 1 event, got %d", n));
 	CHECK_EVENT(&ev[0], seen);
 	total += ev[0].count;
@@ -1431,7 +1462,7 @@ static void test_periodic_fixed_delay(void)
 	/* unread: still one event, counting the expiries */
 	t0 = now_ns();
 	sleep_ns(8 * P);
-	n = wait_events(fd, ev, 4, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
+	n = read_once(fd, ev, 4, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
 	REQUIRE(CHECK(n == 1, "unread fixed-delay timer: expected 1 event, got %d", n));
 	CHECK_EVENT(&ev[0], seen);
 	diag("fixed delay, %llu ms unread: count %llu",
@@ -1741,7 +1772,6 @@ static void test_eventfd_wrong_type_einval(void)
 		EXPECT_RET(tw_eventfd(fd, proc), -EINVAL);
 	EXPECT_RET(tw_eventfd(fd, fd), -EINVAL);
 	EXPECT_RET(tw_eventfd(fd, fd2), -EINVAL);
-	EXPECT_RET(tw_eventfd(fd, 0), (isatty(0) || true) ? -EINVAL : 0);
 }
 
 static void test_eventfd_ebadf(void)
@@ -1777,8 +1807,9 @@ static void test_eventfd_closed_before_expiry(void)
 				    TWHEEL_TIMER_PERIODIC, &pid), 0));
 	idle_ms(200);
 	EXPECT_RET(tw_cancel(fd, pid), 1);
-	n = wait_events(fd, ev, 4, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
+	n = wait_events(fd, ev, 2, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
 	CHECK(n == 2, "expected 2 events (one-shot and periodic), got %d", n);
+	no_events(fd, 100, "after the periodic timer was cancelled");
 	for (int i = 0; i < n; i++)
 		CHECK_EVENT(&ev[i], seen);
 
@@ -2091,7 +2122,7 @@ static void test_limit_enospc(void)
 	int fd = tw_open();
 	struct twheel_info info;
 	struct twheel_op *ops;
-	u64 *ids, probe, t_end;
+	u64 *ids, probe, t_end, t_fill, t_checks, t_close;
 	u32 max, done = 0;
 	struct twheel_event ev;
 
@@ -2105,6 +2136,7 @@ static void test_limit_enospc(void)
 	ops = calloc(TWHEEL_BATCH_MAX, sizeof(*ops));
 	ids = calloc(max, sizeof(*ids));
 	REQUIRE(CHECK(ops && ids, "out of memory"));
+	t_fill = now_ns();
 	while (done < max) {
 		u32 n = max - done < TWHEEL_BATCH_MAX ? max - done : TWHEEL_BATCH_MAX;
 		long r;
@@ -2118,6 +2150,8 @@ static void test_limit_enospc(void)
 			ids[done + i] = ops[i].spec.id;
 		done += n;
 	}
+	t_fill = now_ns() - t_fill;
+	t_checks = now_ns();
 	REQUIRE(EXPECT_EQ(tw_timers(fd), max));
 	/* full: single and batched schedules fail, nothing changes */
 	EXPECT_RET(tw_sched(fd, FAR_FUTURE, 0, 0, 0, NULL), -ENOSPC);
@@ -2147,7 +2181,12 @@ static void test_limit_enospc(void)
 	EXPECT_RET(tw_sched(fd, FAR_FUTURE, 0, 0, 0, &probe), 0);
 	EXPECT_RET(tw_sched(fd, FAR_FUTURE, 0, 0, 0, NULL), -ENOSPC);
 	EXPECT_EQ(tw_timers(fd), max);
-	diag("filled %u timers", max);
+	t_checks = now_ns() - t_checks;
+	t_close = now_ns();
+	close(fd);
+	t_close = now_ns() - t_close;
+	diag("filled %u timers in %.2f s, checks %.2f s, close %.2f s", max,
+	     (double)t_fill / 1e9, (double)t_checks / 1e9, (double)t_close / 1e9);
 	free(ops);
 	free(ids);
 }
@@ -2425,8 +2464,9 @@ static void test_two_fds_isolation(void)
 	EXPECT_EQ(tw_timers(a), 2);
 	EXPECT_EQ(tw_timers(b), 1);
 	/* events only on a */
-	n = wait_events(a, ev, 4, 100 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
+	n = read_once(a, ev, 4, 100 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
 	REQUIRE(CHECK(n == 1, "fd a: expected 1 event, got %d", n));
+	no_events(a, 100, "fd a after its one-shot");
 	EXPECT_EQ(ev[0].id, ida);
 	EXPECT_EQ(ev[0].user_data, 0xa);
 	no_events(b, 100, "fd b");
@@ -2447,6 +2487,12 @@ static void test_many_timers(void)
 	unsigned char *got = calloc(N, 1);
 	struct twheel_event *ev = calloc(1024, EV_SIZE);
 	u64 max_late = 0, t_end, seen, inversions = 0, prev_dl = 0;
+	/*
+	 * 10000 expiries within 500 ms queue up behind each other on a slow
+	 * (emulated, KASAN) machine: allow the slack plus 200 us per timer.
+	 */
+	const u64 burst_slack = g_slack_ns + N * 200 * NSEC_PER_USEC;
+	const u64 saved_slack = g_slack_ns;
 	struct twheel_info info;
 	int nread = 0, dups = 0;
 
@@ -2473,6 +2519,7 @@ static void test_many_timers(void)
 		done += n;
 	}
 	REQUIRE(ids_distinct(ids, N));
+	g_slack_ns = burst_slack;	/* CHECK_EVENT's lateness bound */
 	t_end = now_ns() + span + 10 * NSEC_PER_SEC;
 	while (nread < N && now_ns() < t_end) {
 		int n = wait_events(fd, ev, 1024, 500, &seen);
@@ -2499,14 +2546,15 @@ static void test_many_timers(void)
 		}
 		nread += n;
 	}
+	g_slack_ns = saved_slack;
 	CHECK(nread == N && dups == 0, "read %d events (%d duplicates), expected %d", nread, dups, N);
 	no_events(fd, 200, "after all timers fired");
 	REQUIRE(EXPECT_RET(tw_info(fd, &info), 0));
 	EXPECT_EQ(info.timers, 0);
 	EXPECT_EQ(info.queued, 0);
-	diag("%d timers over %llu ms: max lateness %llu us, %llu deadline inversions in read order",
+	diag("%d timers over %llu ms: max lateness %llu us (bound %llu us), %llu deadline inversions in read order",
 	     N, (unsigned long long)(span / NSEC_PER_MSEC), (unsigned long long)(max_late / 1000),
-	     (unsigned long long)inversions);
+	     (unsigned long long)(burst_slack / 1000), (unsigned long long)inversions);
 	free(ops); free(ids); free(delay); free(t0); free(t1); free(got); free(ev);
 }
 
