@@ -22,7 +22,7 @@ main() {
 	done
 	exec "$TWHEEL_ROOT/tests/vm/run-vm.sh" --kernel "$(distro_bzimage)" \
 		--name "$k-demo" --script "$TWHEEL_ROOT/tests/vm/guest/demo.sh" \
-		--env "TWHEEL_KERNEL=$k" --live "$@"
+		--env "TWHEEL_KERNEL=$k" --live "${args[@]}" "$@"
 }
 
 main "$@"

@@ -153,7 +153,12 @@ follow() {
 	local pid=$1 log=$2 out=$3 file=$3
 	[ "$live" -eq 0 ] || file=$log
 	tail -n +1 -F --pid="$pid" "$file" 2>/dev/null | tr -d '\r' |
-		if [ "$live" -eq 1 ]; then cat; else sed -u 's/^/  /'; fi
+		if [ "$live" -eq 1 ]; then
+			# Drop the firmware's terminal resets and escapes.
+			sed -u -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1bc//g'
+		else
+			sed -u 's/^/  /'
+		fi
 }
 
 # Wait for qemu: kill it after $timeout seconds, or 30 s after the guest

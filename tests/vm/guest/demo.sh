@@ -24,11 +24,12 @@ dmesg | grep -i 'twheel' | tail -n 5
 
 if [ -x /bin/twheelctl ]; then
 	section "twheelctl"
-	run twheelctl --help
 	run twheelctl info
 	run twheelctl schedule --in 250ms
 	run twheelctl schedule --in 100ms --every 50ms --count 5
-	run twheelctl watch --count 3 --in 200ms
+	run twheelctl run -t 250ms -t 1s -t every:200ms,count=5 --cancel 2@500ms
+	run twheelctl run -t 5s --modify 1@500ms=250ms
+	run twheelctl run -t 1s,copies=10000 --quiet
 else
 	section "twheelctl: not built yet (tools/twheelctl.c)"
 fi
