@@ -73,7 +73,8 @@ demo: setup-host
 
 install: modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
-	depmod -a $(shell cat $(KDIR)/include/config/kernel.release)
+	depmod -a $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) \
+		$(shell cat $(KDIR)/include/config/kernel.release)
 
 bench: setup-host
 	@echo "twheel: make bench: not yet implemented" >&2; exit 2

@@ -229,6 +229,9 @@ main() {
 		-kernel "$kernel" -initrd "$initrd" \
 		-append "$(kernel_cmdline)" </dev/null >"$dir/qemu.stderr" 2>&1 &
 	qpid=$!
+	# Interrupted (Ctrl-C, a closed pipe): take the VM down too.
+	trap 'kill "$qpid" 2>/dev/null || true' EXIT
+	trap 'exit 130' INT TERM HUP PIPE
 	follow "$qpid" "$log" "$out" &
 	verdict=$(supervise "$qpid" "$out" "$log")
 	wait "$qpid" || rc=$?
