@@ -133,7 +133,7 @@
 #define TW_BUSY		BIT(5)
 #define TW_WAITER	BIT(6)
 #define TW_SEQ_SHIFT	32
-#define TW_SEQ_ONE	(1UL << TW_SEQ_SHIFT)
+#define TW_SEQ_ONE	BIT(TW_SEQ_SHIFT)
 
 static inline u32 tw_seq(unsigned long state)
 {
@@ -340,7 +340,7 @@ static void tw_release(struct twheel_timer *t)
 static void tw_reconcile(struct twheel_cpu *tc, struct twheel_timer *t)
 {
 	unsigned long old, new;
-	int dest;
+	int dest, pin;
 
 	lockdep_assert_irqs_disabled();
 	old = tw_read_settled(t);
@@ -350,15 +350,18 @@ static void tw_reconcile(struct twheel_cpu *tc, struct twheel_timer *t)
 			new = old & ~(TW_QUEUED | TW_HELD);
 		} else {
 			dest = READ_ONCE(tc->online) ? tc->cpu : -1;
-			if (t->target_cpu >= 0 && t->target_cpu != tc->cpu &&
-			    READ_ONCE(tw_cpu(t->target_cpu)->online))
-				dest = t->target_cpu;
+			pin = READ_ONCE(t->target_cpu);
+			if (pin >= 0 && pin != tc->cpu &&
+			    READ_ONCE(tw_cpu(pin)->online))
+				dest = pin;
 			if (dest < 0)
 				dest = tw_pick_cpu(-1);
+			if (dest < 0)
+				dest = tc->cpu;	/* no wheel online: keep it */
 			if (dest != tc->cpu) {
 				/* Hand off: TW_QUEUED stays set, so t->cpu is ours to change. */
 				tw_unlink(tc, t);
-				t->cpu = dest;
+				WRITE_ONCE(t->cpu, dest);
 				tw_push(t, dest);
 				return;
 			}
@@ -404,7 +407,8 @@ static void tw_drain(struct twheel_cpu *tc, unsigned int *budget)
 static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
 {
 	struct twheel_cpu *local = this_cpu_ptr(&twheel_cpus);
-	unsigned long old = atomic_long_read(&t->state), new;
+	/* Pairs with the holder's cmpxchg that cleared TW_QUEUED after it set t->cpu. */
+	unsigned long old = atomic_long_read_acquire(&t->state), new;
 	int push_to, this = smp_processor_id();
 	bool direct;
 
@@ -417,7 +421,7 @@ static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
 		} else if (!(old & TW_HELD)) {
 			new = ((old | TW_PENDING) & ~(TW_BUSY | clear)) + TW_SEQ_ONE;
 			/* Nobody holds it: it goes to @want's wheel. */
-			t->cpu = want;
+			WRITE_ONCE(t->cpu, want);
 			if (want == this) {
 				new |= TW_HELD;
 				direct = true;
@@ -427,11 +431,14 @@ static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
 			}
 		} else {
 			new = ((old | TW_PENDING) & ~(TW_BUSY | clear)) + TW_SEQ_ONE;
-			if (t->cpu == this && !(old & TW_QUEUED) &&
-			    (t->target_cpu < 0 || t->target_cpu == this))
+			int holder = READ_ONCE(t->cpu);
+			int pin = READ_ONCE(t->target_cpu);
+
+			if (holder == this && !(old & TW_QUEUED) &&
+			    (pin < 0 || pin == this))
 				direct = true;	/* held here: relink in place */
 			else if (!(old & TW_QUEUED))
-				push_to = t->cpu; /* ask its holder to look again */
+				push_to = holder; /* ask its holder to look again */
 			if (push_to >= 0)
 				new |= TW_QUEUED;
 		}
@@ -446,8 +453,8 @@ static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
 		tw_link(local, t, tw_seq(new));
 	else if (push_to >= 0)
 		tw_push(t, push_to);
-	trace_twheel_schedule(t, t->expires, t->period,
-			      push_to >= 0 ? push_to : t->cpu,
+	trace_twheel_schedule(t, READ_ONCE(t->expires), READ_ONCE(t->period),
+			      push_to >= 0 ? push_to : READ_ONCE(t->cpu),
 			      old & TW_PENDING);
 	return !!(old & TW_PENDING);
 }
@@ -469,9 +476,9 @@ static int tw_arm_locked(struct twheel_timer *t, u64 expires, u64 period,
 		return -ESHUTDOWN;
 	}
 	WRITE_ONCE(t->expires, expires);
-	t->period = period;
-	t->mode = mode;
-	t->order = this_cpu_inc_return(twheel_cpus.order);
+	WRITE_ONCE(t->period, period);
+	WRITE_ONCE(t->mode, mode);
+	WRITE_ONCE(t->order, this_cpu_inc_return(twheel_cpus.order));
 	this_cpu_inc(twheel_cpus.stats.scheduled);
 	return tw_publish(t, want, 0);
 }
@@ -577,7 +584,8 @@ bool twheel_cancel(struct twheel_timer *timer)
 
 	local_irq_save(flags);
 	this = smp_processor_id();
-	old = atomic_long_read(&timer->state);
+	/* Pairs with the holder's cmpxchg that cleared TW_QUEUED after it set t->cpu. */
+	old = atomic_long_read_acquire(&timer->state);
 	do {
 		if (!(old & TW_PENDING)) {
 			local_irq_restore(flags);
@@ -588,11 +596,13 @@ bool twheel_cancel(struct twheel_timer *timer)
 		local = false;
 		push_to = -1;
 		if ((old & TW_HELD) && !(old & TW_QUEUED)) {
-			if (timer->cpu == this && !(old & TW_BUSY)) {
+			int holder = READ_ONCE(timer->cpu);
+
+			if (holder == this && !(old & TW_BUSY)) {
 				local = true;
 			} else {
 				new |= TW_QUEUED;
-				push_to = timer->cpu;
+				push_to = holder;
 			}
 		}
 	} while (!atomic_long_try_cmpxchg(&timer->state, &old, new));
@@ -942,8 +952,8 @@ static bool tw_claim(struct twheel_cpu *tc, struct twheel_timer *t,
 			return false;
 		}
 		shot->expires = READ_ONCE(t->expires);
-		shot->period = t->period;
-		shot->mode = t->mode;
+		shot->period = READ_ONCE(t->period);
+		shot->mode = READ_ONCE(t->mode);
 		new = (old | TW_RUNNING) & ~TW_HELD;
 		if (shot->mode == TWHEEL_ONESHOT)
 			new &= ~TW_PENDING;
@@ -977,7 +987,7 @@ static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
 		if ((old & TW_PENDING) && !(old & (TW_HELD | TW_SHUTDOWN)) &&
 		    next <= KTIME_MAX) {
 			WRITE_ONCE(t->expires, next);
-			t->order = this_cpu_inc_return(twheel_cpus.order);
+			WRITE_ONCE(t->order, this_cpu_inc_return(twheel_cpus.order));
 			tw_publish(t, tw_pick_cpu(READ_ONCE(t->target_cpu)),
 				   TW_RUNNING);
 			local_irq_restore(flags);
@@ -1021,8 +1031,8 @@ static void tw_work_fn(struct work_struct *work)
 	struct twheel_timer *t = &wt->timer;
 	struct tw_shot shot = {
 		.expires = READ_ONCE(t->expires),
-		.period = t->period,
-		.mode = t->mode,
+		.period = READ_ONCE(t->period),
+		.mode = READ_ONCE(t->mode),
 	};
 
 	tw_run_callback(t, &shot);
@@ -1101,7 +1111,7 @@ static void tw_evict(struct twheel_timer *t)
 			return;
 	} while (!atomic_long_try_cmpxchg(&t->state, &old, old | TW_QUEUED));
 	dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
-	t->cpu = dest;
+	WRITE_ONCE(t->cpu, dest);
 	tw_push(t, dest);
 }
 
@@ -1173,15 +1183,15 @@ static int tw_stats_show(struct seq_file *m, void *unused)
 	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch\n");
 	for_each_possible_cpu(cpu) {
 		struct twheel_cpu *tc = tw_cpu(cpu);
+		/* Other CPUs' counters, read racily: a snapshot for people. */
+		struct twheel_stats st = data_race(tc->stats);
+		/* Likewise: the owner changes it with interrupts off. */
+		unsigned long pending = data_race(tc->wheel.count);
 
-		/* Counters of other CPUs, read racily: a snapshot for people. */
 		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u\n", cpu,
-			   data_race(tc->online), data_race(tc->wheel.count),
-			   data_race(tc->stats.scheduled),
-			   data_race(tc->stats.expired),
-			   data_race(tc->stats.cancelled),
-			   data_race(tc->stats.max_lateness_ns),
-			   data_race(tc->stats.max_batch));
+			   READ_ONCE(tc->online), pending, st.scheduled,
+			   st.expired, st.cancelled, st.max_lateness_ns,
+			   st.max_batch);
 	}
 	return 0;
 }
@@ -1200,6 +1210,12 @@ static void tw_flush_cpu(void *unused)
 	struct twheel_timer *t;
 	unsigned int i, left = 0;
 
+	for (n = tc->backlog; n; n = next, left++) {
+		next = n->next;
+		t = llist_entry(n, struct twheel_timer, llnode);
+		atomic_long_andnot(TW_PENDING | TW_QUEUED | TW_HELD, &t->state);
+	}
+	tc->backlog = NULL;
 	for (n = llist_del_all(&tc->submit); n; n = next, left++) {
 		next = n->next;
 		t = llist_entry(n, struct twheel_timer, llnode);

@@ -92,7 +92,7 @@ struct twheel_work_timer {
  * @shutdown: set by twheel_group_shutdown_sync(); members refuse re-arming
  */
 struct twheel_group {
-	spinlock_t		lock;
+	spinlock_t		lock;		/* protects the fields below */
 	struct list_head	timers;
 	unsigned int		count;
 	bool			shutdown;

@@ -52,7 +52,7 @@ static void periodic_fn(struct twheel_timer *t, u64 missed)
 static void sleeper_fn(struct twheel_timer *t, u64 missed)
 {
 	check_not_early(t);
-	msleep(1);		/* allowed: process context */
+	usleep_range(1000, 2000);	/* allowed: process context */
 	complete(&sleeper_done);
 }
 

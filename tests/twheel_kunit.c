@@ -103,6 +103,7 @@ static void tw_delay_desc(const u64 *d, char *desc)
 {
 	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "delay %llu ns", *d);
 }
+
 KUNIT_ARRAY_PARAM(tw_delay, tw_delays, tw_delay_desc);
 
 /* Every delay fires no earlier than its deadline and at most a tick late. */
@@ -702,8 +703,9 @@ static void tw_test_hotplug(struct kunit *test)
 	for (i = 0; i < n; i++) {
 		p[i].fired = &fired;
 		twheel_timer_set_cpu(&p[i].timer, victim);
-		KUNIT_ASSERT_EQ(test, twheel_schedule(&p[i].timer,
-			(i % 2 ? 300 : 3) * NSEC_PER_MSEC + i * 10000), 0);
+		u64 delay = (i % 2 ? 300 : 3) * NSEC_PER_MSEC + i * 10000;
+
+		KUNIT_ASSERT_EQ(test, twheel_schedule(&p[i].timer, delay), 0);
 	}
 	ret = remove_cpu(victim);
 	if (ret) {

@@ -25,10 +25,10 @@
 #define TWHEEL_CLOCK_MONOTONIC	1	/* == CLOCK_MONOTONIC */
 
 /* struct twheel_timer_spec::flags */
-#define TWHEEL_TIMER_ABSTIME	(1u << 0)	/* value is a deadline, not a delay */
-#define TWHEEL_TIMER_PERIODIC	(1u << 1)	/* re-arm every period (fixed rate) */
-#define TWHEEL_TIMER_FIXED_DELAY (1u << 2)	/* with PERIODIC: period counts
-						 * from the end of the expiry */
+#define TWHEEL_TIMER_ABSTIME	0x1u	/* value is a deadline, not a delay */
+#define TWHEEL_TIMER_PERIODIC	0x2u	/* re-arm every period (fixed rate) */
+/* With PERIODIC: the period counts from the end of the previous expiry. */
+#define TWHEEL_TIMER_FIXED_DELAY 0x4u
 #define TWHEEL_TIMER_FLAGS	(TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC | \
 				 TWHEEL_TIMER_FIXED_DELAY)
 
@@ -146,8 +146,8 @@ struct twheel_info {
 };
 
 /* struct twheel_event::flags */
-#define TWHEEL_EVENT_PERIODIC	(1u << 0)	/* the timer stays armed */
-#define TWHEEL_EVENT_CANCELLED	(1u << 1)	/* cancelled after this expiry */
+#define TWHEEL_EVENT_PERIODIC	0x1u	/* the timer stays armed */
+#define TWHEEL_EVENT_CANCELLED	0x2u	/* cancelled after this expiry */
 
 /**
  * struct twheel_event - what read() returns, one per timer with expiries
