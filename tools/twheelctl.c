@@ -423,7 +423,7 @@ struct run_opts {
 	u64 count;			/* stop after this many expiries; 0: no limit */
 	u64 duration;			/* stop after this long; 0: no limit */
 	bool poll_fd;			/* epoll the twheel fd, not an eventfd */
-	bool quiet;
+	int quiet;			/* 1: only the summary; 2: nothing */
 	bool single;			/* use TWHEEL_IOC_SCHEDULE, not BATCH */
 };
 
@@ -540,17 +540,17 @@ static void handle_event(struct state *st, const struct twheel_event *e)
 		st->late_sum += (u64)late;
 	}
 	if (e->flags & TWHEEL_EVENT_PERIODIC)
-		strcat(flags, "periodic ");
+		strcat(flags, " periodic");
 	if (e->flags & TWHEEL_EVENT_CANCELLED)
-		strcat(flags, "cancelled ");
+		strcat(flags, " cancelled");
 	if (late < 0)
-		strcat(flags, "EARLY! ");
+		strcat(flags, " EARLY!");
 	if (t)
 		snprintf(idx, sizeof(idx), "#%d", t->spec + 1);
 	else
 		snprintf(idx, sizeof(idx), "?");
 	if (!st->quiet)
-		printf("%6s %8llu %12llu %14.3f %14.3f %10lld %6llu  %s\n", idx,
+		printf("%6s %8llu %12llu %14.3f %14.3f %10lld %6llu %s\n", idx,
 		       (unsigned long long)e->id, (unsigned long long)e->user_data,
 		       rel_ms(st, e->deadline), rel_ms(st, e->fired), (long long)late / 1000,
 		       (unsigned long long)e->count, flags);
@@ -788,7 +788,7 @@ static void print_plan(const struct state *st, const struct run_opts *o, const s
 
 static int run(const struct run_opts *o)
 {
-	struct state st = { .quiet = o->quiet, .o = o, .late_min = UINT64_MAX };
+	struct state st = { .quiet = o->quiet > 0, .o = o, .late_min = UINT64_MAX };
 	struct twheel_info info = { 0 };
 	struct epoll_event ee;
 	sigset_t sigs;
@@ -909,10 +909,10 @@ static int run(const struct run_opts *o)
 	/* no live timers: read what cancels left queued */
 	drain(&st);
 done:
-	if (!o->quiet) {
+	if (o->quiet < 2) {
 		u64 dt = now_ns() - st.t0;
 
-		printf("\n%s: %s: %llu event%s, %llu expir%s in %.3f s", prog, why,
+		printf("%s%s: %s: %llu event%s, %llu expir%s in %.3f s", o->quiet ? "" : "\n", prog, why,
 		       (unsigned long long)st.events, st.events == 1 ? "" : "s",
 		       (unsigned long long)st.expiries, st.expiries == 1 ? "y" : "ies",
 		       (double)dt / 1e9);
@@ -982,7 +982,7 @@ static void help_schedule(FILE *f)
 "  -d, --data U64      user_data echoed in events (decimal or 0x hex; default 1)\n"
 "      --for DUR       exit after DUR\n"
 "      --poll          wait with epoll on the twheel fd instead of an eventfd\n"
-"  -q, --quiet         print nothing but errors\n"
+"  -q, --quiet         print only the summary line; twice: nothing but errors\n"
 "  -h, --help          this text\n"
 "\n"
 "Columns: timer (#N), kernel id, user_data, deadline and fired time in ms since\n"
@@ -1016,7 +1016,7 @@ static void help_run(FILE *f)
 "      --for DUR           stop after DUR\n"
 "      --single            one TWHEEL_IOC_SCHEDULE per timer instead of a batch\n"
 "      --poll              wait with epoll on the twheel fd instead of an eventfd\n"
-"  -q, --quiet             print nothing but errors\n"
+"  -q, --quiet             print only the summary line; twice: nothing but errors\n"
 "  -h, --help              this text\n"
 "\n"
 "examples:\n"
@@ -1135,7 +1135,7 @@ static int cmd_schedule(int argc, char **argv)
 			o.poll_fd = true;
 			break;
 		case 'q':
-			o.quiet = true;
+			o.quiet++;
 			break;
 		case 'h':
 			help_schedule(stdout);
@@ -1250,7 +1250,7 @@ static int cmd_run(int argc, char **argv)
 			o.poll_fd = true;
 			break;
 		case 'q':
-			o.quiet = true;
+			o.quiet++;
 			break;
 		case 'h':
 			help_run(stdout);
