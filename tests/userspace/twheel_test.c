@@ -1240,6 +1240,66 @@ static void test_cancel_periodic(void)
 	EXPECT_EQ(tw_timers(fd), 0);
 }
 
+static void test_cancel_periodic_queued_event(void)
+{
+	int fd = tw_open();
+	struct twheel_event ev[2];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	u64 id, seen;
+	int n;
+
+	REQUIRE(fd >= 0);
+	REQUIRE(EXPECT_RET(tw_sched(fd, 10 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC, 0x99,
+				    TWHEEL_TIMER_PERIODIC, &id), 0));
+	REQUIRE(CHECK(poll(&p, 1, (int)(10 + g_slack_ns / NSEC_PER_MSEC)) == 1,
+		      "periodic timer: no POLLIN"));
+	/* an expiry is queued, and the timer is still pending */
+	EXPECT_RET(tw_cancel(fd, id), 1);
+	EXPECT_RET(tw_cancel(fd, id), -ENOENT);
+	/* the queued event stays readable, marked cancelled; nothing after it */
+	n = read_once(fd, ev, 2, 100, &seen);
+	REQUIRE(CHECK(n == 1, "expected the queued event, got %d events", n));
+	CHECK_EVENT(&ev[0], seen);
+	EXPECT_EQ(ev[0].id, id);
+	EXPECT_EQ(ev[0].user_data, 0x99);
+	CHECK(ev[0].flags & TWHEEL_EVENT_CANCELLED,
+	      "event of a periodic timer cancelled after it: flags %#x lack TWHEEL_EVENT_CANCELLED",
+	      ev[0].flags);
+	no_events(fd, 100, "cancelled periodic timer");
+	EXPECT_EQ(tw_timers(fd), 0);
+	EXPECT_EQ(tw_queued(fd), 0);
+}
+
+static void test_events_in_expiry_order(void)
+{
+	enum { N = 5 };
+	int fd = tw_open();
+	struct twheel_event ev[N + 1];
+	u64 ids[N], last;
+	int n;
+
+	REQUIRE(fd >= 0);
+	/* scheduled latest first: 250, 200, ... 50 ms */
+	for (int i = 0; i < N; i++)
+		REQUIRE(EXPECT_RET(tw_sched(fd, (u64)(N - i) * 50 * NSEC_PER_MSEC, 0, (u64)i, 0,
+					    &ids[i]), 0));
+	last = now_ns() + (u64)N * 50 * NSEC_PER_MSEC;
+	sleep_ns(last - now_ns());
+	while (tw_queued(fd) < N && now_ns() < last + g_slack_ns)
+		idle_ms(10);
+	n = read_once(fd, ev, N + 1, 0, NULL);
+	REQUIRE(CHECK(n == N, "expected %d events in one read, got %d", N, n));
+	for (int k = 0; k < N; k++) {
+		/* the earliest deadline (scheduled last) comes first */
+		CHECK(ev[k].id == ids[N - 1 - k] && ev[k].user_data == (u64)(N - 1 - k),
+		      "event %d is timer %llu, expected %d (events must be in expiry order)",
+		      k, (unsigned long long)ev[k].user_data, N - 1 - k);
+		if (k)
+			CHECK(ev[k].deadline > ev[k - 1].deadline && ev[k].fired >= ev[k - 1].fired,
+			      "event %d: deadline/fired not after event %d's", k, k - 1);
+	}
+}
+
 static void test_modify_moves_timer(void)
 {
 	int fd = tw_open();
@@ -2343,7 +2403,7 @@ static void test_threads_one_fd(void)
 
 static void test_close_while_firing(void)
 {
-	enum { ROUNDS = 5, N = 256 };
+	enum { ROUNDS = 4, N = 128 };
 	static struct twheel_op ops[N];
 	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	long before;
@@ -2667,6 +2727,7 @@ static const struct test tests[] = {
 	T(cancel_unknown_enoent, 20),
 	T(cancel_fired_keeps_event, 20),
 	T(cancel_periodic, 20),
+	T(cancel_periodic_queued_event, 20),
 	T(modify_moves_timer, 20),
 	T(modify_unknown_enoent, 20),
 	T(modify_fired_rearms, 20),
@@ -2697,6 +2758,7 @@ static const struct test tests[] = {
 	T(close_while_firing, 30),
 	T(fork_shared_fd, 20),
 	T(two_fds_isolation, 20),
+	T(events_in_expiry_order, 20),
 	T(many_timers, 60),
 	T(equal_deadlines_fifo, 30),
 };
