@@ -1531,6 +1531,81 @@ static void test_periodic_fixed_delay(void)
 	EXPECT_RET(tw_cancel(fd, id), 1);
 }
 
+/*
+ * Periods at the ends of the range: INT64_MAX (the next deadline would
+ * overflow s64 if computed carelessly: it must simply never come) and 1 ns
+ * (due on every tick: events keep coming, counts add up, nothing early).
+ */
+static void test_periodic_extreme_periods(void)
+{
+	static const u32 modes[2] = { 0, TWHEEL_TIMER_FIXED_DELAY };
+	int fd = tw_open();
+	struct twheel_event ev[8];
+	u64 id, d0, seen, sum;
+	int n;
+
+	REQUIRE(fd >= 0);
+	for (int m = 0; m < 2; m++) {
+		const char *mode = m ? "fixed delay" : "fixed rate";
+
+		/* deadline 1 s ago, period INT64_MAX: one expiry, then none */
+		d0 = now_ns() - NSEC_PER_SEC;
+		REQUIRE(EXPECT_RET(tw_sched(fd, d0, INT64_MAX, 1, TWHEEL_TIMER_ABSTIME |
+					    TWHEEL_TIMER_PERIODIC | modes[m], &id), 0));
+		n = read_once(fd, ev, 8, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
+		if (CHECK(n == 1, "%s, period INT64_MAX: expected 1 event, got %d", mode, n)) {
+			CHECK_EVENT(&ev[0], seen);
+			EXPECT_EQ(ev[0].count, 1);
+			EXPECT_EQ(ev[0].deadline, d0);
+		}
+		no_events(fd, 200, "period INT64_MAX after its first expiry");
+		/* still a periodic timer, armed for ~292 years from d0 */
+		CHECK(tw_cancel(fd, id) == 1, "%s, period INT64_MAX: CANCEL after the first expiry did not return 1 (pending)",
+		      mode);
+
+		/* relative start, period INT64_MAX: the first deadline is near now */
+		REQUIRE(EXPECT_RET(tw_sched(fd, 0, INT64_MAX, 2, TWHEEL_TIMER_PERIODIC | modes[m],
+					    &id), 0));
+		n = read_once(fd, ev, 8, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
+		CHECK(n == 1 && ev[0].count == 1, "%s, delay 0, period INT64_MAX: %d events, count %llu",
+		      mode, n, n ? (unsigned long long)ev[0].count : 0ULL);
+		no_events(fd, 200, "period INT64_MAX after its first expiry");
+		CHECK(tw_cancel(fd, id) == 1, "%s, delay 0, period INT64_MAX: CANCEL after the first expiry did not return 1 (pending)",
+		      mode);
+
+		/* period 1 ns for 300 ms */
+		d0 = now_ns();
+		REQUIRE(EXPECT_RET(tw_sched(fd, d0, 1, 3, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC |
+					    modes[m], &id), 0));
+		sum = 0;
+		n = 0;
+		while (now_ns() < d0 + 300 * NSEC_PER_MSEC) {
+			int k = read_once(fd, ev, 8, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
+
+			if (!k)
+				break;
+			for (int i = 0; i < k; i++) {
+				CHECK_EVENT(&ev[i], seen);
+				sum += ev[i].count;
+			}
+			n += k;
+		}
+		EXPECT_RET(tw_cancel(fd, id), 1);
+		/* drain what the cancel left queued (the fd is non-blocking) */
+		while (read(fd, ev, sizeof(ev)) > 0)
+			;
+		diag("%s, period 1 ns for 300 ms: %d events, %llu expiries", mode, n,
+		     (unsigned long long)sum);
+		CHECK(n >= 5, "%s, period 1 ns: only %d events in 300 ms", mode, n);
+		if (!m)	/* fixed rate counts every nanosecond that passed */
+			CHECK(sum >= 100 * NSEC_PER_MSEC && sum <= seen - d0 + 1,
+			      "fixed rate, period 1 ns: %llu expiries in %llu ns",
+			      (unsigned long long)sum, (unsigned long long)(seen - d0));
+		no_events(fd, 100, "period 1 ns after cancel");
+	}
+	EXPECT_EQ(tw_timers(fd), 0);
+}
+
 static void test_modify_periodic(void)
 {
 	int fd = tw_open();
@@ -2735,6 +2810,7 @@ static const struct test tests[] = {
 	T(periodic_fixed_rate_unread, 30),
 	T(periodic_fixed_rate_grid, 30),
 	T(periodic_fixed_delay, 30),
+	T(periodic_extreme_periods, 30),
 	T(batch_all_success, 20),
 	T(batch_partial_failure, 20),
 	T(batch_count_einval, 30),
