@@ -201,7 +201,7 @@ report_problems() {
 	problems=$(console_problems "$log")
 	[ -n "$problems" ] || return 0
 	msg "$name: the kernel reported problems (full log: $log):"
-	first=$(grep -anE "$PROBLEM_RE" "$log" | grep -av 'kmemleak: Kernel memory leak detector' | head -n1 | cut -d: -f1)
+	first=$(tr -d '\r' <"$log" | grep -anE "$KMSG_RE.*($PROBLEM_RE)" | head -n1 | cut -d: -f1)
 	sed -n "$((first > 5 ? first - 5 : 1)),$((first + 60))p" "$log" | tr -d '\r' | sed 's/^/  | /' >&2
 }
 

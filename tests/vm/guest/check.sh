@@ -78,7 +78,7 @@ kmemleak_check() {
 	sed 's/^/# /' /tmp/kmemleak | head -n 200
 	if [ "$kmemleak_baseline" = clean ]; then
 		result "not ok" kmemleak "$(grep -c '^unreferenced object' /tmp/kmemleak) leaked objects"
-	elif grep -qE 'twheel|comm "(insmod|rmmod|twheel_test|twheelctl)"|\] 0xffffffff[0-9a-f]+$' /tmp/kmemleak; then
+	elif grep -qE 'twheel|comm "(insmod|rmmod|twheel_test|twheelctl)"|^ *(\[<[0-9a-f]+>\] )?0xffffffff[0-9a-f]+$' /tmp/kmemleak; then
 		# Unsymbolized frames: code of a module that is gone (ours).
 		result "not ok" kmemleak "leaks from twheel"
 	else
