@@ -981,11 +981,12 @@ static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
 			    check_add_overflow(next, shot->expires, &next))
 				next = KTIME_MAX;
 		} else {
-			next = ktime_get() + shot->period;
+			next = ktime_get() + shot->period;	/* < 2^64 */
 		}
+		/* Beyond the end of time: stays armed, never fires again. */
+		next = min_t(u64, next, KTIME_MAX);
 		old = tw_lock_busy(t);
-		if ((old & TW_PENDING) && !(old & (TW_HELD | TW_SHUTDOWN)) &&
-		    next <= KTIME_MAX) {
+		if ((old & TW_PENDING) && !(old & (TW_HELD | TW_SHUTDOWN))) {
 			WRITE_ONCE(t->expires, next);
 			WRITE_ONCE(t->order, this_cpu_inc_return(twheel_cpus.order));
 			tw_publish(t, tw_pick_cpu(READ_ONCE(t->target_cpu)),

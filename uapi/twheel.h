@@ -45,6 +45,11 @@
  * @clockid: TWHEEL_CLOCK_MONOTONIC.
  * @flags: TWHEEL_TIMER_*.
  * @reserved: must be zero.
+ *
+ * SCHEDULE returns 0. If the id cannot be written back the new timer is
+ * removed again and the call fails with EFAULT. MODIFY returns 1 if the
+ * timer was pending, 0 if not: a fired one-shot timer whose event is still
+ * unread is armed again (its id stays valid) and the queued event stays.
  */
 struct twheel_timer_spec {
 	__u64 id;
@@ -74,7 +79,12 @@ struct twheel_cancel {
 
 /**
  * struct twheel_eventfd - register the eventfd signalled on every expiry
- * @fd: an eventfd, or -1 to unregister. Anything else gives EINVAL.
+ * @fd: an eventfd, or -1 to unregister. A number that is not an open file
+ *	gives EBADF; an open file that is not an eventfd, or a value below -1,
+ *	gives EINVAL.
+ *
+ * The eventfd's counter goes up by one for each expiry callback; periods a
+ * late fixed-rate timer skipped are counted in twheel_event::count only.
  * @flags: must be zero
  * @reserved: must be zero
  */
@@ -132,7 +142,9 @@ struct twheel_batch {
  * @granularity_ns: the wheel's tick: expiries are late by at most this
  *	much (plus system latency), never early
  * @max_timers: the most timers this fd may hold (module parameter)
- * @timers: timers this fd holds now (pending, or fired with unread events)
+ * @timers: timers this fd holds now: pending, or fired or cancelled with
+ *	an unread event (those keep their slot against @max_timers until the
+ *	event is read)
  * @queued: events waiting to be read
  * @reserved: zero
  */
@@ -146,8 +158,9 @@ struct twheel_info {
 };
 
 /* struct twheel_event::flags */
-#define TWHEEL_EVENT_PERIODIC	0x1u	/* the timer stays armed */
-#define TWHEEL_EVENT_CANCELLED	0x2u	/* cancelled after this expiry */
+#define TWHEEL_EVENT_PERIODIC	0x1u	/* from a periodic timer */
+#define TWHEEL_EVENT_CANCELLED	0x2u	/* periodic, cancelled after these
+					 * expiries: no more will follow */
 
 /**
  * struct twheel_event - what read() returns, one per timer with expiries
@@ -161,6 +174,10 @@ struct twheel_info {
  *	event per timer.
  * @flags: TWHEEL_EVENT_*
  * @pad: zero
+ *
+ * read() returns only whole events; if copying them out faults, the events
+ * not delivered stay queued and read() fails with EFAULT (or returns what
+ * it did copy).
  */
 struct twheel_event {
 	__u64 id;
