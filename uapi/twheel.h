@@ -159,8 +159,8 @@ struct twheel_info {
 
 /* struct twheel_event::flags */
 #define TWHEEL_EVENT_PERIODIC	0x1u	/* from a periodic timer */
-#define TWHEEL_EVENT_CANCELLED	0x2u	/* periodic, cancelled after these
-					 * expiries: no more will follow */
+/* A periodic timer cancelled after these expiries: no more will follow. */
+#define TWHEEL_EVENT_CANCELLED	0x2u
 
 /**
  * struct twheel_event - what read() returns, one per timer with expiries
