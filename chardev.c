@@ -937,7 +937,7 @@ static int twheel_fd_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 
 	mutex_init(&tf->ctl_mutex);
-	xa_init_flags(&tf->timers, XA_FLAGS_ALLOC1);
+	xa_init_flags(&tf->timers, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	tf->max_timers = READ_ONCE(max_timers);
 	twheel_group_init(&tf->group);
 	spin_lock_init(&tf->lock);
