@@ -490,8 +490,11 @@ static int twheel_fd_cancel_timer(struct twheel_fd *tf,
 		WRITE_ONCE(tf->nqueued, tf->nqueued - 1);
 	}
 	if (ft->on_list || ft->in_flight) {
-		/* An orphan now: the reader of its event frees it. */
-		if (pending || ft->mode != TWHEEL_ONESHOT)
+		/*
+		 * An orphan now: the reader of its event frees it. The event
+		 * of a periodic timer says that no more will follow.
+		 */
+		if (ft->mode != TWHEEL_ONESHOT)
 			ft->ev_flags |= TWHEEL_EVENT_CANCELLED;
 	} else {
 		tf->ntimers--;
