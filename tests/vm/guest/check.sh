@@ -143,7 +143,8 @@ kunit_tests() {
 	fi
 	step "KUnit"
 	if [ -n "${TWHEEL_KUNIT_GLOB:-}" ]; then
-		echo "$TWHEEL_KUNIT_GLOB" >/sys/module/kunit/parameters/filter_glob
+		# No newline: a charp parameter would keep it.
+		printf '%s' "$TWHEEL_KUNIT_GLOB" >/sys/module/kunit/parameters/filter_glob
 	fi
 	run_test insmod-twheel_kunit insmod "$ko" || return
 	n=0
