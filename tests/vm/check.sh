@@ -353,6 +353,8 @@ summary() {
 
 main() {
 	local k t0
+	# One stream, in order: progress, failures and splats all on stdout.
+	exec 2>&1
 	t0=$(now)
 	mkdir -p "$LOGS"
 	: >"$RESULTS"
