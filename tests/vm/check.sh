@@ -94,7 +94,7 @@ step_modules() {
 }
 
 step_style() {
-	local line rest
+	local line rest rc=0
 	if [ "$STYLE" = 0 ]; then
 		skip style "STYLE=0"
 		return
@@ -103,6 +103,7 @@ step_style() {
 		fail style "no debug kernel tree for checkpatch"
 		return
 	fi
+	timed style "$VM/style.sh" "$debug_dir" >"$LOGS/style.txt" || rc=$?
 	while IFS= read -r line; do
 		case "$line" in
 		"ok "*) pass "style:${line#ok }" ;;
@@ -113,7 +114,10 @@ step_style() {
 			;;
 		*) echo "$line" ;;
 		esac
-	done < <(timed style "$VM/style.sh" "$debug_dir" || true)
+	done <"$LOGS/style.txt"
+	if [ "$rc" -ne 0 ] && ! grep -q '^not ok ' "$LOGS/style.txt"; then
+		fail style "tests/vm/style.sh failed (status $rc)"
+	fi
 }
 
 step_userspace() {

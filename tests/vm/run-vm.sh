@@ -39,6 +39,7 @@ script=
 cmdline=
 timeout=${TWHEEL_VM_TIMEOUT:-900}
 live=0
+QEMU_PID=
 adds=()
 envs=()
 
@@ -229,8 +230,9 @@ main() {
 		-kernel "$kernel" -initrd "$initrd" \
 		-append "$(kernel_cmdline)" </dev/null >"$dir/qemu.stderr" 2>&1 &
 	qpid=$!
+	QEMU_PID=$qpid
 	# Interrupted (Ctrl-C, a closed pipe): take the VM down too.
-	trap 'kill "$qpid" 2>/dev/null || true' EXIT
+	trap 'kill "$QEMU_PID" 2>/dev/null || true' EXIT
 	trap 'exit 130' INT TERM HUP PIPE
 	follow "$qpid" "$log" "$out" &
 	verdict=$(supervise "$qpid" "$out" "$log")
