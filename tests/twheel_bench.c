@@ -1,0 +1,1231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel_bench: in-kernel benchmarks of twheel against timer_list and
+ * hrtimer, tables 1 to 6 of `make bench` (BENCHMARKS.md explains them).
+ *
+ * Loading the module runs the tables chosen by the `tables` parameter in a
+ * kthread bound to CPU `cpu`; insmod returns when they are done. Every
+ * figure is one line in the kernel log. The keys before "rep=" name the
+ * row, the keys after it are what one repetition measured:
+ *
+ *   twheel_bench: table=1 facility=twheel pending=1000 rep=0 ns_per_op=812.4
+ *
+ * tests/vm/bench-report.py takes the median and spread over the
+ * repetitions. Each table cancels and frees everything it armed before it
+ * returns, also when it is cut short (a signal to insmod, or `time_limit`
+ * seconds), so the module holds nothing once insmod returns and rmmod has
+ * nothing to clean up.
+ *
+ *   1  schedule + cancel of one timer on one CPU, with 1k .. 1M others
+ *      pending; random delays spread over several levels of each wheel
+ *   2  the same, armed on `cpu` and cancelled on `peer_cpu`, plus the work
+ *      a remote cancel leaves for the arming CPU
+ *   3  `expire_count` timers due in the same granule: CPU time per expired
+ *      timer, and the longest stretch the expiry took the CPU from a task
+ *   4  lateness of `accuracy_count` timers (p50, p99, max) and early ones
+ *   5  local timer interrupts per second on the idle CPU `quiet_cpu`: no
+ *      timers, 1M far-future timers, a Netty-style tick every granule
+ *   6  bytes per timer (struct sizes, slab deltas) and per CPU
+ *
+ * Method notes:
+ * - Each facility is used as its users would: twheel_schedule() and
+ *   twheel_cancel(); mod_timer() and timer_delete(); hrtimer_start() and
+ *   hrtimer_cancel(); default (non-pinned) modes everywhere.
+ * - The measured loops are timed as a whole with ktime_get(); interrupts
+ *   stay enabled, so their cost lands where it would in real use.
+ * - Table 2 hands rounds of armed timers to a kthread on `peer_cpu`. A
+ *   twheel cancel from another CPU queues the timer to its owner and kicks
+ *   it, so the owner has work left to do: the arming CPU keeps bottom
+ *   halves disabled while the peer cancels and then times
+ *   local_bh_enable(), which runs that work ("drain").
+ * - Table 3 watches from a task spinning on the CPU where the (pinned)
+ *   timers expire: a gap longer than GAP_NS between two of its clock reads
+ *   is time something else took the CPU, and the gaps that overlap the
+ *   first to the last callback are the expiry (hardirq, softirq or
+ *   ksoftirqd): their sum per timer, and the longest of them.
+ * - Timers that should not fire (pending ones, probes) are far enough
+ *   away not to; a callback outside the watched set is counted in the
+ *   last line ("stray_callbacks").
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/bottom_half.h>
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/hardirq.h>
+#include <linux/hrtimer.h>
+#include <linux/interrupt.h>
+#include <linux/jiffies.h>
+#include <linux/kthread.h>
+#include <linux/math64.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/timer.h>
+#include <linux/vmstat.h>
+
+#include "../twheel.h"
+
+static unsigned int tables = 0x3f;
+module_param(tables, uint, 0444);
+MODULE_PARM_DESC(tables, "Tables to run, bit 0 = table 1 .. bit 5 = table 6 (default 0x3f)");
+
+static unsigned int reps = 5;
+module_param(reps, uint, 0444);
+MODULE_PARM_DESC(reps, "Repetitions of each measurement, 1..50 (default 5)");
+
+static unsigned int max_pending = 1000000;
+module_param(max_pending, uint, 0444);
+MODULE_PARM_DESC(max_pending, "Largest pending count of tables 1, 2 and 5 (default 1000000)");
+
+static unsigned int ops = 20000;
+module_param(ops, uint, 0444);
+MODULE_PARM_DESC(ops, "Schedule + cancel pairs per repetition, tables 1 and 2 (default 20000)");
+
+static unsigned int expire_count = 100000;
+module_param(expire_count, uint, 0444);
+MODULE_PARM_DESC(expire_count, "Timers expiring together, table 3 (default 100000)");
+
+static unsigned int accuracy_count = 10000;
+module_param(accuracy_count, uint, 0444);
+MODULE_PARM_DESC(accuracy_count, "Timers whose lateness is measured, table 4 (default 10000)");
+
+static unsigned int idle_ms = 2000;
+module_param(idle_ms, uint, 0444);
+MODULE_PARM_DESC(idle_ms, "Length of one idle window in ms, table 5 (default 2000)");
+
+static unsigned int mem_count = 1000000;
+module_param(mem_count, uint, 0444);
+MODULE_PARM_DESC(mem_count, "Timers allocated one by one for the slab delta, table 6 (default 1000000)");
+
+static int bench_cpu = 1;
+module_param_named(cpu, bench_cpu, int, 0444);
+MODULE_PARM_DESC(cpu, "CPU that arms the timers (default 1)");
+
+static int peer_cpu = 2;
+module_param(peer_cpu, int, 0444);
+MODULE_PARM_DESC(peer_cpu, "CPU that cancels them in table 2 (default 2)");
+
+static int quiet_cpu = 3;
+module_param(quiet_cpu, int, 0444);
+MODULE_PARM_DESC(quiet_cpu, "Idle CPU watched by table 5 (default 3)");
+
+static unsigned int time_limit = 900;
+module_param(time_limit, uint, 0444);
+MODULE_PARM_DESC(time_limit, "Seconds after which the run stops early (default 900)");
+
+enum bench_fac { FAC_TWHEEL, FAC_TIMER_LIST, FAC_HRTIMER, NR_FACS };
+
+static const char *const fac_names[NR_FACS] = {
+	[FAC_TWHEEL] = "twheel",
+	[FAC_TIMER_LIST] = "timer_list",
+	[FAC_HRTIMER] = "hrtimer",
+};
+
+#define PROBES		1024	/* timers cycled through by measured loops */
+#define DELAYS		4096	/* precomputed random delays */
+#define XCPU_BATCH	256	/* timers per round of table 2, bursty case */
+#define GAP_NS		(10 * NSEC_PER_USEC)	/* table 3: a clock gap */
+#define ROUND_TIMEOUT	NSEC_PER_SEC		/* table 2: peer is stuck */
+/* Table 2 adds this to the delays: a round may wait for a descheduled vCPU. */
+#define XCPU_MIN_NS	(100 * NSEC_PER_MSEC)
+#define KICK_TIMEOUT	(20 * NSEC_PER_MSEC)	/* table 2: kick is lost */
+
+/* Delays of the measured timers: 1 ms << 0..21, so up to 70 min. */
+#define PROBE_MIN_NS	NSEC_PER_MSEC
+#define PROBE_OCTAVES	22
+/* Timers pending meanwhile: 60 s << 0..9, up to 17 h; none fire. */
+#define BG_MIN_NS	(60 * NSEC_PER_SEC)
+#define BG_OCTAVES	10
+/* Table 5: far-future timers, 1 h << 0..3, up to 16 h. */
+#define FAR_MIN_NS	(3600 * NSEC_PER_SEC)
+#define FAR_OCTAVES	4
+/* Table 4: 1 ms << 0..10, up to 2 s. */
+#define ACC_MIN_NS	NSEC_PER_MSEC
+#define ACC_OCTAVES	11
+
+/**
+ * struct tset - an array of timers of one facility
+ * @fac: the facility
+ * @n: number of timers
+ * @mem: the timers (kvmalloc'd), seen through the member of @fac
+ * @tw: @mem as twheel timers
+ * @tl: @mem as timer_lists
+ * @hr: @mem as hrtimers
+ * @deadline: table 4: requested deadline of each timer, or NULL
+ * @lat: table 4: lateness of each expiry, or NULL
+ * @fired: callbacks run for this set while it was watched
+ * @first: time of the first of them
+ * @last: time of the last of them
+ * @home: the CPU they are pinned to, or -1
+ * @away: callbacks that ran on another CPU than @home
+ */
+struct tset {
+	enum bench_fac		fac;
+	unsigned int		n;
+	union {
+		void			*mem;
+		struct twheel_timer	*tw;
+		struct timer_list	*tl;
+		struct hrtimer		*hr;
+	};
+	ktime_t			*deadline;
+	s64			*lat;
+	atomic_t		fired;
+	atomic64_t		first;
+	atomic64_t		last;
+	int			home;
+	atomic_t		away;
+};
+
+static bool bench_abort;		/* insmod was interrupted */
+static ktime_t bench_deadline;		/* time_limit */
+static bool bench_cut;			/* a table stopped early */
+static struct tset *watched;		/* callbacks record for this set */
+static atomic_long_t stray;		/* other callbacks that ran */
+static DECLARE_COMPLETION(runner_done);
+
+static u64 probe_ns[DELAYS];		/* delays of measured timers */
+static unsigned long probe_jif[DELAYS];	/* the same in jiffies */
+static u64 xprobe_ns[DELAYS];		/* table 2: XCPU_MIN_NS more */
+static unsigned long xprobe_jif[DELAYS];
+
+static bool stopping(void)
+{
+	if (READ_ONCE(bench_abort) ||
+	    ktime_after(ktime_get(), READ_ONCE(bench_deadline))) {
+		bench_cut = true;
+		return true;
+	}
+	return false;
+}
+
+/* Log-uniform over @octaves octaves from @lo, uniform within each octave. */
+static u64 rand_delay(u64 lo, unsigned int octaves)
+{
+	u64 base = lo << get_random_u32_below(octaves);
+
+	return base + mul_u64_u32_shr(base, get_random_u32(), 32);
+}
+
+static unsigned long ns_to_jiffies_up(u64 ns)
+{
+	return div_u64(ns + TICK_NSEC - 1, TICK_NSEC);
+}
+
+/* @total / @n in tenths, for fx(). */
+static u64 per10(u64 total, u64 n)
+{
+	return div64_u64(total * 10, max_t(u64, n, 1));
+}
+
+struct fx {
+	char s[24];
+};
+
+/* A value in tenths as text with one decimal: pr_info("%s", fx(v).s). */
+static struct fx fx(u64 tenths)
+{
+	struct fx f;
+
+	snprintf(f.s, sizeof(f.s), "%llu.%llu", tenths / 10, tenths % 10);
+	return f;
+}
+
+/* ---------------------------------------------------------------------
+ * Timer sets
+ */
+
+static void bench_note(struct tset *s, unsigned long i)
+{
+	ktime_t now = ktime_get();
+	s64 old = 0;
+
+	if (s->lat)
+		s->lat[i] = now - s->deadline[i];
+	atomic64_try_cmpxchg(&s->first, &old, now);
+	if (s->home >= 0 && s->home != raw_smp_processor_id())
+		atomic_inc(&s->away);
+	old = atomic64_read(&s->last);
+	while (old < now && !atomic64_try_cmpxchg(&s->last, &old, now))
+		;
+	/* Pairs with the acquire of the reader: @lat is written. */
+	atomic_inc_return_release(&s->fired);
+}
+
+static void bench_tw_fn(struct twheel_timer *t, u64 missed)
+{
+	struct tset *s = READ_ONCE(watched);
+
+	if (s && s->fac == FAC_TWHEEL && t >= s->tw && t < s->tw + s->n)
+		bench_note(s, t - s->tw);
+	else
+		atomic_long_inc(&stray);
+}
+
+static void bench_tl_fn(struct timer_list *t)
+{
+	struct tset *s = READ_ONCE(watched);
+
+	if (s && s->fac == FAC_TIMER_LIST && t >= s->tl && t < s->tl + s->n)
+		bench_note(s, t - s->tl);
+	else
+		atomic_long_inc(&stray);
+}
+
+static enum hrtimer_restart bench_hr_fn(struct hrtimer *t)
+{
+	struct tset *s = READ_ONCE(watched);
+
+	if (s && s->fac == FAC_HRTIMER && t >= s->hr && t < s->hr + s->n)
+		bench_note(s, t - s->hr);
+	else
+		atomic_long_inc(&stray);
+	return HRTIMER_NORESTART;
+}
+
+static size_t fac_size(enum bench_fac fac)
+{
+	switch (fac) {
+	case FAC_TWHEEL:
+		return sizeof(struct twheel_timer);
+	case FAC_TIMER_LIST:
+		return sizeof(struct timer_list);
+	default:
+		return sizeof(struct hrtimer);
+	}
+}
+
+/* @pinned: expire on this CPU (the caller is bound to it). */
+static void fac_init(enum bench_fac fac, void *timer, bool pinned)
+{
+	switch (fac) {
+	case FAC_TWHEEL:
+		twheel_timer_init((struct twheel_timer *)timer, bench_tw_fn, 0);
+		if (pinned)
+			twheel_timer_set_cpu(timer, raw_smp_processor_id());
+		break;
+	case FAC_TIMER_LIST:
+		timer_setup((struct timer_list *)timer, bench_tl_fn,
+			    pinned ? TIMER_PINNED : 0);
+		break;
+	default:
+		hrtimer_init((struct hrtimer *)timer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL);
+		((struct hrtimer *)timer)->function = bench_hr_fn;
+		break;
+	}
+}
+
+static void fac_arm_rel(enum bench_fac fac, void *timer, u64 delay)
+{
+	switch (fac) {
+	case FAC_TWHEEL:
+		twheel_schedule(timer, delay);
+		break;
+	case FAC_TIMER_LIST:
+		mod_timer(timer, jiffies + ns_to_jiffies_up(delay));
+		break;
+	default:
+		hrtimer_start(timer, ns_to_ktime(delay), HRTIMER_MODE_REL);
+		break;
+	}
+}
+
+/* Waits for a running callback too: the memory may be freed afterwards. */
+static void fac_stop(enum bench_fac fac, void *timer)
+{
+	switch (fac) {
+	case FAC_TWHEEL:
+		twheel_cancel_sync(timer);
+		break;
+	case FAC_TIMER_LIST:
+		timer_delete_sync(timer);
+		break;
+	default:
+		hrtimer_cancel(timer);
+		break;
+	}
+}
+
+static void *tset_timer(struct tset *s, unsigned int i)
+{
+	return (char *)s->mem + (size_t)i * fac_size(s->fac);
+}
+
+#define TSET_TRACK	0x1	/* keep deadlines and lateness (table 4) */
+#define TSET_PINNED	0x2	/* expire on this CPU (table 3) */
+
+static struct tset *tset_alloc(enum bench_fac fac, unsigned int n,
+			       unsigned int flags)
+{
+	bool track = flags & TSET_TRACK;
+	struct tset *s = kzalloc(sizeof(*s), GFP_KERNEL);
+	unsigned int i;
+
+	if (!s)
+		return NULL;
+	s->fac = fac;
+	s->n = n;
+	s->home = flags & TSET_PINNED ? raw_smp_processor_id() : -1;
+	s->mem = kvcalloc(n, fac_size(fac), GFP_KERNEL);
+	if (track) {
+		s->deadline = kvcalloc(n, sizeof(*s->deadline), GFP_KERNEL);
+		s->lat = kvcalloc(n, sizeof(*s->lat), GFP_KERNEL);
+	}
+	if (!s->mem || (track && (!s->deadline || !s->lat))) {
+		kvfree(s->lat);
+		kvfree(s->deadline);
+		kvfree(s->mem);
+		kfree(s);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		fac_init(fac, tset_timer(s, i), flags & TSET_PINNED);
+		if (!(i & 4095))
+			cond_resched();
+	}
+	return s;
+}
+
+/* Cancel every timer and wait for running callbacks. */
+static void tset_stop(struct tset *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->n; i++) {
+		fac_stop(s->fac, tset_timer(s, i));
+		if (!(i & 1023))
+			cond_resched();
+	}
+}
+
+static void tset_free(struct tset *s)
+{
+	if (!s)
+		return;
+	tset_stop(s);
+	if (READ_ONCE(watched) == s)
+		WRITE_ONCE(watched, NULL);
+	kvfree(s->lat);
+	kvfree(s->deadline);
+	kvfree(s->mem);
+	kfree(s);
+}
+
+static void tset_watch(struct tset *s)
+{
+	atomic_set(&s->fired, 0);
+	atomic64_set(&s->first, 0);
+	atomic64_set(&s->last, 0);
+	atomic_set(&s->away, 0);
+	WRITE_ONCE(watched, s);
+}
+
+/* Arm every timer with a random delay; returns -EINTR if stopped. */
+static int tset_arm_random(struct tset *s, u64 lo, unsigned int octaves)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->n; i++) {
+		fac_arm_rel(s->fac, tset_timer(s, i), rand_delay(lo, octaves));
+		if (!(i & 1023)) {
+			cond_resched();
+			if (stopping())
+				return -EINTR;
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Running something on another CPU
+ */
+
+struct on_cpu {
+	int			(*fn)(void *arg);
+	void			*arg;
+	int			ret;
+	struct completion	done;
+};
+
+static int on_cpu_thread(void *data)
+{
+	struct on_cpu *w = data;
+
+	w->ret = w->fn(w->arg);
+	kthread_complete_and_exit(&w->done, 0);
+}
+
+/* Run @fn(@arg) in a kthread bound to @cpu and wait for it. */
+static int run_on_cpu(int cpu, int (*fn)(void *arg), void *arg)
+{
+	struct on_cpu w = { .fn = fn, .arg = arg };
+	struct task_struct *t;
+
+	init_completion(&w.done);
+	t = kthread_create_on_cpu(on_cpu_thread, &w, cpu, "twheel_bench/%u");
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	wake_up_process(t);
+	wait_for_completion(&w.done);
+	return w.ret;
+}
+
+/* ---------------------------------------------------------------------
+ * Table 1: schedule + cancel on one CPU
+ */
+
+/* @nops schedule + cancel pairs on the probes; returns the ns they took. */
+static u64 pair_loop(struct tset *p, unsigned int nops)
+{
+	ktime_t t0 = ktime_get();
+	unsigned int i;
+
+	switch (p->fac) {
+	case FAC_TWHEEL:
+		for (i = 0; i < nops; i++) {
+			struct twheel_timer *t = &p->tw[i % PROBES];
+
+			twheel_schedule(t, probe_ns[i % DELAYS]);
+			twheel_cancel(t);
+		}
+		break;
+	case FAC_TIMER_LIST:
+		for (i = 0; i < nops; i++) {
+			struct timer_list *t = &p->tl[i % PROBES];
+
+			mod_timer(t, jiffies + probe_jif[i % DELAYS]);
+			timer_delete(t);
+		}
+		break;
+	default:
+		for (i = 0; i < nops; i++) {
+			struct hrtimer *t = &p->hr[i % PROBES];
+
+			hrtimer_start(t, ns_to_ktime(probe_ns[i % DELAYS]),
+				      HRTIMER_MODE_REL);
+			hrtimer_cancel(t);
+		}
+		break;
+	}
+	return ktime_get() - t0;
+}
+
+static void table1(struct tset *p, unsigned int pending)
+{
+	unsigned int r;
+	u64 ns;
+
+	pair_loop(p, PROBES);	/* warm up */
+	for (r = 0; r < reps && !stopping(); r++) {
+		ns = per10(pair_loop(p, ops), ops);
+		pr_info("table=1 facility=%s pending=%u rep=%u ns_per_op=%s\n",
+			fac_names[p->fac], pending, r, fx(ns).s);
+		cond_resched();
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Table 2: armed on one CPU, cancelled on another
+ */
+
+/* Arm @k probes from index @from on; returns the ns it took. */
+static u64 arm_loop(struct tset *p, unsigned int from, unsigned int k)
+{
+	ktime_t t0 = ktime_get();
+	unsigned int i, j;
+
+	switch (p->fac) {
+	case FAC_TWHEEL:
+		for (i = from; i < from + k; i++) {
+			j = i % PROBES;
+			twheel_schedule(&p->tw[j], xprobe_ns[i % DELAYS]);
+		}
+		break;
+	case FAC_TIMER_LIST:
+		for (i = from; i < from + k; i++) {
+			j = i % PROBES;
+			mod_timer(&p->tl[j], jiffies + xprobe_jif[i % DELAYS]);
+		}
+		break;
+	default:
+		for (i = from; i < from + k; i++) {
+			j = i % PROBES;
+			hrtimer_start(&p->hr[j], ns_to_ktime(xprobe_ns[i % DELAYS]),
+				      HRTIMER_MODE_REL);
+		}
+		break;
+	}
+	return ktime_get() - t0;
+}
+
+static u64 cancel_loop(struct tset *p, unsigned int from, unsigned int k)
+{
+	ktime_t t0 = ktime_get();
+	unsigned int i;
+
+	switch (p->fac) {
+	case FAC_TWHEEL:
+		for (i = from; i < from + k; i++)
+			twheel_cancel(&p->tw[i % PROBES]);
+		break;
+	case FAC_TIMER_LIST:
+		for (i = from; i < from + k; i++)
+			timer_delete(&p->tl[i % PROBES]);
+		break;
+	default:
+		for (i = from; i < from + k; i++)
+			hrtimer_cancel(&p->hr[i % PROBES]);
+		break;
+	}
+	return ktime_get() - t0;
+}
+
+/**
+ * struct peer - the cancelling side of table 2
+ * @probes: the timers
+ * @k: timers per round; written before the round is handed over
+ * @go: rounds handed over: round r cancels the k probes from (r - 1) * k
+ * @done: rounds finished
+ * @stop: set by the runner when it is done
+ * @cancel_ns: time spent in cancel_loop(), all rounds
+ * @exited: completed when the thread is gone
+ */
+struct peer {
+	struct tset		*probes;
+	unsigned int		k;
+	atomic_t		go;
+	atomic_t		done;
+	bool			stop;
+	u64			cancel_ns;
+	struct completion	exited;
+};
+
+static int peer_thread(void *data)
+{
+	struct peer *p = data;
+	unsigned int spins = 0;
+	int seen = 0, go;
+	u64 ns;
+
+	while (!READ_ONCE(p->stop)) {
+		/* Pairs with the release of the runner: the probes are armed. */
+		go = atomic_read_acquire(&p->go);
+		if (go == seen) {
+			cpu_relax();
+			if (!(++spins & 1023))
+				cond_resched();
+			continue;
+		}
+		ns = cancel_loop(p->probes, (go - 1) * READ_ONCE(p->k),
+				 READ_ONCE(p->k));
+		WRITE_ONCE(p->cancel_ns, p->cancel_ns + ns);
+		seen = go;
+		atomic_set_release(&p->done, go);
+	}
+	kthread_complete_and_exit(&p->exited, 0);
+}
+
+struct xcpu_result {
+	u64	arm_ns;
+	u64	drain_ns;
+	u64	round_ns;
+	u64	kick_ns;
+	u64	late_kicks;
+};
+
+/* One round: arm k here, have the peer cancel them, run what is left. */
+static int xcpu_round(struct peer *p, int round, struct xcpu_result *res)
+{
+	unsigned int k = p->k, from = (round - 1) * k;
+	ktime_t t0, t1, t2, t3;
+
+	t0 = ktime_get();
+	res->arm_ns += arm_loop(p->probes, from, k);
+	/* Keep the work a remote cancel queues here until we time it. */
+	local_bh_disable();
+	/* Pairs with the acquire of the peer. */
+	atomic_set_release(&p->go, round);
+	t1 = ktime_get();
+	while (atomic_read_acquire(&p->done) != round) {
+		cpu_relax();
+		if (ktime_get() - t1 > ROUND_TIMEOUT) {
+			local_bh_enable();
+			pr_warn("table 2: the peer CPU did not answer\n");
+			return -ETIMEDOUT;
+		}
+	}
+	t2 = ktime_get();
+	if (p->probes->fac == FAC_TWHEEL) {
+		/*
+		 * The kick of the first cancel (an IPI that programs the
+		 * wheel's hrtimer for now): wait until it raised the softirq.
+		 */
+		while (!(local_softirq_pending() & BIT(HRTIMER_SOFTIRQ))) {
+			cpu_relax();
+			if (ktime_get() - t2 > KICK_TIMEOUT) {
+				res->late_kicks++;
+				break;
+			}
+		}
+		res->kick_ns += ktime_get() - t2;
+	}
+	t2 = ktime_get();
+	local_bh_enable();
+	t3 = ktime_get();
+	res->drain_ns += t3 - t2;
+	res->round_ns += t3 - t0;
+	return 0;
+}
+
+static int table2(struct tset *probes, unsigned int pending)
+{
+	static const unsigned int batches[] = { XCPU_BATCH, 1 };
+	unsigned int b, r, k, rounds, n, i;
+	struct xcpu_result res;
+	struct task_struct *t;
+	u64 arm, cancel, drain, c0;
+	struct peer *p;
+	int round = 0, ret = 0;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	p->probes = probes;
+	init_completion(&p->exited);
+	t = kthread_create_on_cpu(peer_thread, p, peer_cpu,
+				  "twheel_bench_peer/%u");
+	if (IS_ERR(t)) {
+		kfree(p);
+		return PTR_ERR(t);
+	}
+	wake_up_process(t);
+
+	for (b = 0; b < ARRAY_SIZE(batches) && !ret; b++) {
+		k = batches[b];
+		/* Single handoffs take longer each: fewer of them. */
+		rounds = max(ops / k / (k == 1 ? 10 : 1), 1U);
+		n = rounds * k;
+		/* The peer is idle between rounds: k is not in use. */
+		WRITE_ONCE(p->k, k);
+		for (r = 0; r < reps && !ret && !stopping(); r++) {
+			memset(&res, 0, sizeof(res));
+			c0 = READ_ONCE(p->cancel_ns);
+			for (i = 0; i < rounds && !ret; i++)
+				ret = xcpu_round(p, ++round, &res);
+			if (ret)
+				break;
+			arm = per10(res.arm_ns, n);
+			cancel = per10(READ_ONCE(p->cancel_ns) - c0, n);
+			drain = per10(res.drain_ns, n);
+			pr_info("table=2 facility=%s pending=%u batch=%u rep=%u ns_per_op=%s arm_ns=%s cancel_ns=%s drain_ns=%s round_ns=%s kick_wait_ns=%s late_kicks=%llu\n",
+				fac_names[probes->fac], pending, k, r,
+				fx(arm + cancel + drain).s, fx(arm).s,
+				fx(cancel).s, fx(drain).s,
+				fx(per10(res.round_ns, n)).s,
+				fx(per10(res.kick_ns, rounds)).s, res.late_kicks);
+			cond_resched();
+		}
+	}
+	WRITE_ONCE(p->stop, true);
+	wait_for_completion(&p->exited);
+	kfree(p);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------
+ * Tables 1 and 2 share the pending timers: for each count and facility,
+ * arm them once and run both.
+ */
+
+static int tables12(void)
+{
+	static const unsigned int counts[] = { 1000, 10000, 100000, 1000000 };
+	bool xcpu = (tables & BIT(1)) && peer_cpu != bench_cpu &&
+		    cpu_online(peer_cpu);
+	struct tset *bg, *probes;
+	unsigned int c, i, f;
+	int ret = 0;
+
+	if ((tables & BIT(1)) && !xcpu)
+		pr_info("table=2 skipped=1 reason=peer_cpu_%d_not_usable\n", peer_cpu);
+	for (i = 0; i < DELAYS; i++) {
+		probe_ns[i] = rand_delay(PROBE_MIN_NS, PROBE_OCTAVES);
+		probe_jif[i] = ns_to_jiffies_up(probe_ns[i]);
+		xprobe_ns[i] = probe_ns[i] + XCPU_MIN_NS;
+		xprobe_jif[i] = ns_to_jiffies_up(xprobe_ns[i]);
+	}
+	for (c = 0; c < ARRAY_SIZE(counts) && !ret; c++) {
+		if (counts[c] > max_pending)
+			break;
+		for (f = 0; f < NR_FACS && !ret; f++) {
+			if (stopping())
+				return -EINTR;
+			probes = tset_alloc(f, PROBES, 0);
+			bg = tset_alloc(f, counts[c], 0);
+			if (!probes || !bg) {
+				ret = -ENOMEM;
+			} else {
+				ret = tset_arm_random(bg, BG_MIN_NS, BG_OCTAVES);
+				if (!ret && (tables & BIT(0)))
+					table1(probes, counts[c]);
+				if (!ret && xcpu)
+					ret = table2(probes, counts[c]);
+			}
+			tset_free(bg);
+			tset_free(probes);
+		}
+	}
+	return ret;
+}
+
+/* ---------------------------------------------------------------------
+ * Table 3: many timers expiring in the same granule
+ */
+
+/* A stretch in which the watching task did not run. */
+struct gap {
+	ktime_t	from;
+	ktime_t	to;
+};
+
+#define MAX_GAPS	4096
+
+/*
+ * Spin on this CPU until @s has fired completely, recording every gap
+ * between two clock reads longer than GAP_NS. The loop goes round once
+ * more after it saw the last callback, so the gap holding it is complete.
+ */
+static unsigned int watch_gaps(struct tset *s, ktime_t deadline,
+			       struct gap *gaps)
+{
+	ktime_t now, prev = ktime_get();
+	unsigned int ngaps = 0, spins = 0;
+	bool done = false;
+
+	for (;;) {
+		now = ktime_get();
+		if (now - prev > GAP_NS && ngaps < MAX_GAPS) {
+			gaps[ngaps].from = prev;
+			gaps[ngaps++].to = now;
+		}
+		prev = now;
+		if (done)
+			break;
+		/* Pairs with the release in bench_note(). */
+		done = atomic_read_acquire(&s->fired) >= s->n;
+		if (!(++spins & 15) && now > deadline + 20 * NSEC_PER_SEC)
+			break;
+		cond_resched();
+	}
+	return ngaps;
+}
+
+static int table3_rep(enum bench_fac fac, unsigned int rep, u64 *arm_est,
+		      struct gap *gaps)
+{
+	u64 busy = 0, max_gap = 0, idle_gap = 0, len;
+	unsigned int i, n = expire_count, ngaps, fired;
+	ktime_t t0, deadline, first, last, from = 0, to = 0;
+	unsigned long jdl;
+	struct tset *s;
+
+	/* Pinned: they must expire where this task watches. */
+	s = tset_alloc(fac, n, TSET_PINNED);
+	if (!s)
+		return -ENOMEM;
+	tset_watch(s);
+	t0 = ktime_get();
+	deadline = t0 + 200 * NSEC_PER_MSEC + 2 * *arm_est;
+	jdl = jiffies + ns_to_jiffies_up(deadline - ktime_get());
+	for (i = 0; i < n; i++) {
+		switch (fac) {
+		case FAC_TWHEEL:
+			twheel_schedule_at(&s->tw[i], deadline);
+			break;
+		case FAC_TIMER_LIST:
+			mod_timer(&s->tl[i], jdl);
+			break;
+		default:
+			hrtimer_start(&s->hr[i], deadline,
+				      HRTIMER_MODE_ABS_PINNED);
+			break;
+		}
+		if (!(i & 1023))
+			cond_resched();
+	}
+	*arm_est = ktime_get() - t0;
+
+	ngaps = watch_gaps(s, deadline, gaps);
+	fired = atomic_read(&s->fired);
+	first = atomic64_read(&s->first);
+	last = atomic64_read(&s->last);
+	/* The expiry is every gap that overlaps first .. last callback. */
+	for (i = 0; i < ngaps; i++) {
+		len = gaps[i].to - gaps[i].from;
+		if (!first || gaps[i].to < first) {
+			idle_gap = max(idle_gap, len);
+			continue;
+		}
+		if (gaps[i].from > last)
+			continue;
+		if (!from)
+			from = gaps[i].from;
+		to = gaps[i].to;
+		busy += len;
+		max_gap = max(max_gap, len);
+	}
+	pr_info("table=3 facility=%s timers=%u rep=%u ns_per_timer=%s max_run_us=%llu span_us=%llu first_late_us=%lld idle_gap_us=%llu fired=%u away=%d gaps=%u setup_late=%d\n",
+		fac_names[fac], n, rep, fx(per10(busy, fired)).s,
+		div_u64(max_gap, NSEC_PER_USEC),
+		div_u64(to - from, NSEC_PER_USEC),
+		first ? div_s64(first - deadline, NSEC_PER_USEC) : -1,
+		div_u64(idle_gap, NSEC_PER_USEC), fired, atomic_read(&s->away),
+		ngaps, t0 + *arm_est > deadline);
+	tset_free(s);
+	return fired < n ? -ETIMEDOUT : 0;
+}
+
+static int table3(void)
+{
+	unsigned int f, r;
+	struct gap *gaps;
+	u64 arm_est;
+	int ret = 0;
+
+	gaps = kvcalloc(MAX_GAPS, sizeof(*gaps), GFP_KERNEL);
+	if (!gaps)
+		return -ENOMEM;
+	for (f = 0; f < NR_FACS && !ret; f++) {
+		arm_est = NSEC_PER_SEC;
+		for (r = 0; r < reps && !ret && !stopping(); r++)
+			ret = table3_rep(f, r, &arm_est, gaps);
+	}
+	kvfree(gaps);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------
+ * Table 4: lateness
+ */
+
+static int cmp_s64(const void *a, const void *b)
+{
+	s64 x = *(const s64 *)a, y = *(const s64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int table4_rep(enum bench_fac fac, unsigned int rep)
+{
+	unsigned int i, n = accuracy_count, early = 0;
+	ktime_t now, wait_until;
+	struct tset *s;
+	u64 d;
+	int ret = 0;
+
+	s = tset_alloc(fac, n, TSET_TRACK);
+	if (!s)
+		return -ENOMEM;
+	tset_watch(s);
+	for (i = 0; i < n; i++) {
+		d = rand_delay(ACC_MIN_NS, ACC_OCTAVES);
+		now = ktime_get();
+		s->deadline[i] = now + d;
+		switch (fac) {
+		case FAC_TWHEEL:
+			twheel_schedule_at(&s->tw[i], s->deadline[i]);
+			break;
+		case FAC_TIMER_LIST:
+			/* The usual idiom: now in jiffies, plus the delay rounded up. */
+			mod_timer(&s->tl[i], jiffies + ns_to_jiffies_up(d));
+			break;
+		default:
+			hrtimer_start(&s->hr[i], s->deadline[i], HRTIMER_MODE_ABS);
+			break;
+		}
+		if (!(i & 1023))
+			cond_resched();
+	}
+	wait_until = ktime_get() + (ACC_MIN_NS << ACC_OCTAVES) + 10 * NSEC_PER_SEC;
+	/* Pairs with the release in bench_note(). */
+	while (atomic_read_acquire(&s->fired) < n) {
+		if (ktime_get() > wait_until || READ_ONCE(bench_abort)) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		msleep(20);
+	}
+	tset_stop(s);
+	WRITE_ONCE(watched, NULL);
+	if (!ret) {
+		sort(s->lat, n, sizeof(*s->lat), cmp_s64, NULL);
+		for (i = 0; i < n; i++)
+			early += s->lat[i] < 0;
+		pr_info("table=4 facility=%s timers=%u rep=%u p50_us=%lld p99_us=%lld max_us=%lld min_us=%lld early=%u\n",
+			fac_names[fac], n, rep,
+			div_s64(s->lat[n / 2], NSEC_PER_USEC),
+			div_s64(s->lat[(u64)n * 99 / 100], NSEC_PER_USEC),
+			div_s64(s->lat[n - 1], NSEC_PER_USEC),
+			div_s64(s->lat[0], NSEC_PER_USEC), early);
+	}
+	tset_free(s);
+	return ret;
+}
+
+static int table4(void)
+{
+	unsigned int f, r;
+	int ret = 0;
+
+	for (r = 0; r < reps && !ret && !stopping(); r++)
+		for (f = 0; f < NR_FACS && !ret; f++)
+			ret = table4_rep(f, r);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------
+ * Table 5: interrupts on an idle CPU
+ */
+
+static u64 timer_irqs(int cpu)
+{
+#ifdef CONFIG_X86_LOCAL_APIC
+	/* Another CPU's counter, as /proc/interrupts reads it ("LOC"). */
+	return data_race(per_cpu(irq_stat, cpu).apic_timer_irqs);
+#else
+	return 0;
+#endif
+}
+
+static int arm_far(void *arg)
+{
+	return tset_arm_random(arg, FAR_MIN_NS, FAR_OCTAVES);
+}
+
+static int stop_all(void *arg)
+{
+	tset_stop(arg);
+	return 0;
+}
+
+static struct hrtimer netty_tick;
+static u64 netty_ticks;
+
+static enum hrtimer_restart netty_fn(struct hrtimer *t)
+{
+	/* A wheel that ticks whether or not a bucket is due. */
+	WRITE_ONCE(netty_ticks, netty_ticks + 1);
+	hrtimer_forward_now(t, ns_to_ktime(twheel_granularity()));
+	return HRTIMER_RESTART;
+}
+
+static int netty_start(void *unused)
+{
+	hrtimer_init(&netty_tick, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
+	netty_tick.function = netty_fn;
+	hrtimer_start(&netty_tick, ns_to_ktime(twheel_granularity()),
+		      HRTIMER_MODE_REL_PINNED);
+	return 0;
+}
+
+static void table5_windows(const char *what, unsigned int timers)
+{
+	u64 c0, c1;
+	ktime_t t0, t1;
+	unsigned int r;
+
+	msleep(300);	/* let the arming settle */
+	for (r = 0; r < reps && !stopping(); r++) {
+		c0 = timer_irqs(quiet_cpu);
+		t0 = ktime_get();
+		msleep(idle_ms);
+		c1 = timer_irqs(quiet_cpu);
+		t1 = ktime_get();
+		pr_info("table=5 facility=%s timers=%u rep=%u irqs_per_s=%s\n",
+			what, timers, r,
+			fx(div64_u64((c1 - c0) * 10 * NSEC_PER_SEC, t1 - t0)).s);
+	}
+}
+
+static int table5(void)
+{
+	unsigned int f, n = min(max_pending, 1000000U);
+	struct tset *s;
+	int ret = 0;
+
+	if (quiet_cpu == bench_cpu || !cpu_online(quiet_cpu)) {
+		pr_info("table=5 skipped=1 reason=quiet_cpu_%d_not_usable\n", quiet_cpu);
+		return 0;
+	}
+	table5_windows("none", 0);
+	for (f = 0; f < NR_FACS && !ret && !stopping(); f++) {
+		s = tset_alloc(f, n, 0);
+		if (!s)
+			return -ENOMEM;
+		ret = run_on_cpu(quiet_cpu, arm_far, s);
+		if (!ret)
+			table5_windows(fac_names[f], n);
+		/* Cancelled where they are held: quick for every facility. */
+		run_on_cpu(quiet_cpu, stop_all, s);
+		tset_free(s);
+	}
+	if (ret || stopping())
+		return ret;
+	ret = run_on_cpu(quiet_cpu, netty_start, NULL);
+	if (!ret) {
+		table5_windows("netty_tick", 0);
+		hrtimer_cancel(&netty_tick);
+	}
+	return ret;
+}
+
+/* ---------------------------------------------------------------------
+ * Table 6: memory
+ */
+
+static long slab_bytes(void)
+{
+	return (global_node_page_state_pages(NR_SLAB_UNRECLAIMABLE_B) +
+		global_node_page_state_pages(NR_SLAB_RECLAIMABLE_B)) << PAGE_SHIFT;
+}
+
+static int table6_fac(enum bench_fac fac)
+{
+	unsigned int i, n = mem_count, done = 0;
+	size_t size = fac_size(fac);
+	long s0, s1, s2;
+	void **t;
+	int ret = 0;
+
+	t = kvcalloc(n, sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
+	s0 = slab_bytes();
+	for (; done < n; done++) {
+		t[done] = kmalloc(size, GFP_KERNEL);
+		if (!t[done]) {
+			ret = -ENOMEM;
+			break;
+		}
+		fac_init(fac, t[done], false);
+		if (!(done & 4095))
+			cond_resched();
+	}
+	s1 = slab_bytes();
+	for (i = 0; i < done; i++) {
+		fac_arm_rel(fac, t[i], rand_delay(FAR_MIN_NS, FAR_OCTAVES));
+		if (!(i & 4095))
+			cond_resched();
+	}
+	s2 = slab_bytes();
+	for (i = 0; i < done; i++) {
+		fac_stop(fac, t[i]);
+		kfree(t[i]);
+		if (!(i & 4095))
+			cond_resched();
+	}
+	kvfree(t);
+	if (ret)
+		return ret;
+	pr_info("table=6 facility=%s timers=%u rep=0 sizeof=%zu slab_object=%zu slab_per_timer=%lld armed_extra=%lld\n",
+		fac_names[fac], n, size, kmalloc_size_roundup(size),
+		div_s64(s1 - s0 + n / 2, n), div_s64(s2 - s1, n));
+	return 0;
+}
+
+static int table6(void)
+{
+	unsigned int f;
+	int ret = 0;
+
+	pr_info("table=6 facility=twheel_work_timer rep=0 sizeof=%zu slab_object=%zu\n",
+		sizeof(struct twheel_work_timer),
+		kmalloc_size_roundup(sizeof(struct twheel_work_timer)));
+	pr_info("table=6 facility=hrtimer item=percpu rep=0 bytes=%zu\n",
+		sizeof(struct hrtimer_cpu_base));
+	for (f = 0; f < NR_FACS && !ret && !stopping(); f++)
+		ret = table6_fac(f);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------
+ * The run
+ */
+
+static int runner_thread(void *unused)
+{
+	static const struct {
+		unsigned int mask;
+		int (*fn)(void);
+	} steps[] = {
+		{ BIT(0) | BIT(1), tables12 },
+		{ BIT(2), table3 },
+		{ BIT(3), table4 },
+		{ BIT(4), table5 },
+		{ BIT(5), table6 },
+	};
+	ktime_t t0 = ktime_get();
+	unsigned int i;
+	int ret;
+
+	pr_info("table=0 rep=0 cpus=%u hz=%u granularity_ns=%lld cpu=%d peer_cpu=%d quiet_cpu=%d reps=%u ops=%u\n",
+		num_online_cpus(), HZ, ktime_to_ns(twheel_granularity()),
+		bench_cpu, peer_cpu, quiet_cpu, reps, ops);
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		if (!(tables & steps[i].mask) || stopping())
+			continue;
+		ret = steps[i].fn();
+		if (ret)
+			pr_warn("step %u failed: %d\n", i + 1, ret);
+	}
+	pr_info("table=0 rep=0 done=1 cut_short=%d stray_callbacks=%ld seconds=%lld\n",
+		bench_cut, atomic_long_read(&stray),
+		div_s64(ktime_get() - t0, NSEC_PER_SEC));
+	kthread_complete_and_exit(&runner_done, 0);
+}
+
+static int __init twheel_bench_init(void)
+{
+	struct task_struct *t;
+	int ret;
+
+	if (!reps || reps > 50 || !ops || !expire_count || !accuracy_count ||
+	    !mem_count || !idle_ms || bench_cpu < 0 ||
+	    bench_cpu >= nr_cpu_ids || !cpu_online(bench_cpu) ||
+	    peer_cpu < 0 || peer_cpu >= nr_cpu_ids ||
+	    quiet_cpu < 0 || quiet_cpu >= nr_cpu_ids) {
+		pr_err("invalid parameters (see modinfo twheel_bench)\n");
+		return -EINVAL;
+	}
+	bench_deadline = ktime_get() + (u64)time_limit * NSEC_PER_SEC;
+	t = kthread_create_on_cpu(runner_thread, NULL, bench_cpu,
+				  "twheel_bench/%u");
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	wake_up_process(t);
+	ret = wait_for_completion_interruptible(&runner_done);
+	if (ret) {
+		/* Interrupted: the runner stops at its next check and cleans up. */
+		WRITE_ONCE(bench_abort, true);
+		wait_for_completion(&runner_done);
+		return -EINTR;
+	}
+	return 0;
+}
+
+static void __exit twheel_bench_exit(void)
+{
+	/* Nothing is left: every table frees what it armed before returning. */
+}
+
+module_init(twheel_bench_init);
+module_exit(twheel_bench_exit);
+MODULE_DESCRIPTION("twheel benchmarks against timer_list and hrtimer");
+MODULE_LICENSE("GPL");
