@@ -1,0 +1,1044 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel_bench: userspace benchmarks of /dev/twheel against timerfd,
+ * io_uring timeouts and POSIX timers; tables 7, 8 and 9 of `make bench`
+ * (BENCHMARKS.md explains them).
+ *
+ *   twheel_bench ops [-r REPS] [-n TIMERS]        7: schedule + cancel cost
+ *   twheel_bench latency [-r REPS] [-n SAMPLES]   8: deadline to read()
+ *   twheel_bench scale [-r REPS] [-t SECONDS] [-f MIB]
+ *                                                  9: most pending timers
+ *
+ * Every measurement is one line on stdout, in the format twheel_bench.ko
+ * writes to the kernel log: the keys before "rep=" name the row, those
+ * after it are what that repetition measured.
+ *
+ *   table=7 facility=timerfd chunk=64 rep=0 ns_per_op=1834.2
+ *
+ * A facility that cannot be measured prints "skipped=1 reason=..." instead
+ * and the exit status is 1; 2 is a usage error. Every wait is bounded, and
+ * an alarm ends the program if a step hangs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <liburing.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+
+#include "uapi/twheel.h"
+
+#define NSEC_PER_USEC	1000ULL
+#define NSEC_PER_MSEC	1000000ULL
+#define NSEC_PER_SEC	1000000000ULL
+
+#define EXIT_USAGE	2
+#define MAX_CHUNK	1024	/* largest batch of table 7 */
+#define DELAYS		4096	/* precomputed random delays */
+#define STEP_ALARM	300	/* seconds before a hung step is killed */
+
+typedef uint64_t u64;
+
+static int failures;
+
+static u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static struct timespec ns_to_ts(u64 ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / NSEC_PER_SEC,
+		.tv_nsec = ns % NSEC_PER_SEC,
+	};
+
+	return ts;
+}
+
+static void skip(int table, const char *facility, const char *why, int err)
+{
+	printf("table=%d facility=%s skipped=1 reason=%s%s%s\n", table, facility,
+	       why, err ? ":" : "", err ? strerrorname_np(err) : "");
+	fflush(stdout);
+	failures++;
+}
+
+/* xorshift64*: reproducible, and cheap enough to keep out of the way */
+static u64 rng_state = 0x9e3779b97f4a7c15ULL;
+
+static u64 rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ULL;
+}
+
+/* Log-uniform over @octaves octaves from @lo, as twheel_bench.ko does. */
+static u64 rand_delay(u64 lo, unsigned int octaves)
+{
+	u64 base = lo << (rnd() % octaves);
+
+	return base + (u64)(((unsigned __int128)base * (rnd() >> 32)) >> 32);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p) {
+		perror("twheel_bench: calloc");
+		exit(1);
+	}
+	return p;
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "twheel_bench: a step hung, giving up\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Table 7: schedule + cancel                                          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Delays of table 7: log-uniform over 10 ms .. 87 min, several levels of
+ * each wheel. Long enough that a timer rarely fires between its arming
+ * and its cancel; one that does is counted ("fired"), not an error.
+ */
+#define OPS_MIN_NS	(10 * NSEC_PER_MSEC)
+#define OPS_OCTAVES	19
+#define REARM_NS	(3600 * NSEC_PER_SEC)	/* re-arm rows: never fire */
+
+struct ops_ctx {
+	unsigned int n;			/* timers per repetition */
+	unsigned int fired;		/* timers that fired before the cancel */
+	u64 delay[DELAYS];		/* random delays, see OPS_MIN_NS */
+	int twfd;			/* /dev/twheel */
+	int tfd[MAX_CHUNK];		/* timerfds */
+	timer_t ptimer[MAX_CHUNK];	/* POSIX timers */
+	struct io_uring ring;
+	bool modify_armed;		/* m_twheel_modify() armed its timers */
+	struct twheel_op op[MAX_CHUNK];
+	u64 id[MAX_CHUNK];
+};
+
+typedef int (*ops_fn)(struct ops_ctx *c, unsigned int chunk, unsigned int n);
+
+/* The floor: two of the cheapest ioctl, what any unbatched pair costs. */
+static int m_info(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	struct twheel_info info;
+	unsigned int i;
+
+	(void)chunk;
+	for (i = 0; i < 2 * n; i++)
+		if (ioctl(c->twfd, TWHEEL_IOC_INFO, &info))
+			return -errno;
+	return 0;
+}
+
+static int m_twheel_single(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	struct twheel_timer_spec spec;
+	struct twheel_cancel cancel;
+	unsigned int i, j;
+	int ret;
+
+	for (i = 0; i < n; i += chunk) {
+		for (j = 0; j < chunk; j++) {
+			memset(&spec, 0, sizeof(spec));
+			spec.value = c->delay[(i + j) % DELAYS];
+			spec.clockid = TWHEEL_CLOCK_MONOTONIC;
+			if (ioctl(c->twfd, TWHEEL_IOC_SCHEDULE, &spec))
+				return -errno;
+			c->id[j] = spec.id;
+		}
+		for (j = 0; j < chunk; j++) {
+			memset(&cancel, 0, sizeof(cancel));
+			cancel.id = c->id[j];
+			ret = ioctl(c->twfd, TWHEEL_IOC_CANCEL, &cancel);
+			if (ret < 0)
+				return -errno;
+			c->fired += !ret;
+		}
+	}
+	return 0;
+}
+
+static int m_twheel_batch(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	struct twheel_batch b = { .ops = (uintptr_t)c->op, .count = chunk };
+	unsigned int i, j;
+
+	for (i = 0; i < n; i += chunk) {
+		memset(c->op, 0, chunk * sizeof(c->op[0]));
+		for (j = 0; j < chunk; j++) {
+			c->op[j].op = TWHEEL_OP_SCHEDULE;
+			c->op[j].spec.value = c->delay[(i + j) % DELAYS];
+			c->op[j].spec.clockid = TWHEEL_CLOCK_MONOTONIC;
+		}
+		if (ioctl(c->twfd, TWHEEL_IOC_BATCH, &b) != (int)chunk)
+			return errno ? -errno : -EPROTO;
+		for (j = 0; j < chunk; j++) {
+			u64 id = c->op[j].spec.id;
+
+			memset(&c->op[j], 0, sizeof(c->op[j]));
+			c->op[j].op = TWHEEL_OP_CANCEL;
+			c->op[j].spec.id = id;
+		}
+		if (ioctl(c->twfd, TWHEEL_IOC_BATCH, &b) != (int)chunk)
+			return errno ? -errno : -EPROTO;
+		for (j = 0; j < chunk; j++)
+			c->fired += !c->op[j].result;
+	}
+	return 0;
+}
+
+static int m_timerfd(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	struct itimerspec on = { 0 }, off = { 0 };
+	unsigned int i, j;
+
+	for (i = 0; i < n; i += chunk) {
+		for (j = 0; j < chunk; j++) {
+			on.it_value = ns_to_ts(c->delay[(i + j) % DELAYS]);
+			if (timerfd_settime(c->tfd[(i + j) % MAX_CHUNK], 0, &on, NULL))
+				return -errno;
+		}
+		for (j = 0; j < chunk; j++)
+			if (timerfd_settime(c->tfd[(i + j) % MAX_CHUNK], 0, &off, NULL))
+				return -errno;
+	}
+	return 0;
+}
+
+static int m_posix(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	struct itimerspec on = { 0 }, off = { 0 };
+	unsigned int i, j;
+
+	for (i = 0; i < n; i += chunk) {
+		for (j = 0; j < chunk; j++) {
+			on.it_value = ns_to_ts(c->delay[(i + j) % DELAYS]);
+			if (timer_settime(c->ptimer[(i + j) % MAX_CHUNK], 0, &on, NULL))
+				return -errno;
+		}
+		for (j = 0; j < chunk; j++)
+			if (timer_settime(c->ptimer[(i + j) % MAX_CHUNK], 0, &off, NULL))
+				return -errno;
+	}
+	return 0;
+}
+
+/*
+ * Re-arming a pending timer, one call per timer: what a timeout that is
+ * pushed back on every event costs. No allocation on either side. The
+ * first (warm-up) call arms the chunk; every delay is an hour longer, so
+ * nothing fires.
+ */
+static int m_twheel_modify(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	struct twheel_timer_spec spec;
+	unsigned int i;
+
+	if (!c->modify_armed) {
+		for (i = 0; i < chunk; i++) {
+			memset(&spec, 0, sizeof(spec));
+			spec.value = REARM_NS + c->delay[i % DELAYS];
+			spec.clockid = TWHEEL_CLOCK_MONOTONIC;
+			if (ioctl(c->twfd, TWHEEL_IOC_SCHEDULE, &spec))
+				return -errno;
+			c->id[i] = spec.id;
+		}
+		c->modify_armed = true;
+	}
+	for (i = 0; i < n; i++) {
+		memset(&spec, 0, sizeof(spec));
+		spec.id = c->id[i % chunk];
+		spec.value = REARM_NS + c->delay[i % DELAYS];
+		spec.clockid = TWHEEL_CLOCK_MONOTONIC;
+		if (ioctl(c->twfd, TWHEEL_IOC_MODIFY, &spec) != 1)
+			return errno ? -errno : -EPROTO;
+	}
+	return 0;
+}
+
+static int m_timerfd_rearm(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	struct itimerspec on = { 0 };
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		on.it_value = ns_to_ts(REARM_NS + c->delay[i % DELAYS]);
+		if (timerfd_settime(c->tfd[i % chunk], 0, &on, NULL))
+			return -errno;
+	}
+	return 0;
+}
+
+/* IORING_OP_TIMEOUT x chunk, then IORING_OP_TIMEOUT_REMOVE x chunk. */
+static int m_uring(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	static struct __kernel_timespec ts[MAX_CHUNK];
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	unsigned int i, j, got;
+	int ret;
+
+	for (i = 0; i < n; i += chunk) {
+		for (j = 0; j < chunk; j++) {
+			u64 d = c->delay[(i + j) % DELAYS];
+
+			ts[j].tv_sec = d / NSEC_PER_SEC;
+			ts[j].tv_nsec = d % NSEC_PER_SEC;
+			sqe = io_uring_get_sqe(&c->ring);
+			if (!sqe)
+				return -EBUSY;
+			io_uring_prep_timeout(sqe, &ts[j], 0, 0);
+			sqe->user_data = j + 1;
+		}
+		ret = io_uring_submit(&c->ring);
+		if (ret != (int)chunk)
+			return ret < 0 ? ret : -EPROTO;
+		for (j = 0; j < chunk; j++) {
+			sqe = io_uring_get_sqe(&c->ring);
+			if (!sqe)
+				return -EBUSY;
+			io_uring_prep_timeout_remove(sqe, j + 1, 0);
+			sqe->user_data = 0;
+		}
+		ret = io_uring_submit(&c->ring);
+		if (ret != (int)chunk)
+			return ret < 0 ? ret : -EPROTO;
+		/* Each removal completes itself and the timeout it removed. */
+		for (got = 0; got < 2 * chunk; got++) {
+			ret = io_uring_wait_cqe(&c->ring, &cqe);
+			if (ret)
+				return ret;
+			/* A timeout that fired first: -ETIME, and -ENOENT for its removal. */
+			if (cqe->user_data && cqe->res == -ETIME)
+				c->fired++;
+			else if (cqe->user_data ? cqe->res != -ECANCELED :
+				 cqe->res != 0 && cqe->res != -ENOENT)
+				ret = cqe->res < 0 ? cqe->res : -EPROTO;
+			io_uring_cqe_seen(&c->ring, cqe);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* Read the records of timers that fired before their cancel. */
+static void drain_events(struct ops_ctx *c)
+{
+	struct twheel_event ev[64];
+	int i;
+
+	for (i = 0; i < 100000 && c->twfd >= 0; i++)
+		if (read(c->twfd, ev, sizeof(ev)) <= 0)
+			break;
+}
+
+static void run_ops(struct ops_ctx *c, const char *facility, unsigned int chunk,
+		    ops_fn fn, unsigned int reps)
+{
+	unsigned int r, n = c->n - c->n % chunk;
+	u64 t0, t1;
+	int ret;
+
+	if (!n)
+		n = chunk;
+	ret = fn(c, chunk, chunk);	/* warm up */
+	for (r = 0; r < reps && !ret; r++) {
+		c->fired = 0;
+		t0 = now_ns();
+		ret = fn(c, chunk, n);
+		t1 = now_ns();
+		if (!ret) {
+			printf("table=7 facility=%s chunk=%u rep=%u ns_per_op=%.1f fired=%u\n",
+			       facility, chunk, r, (double)(t1 - t0) / n, c->fired);
+			fflush(stdout);
+		}
+		drain_events(c);
+	}
+	if (ret)
+		skip(7, facility, "failed", -ret);
+}
+
+static int cmd_ops(unsigned int reps, unsigned int n)
+{
+	struct ops_ctx *c = xcalloc(1, sizeof(*c));
+	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+	struct rlimit rl;
+	unsigned int i;
+	int ret;
+
+	c->n = n;
+	for (i = 0; i < DELAYS; i++)
+		c->delay[i] = rand_delay(OPS_MIN_NS, OPS_OCTAVES);
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < 4 * MAX_CHUNK) {
+		rl.rlim_cur = rl.rlim_max < 4 * MAX_CHUNK ? rl.rlim_max : 4 * MAX_CHUNK;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+
+	alarm(STEP_ALARM);
+	c->twfd = open(TWHEEL_DEVICE, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (c->twfd < 0) {
+		skip(7, "twheel", "open", errno);
+	} else {
+		run_ops(c, "twheel_info_floor", 1, m_info, reps);
+		run_ops(c, "twheel_ioctl", 64, m_twheel_single, reps);
+		run_ops(c, "twheel_batch", 64, m_twheel_batch, reps);
+		run_ops(c, "twheel_batch", 1024, m_twheel_batch, reps);
+		run_ops(c, "twheel_modify", 64, m_twheel_modify, reps);
+		close(c->twfd);
+		c->twfd = -1;
+	}
+
+	for (i = 0; i < MAX_CHUNK; i++) {
+		c->tfd[i] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (c->tfd[i] < 0)
+			break;
+	}
+	if (i < MAX_CHUNK) {
+		skip(7, "timerfd", "timerfd_create", errno);
+	} else {
+		run_ops(c, "timerfd", 64, m_timerfd, reps);
+		run_ops(c, "timerfd_rearm", 64, m_timerfd_rearm, reps);
+	}
+	while (i--)
+		close(c->tfd[i]);
+
+	for (i = 0; i < MAX_CHUNK; i++)
+		if (timer_create(CLOCK_MONOTONIC, &sev, &c->ptimer[i]))
+			break;
+	if (i < MAX_CHUNK)
+		skip(7, "posix_timer", "timer_create", errno);
+	else
+		run_ops(c, "posix_timer", 64, m_posix, reps);
+	while (i--)
+		timer_delete(c->ptimer[i]);
+
+	ret = io_uring_queue_init(4 * 64, &c->ring, 0);
+	if (ret) {
+		skip(7, "io_uring", "io_uring_queue_init", -ret);
+	} else {
+		run_ops(c, "io_uring", 64, m_uring, reps);
+		io_uring_queue_exit(&c->ring);
+	}
+	alarm(0);
+	free(c);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Table 8: from the deadline to the reader                            */
+/* ------------------------------------------------------------------ */
+
+#define LAT_MIN_NS	(2 * NSEC_PER_MSEC)
+#define LAT_SPAN_NS	(10 * NSEC_PER_MSEC)
+
+struct lat {
+	u64 *lat;	/* deadline -> read done */
+	u64 *fired;	/* twheel: expiry ran -> read done */
+	unsigned int n;
+	unsigned int early;
+};
+
+static u64 next_deadline(void)
+{
+	return now_ns() + LAT_MIN_NS + rnd() % LAT_SPAN_NS;
+}
+
+/*
+ * Wait up to 5 s for one epoll event. EINTR is retried: io_uring's task
+ * work (the ring of the previous facility being torn down) interrupts a
+ * sleeping syscall without any signal.
+ */
+static int wait_one(int ep)
+{
+	struct epoll_event ev;
+	int i, n;
+
+	for (i = 0; i < 100; i++) {
+		n = epoll_wait(ep, &ev, 1, 5000);
+		if (n == 1)
+			return 0;
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+	return -EINTR;
+}
+
+static int lat_twheel(struct lat *l)
+{
+	int fd, efd, ep, ret = 0;
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct twheel_eventfd reg = { 0 };
+	struct twheel_event rec;
+	unsigned int i;
+	u64 cnt, t, dl;
+
+	fd = open(TWHEEL_DEVICE, O_RDWR | O_CLOEXEC);
+	efd = eventfd(0, EFD_CLOEXEC);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	reg.fd = efd;
+	if (fd < 0 || efd < 0 || ep < 0 ||
+	    ioctl(fd, TWHEEL_IOC_SET_EVENTFD, &reg) ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev)) {
+		ret = -errno;
+		goto out;
+	}
+	for (i = 0; i < l->n; i++) {
+		struct twheel_timer_spec spec = {
+			.clockid = TWHEEL_CLOCK_MONOTONIC,
+			.flags = TWHEEL_TIMER_ABSTIME,
+		};
+
+		dl = next_deadline();
+		spec.value = dl;
+		if (ioctl(fd, TWHEEL_IOC_SCHEDULE, &spec)) {
+			ret = -errno;
+			break;
+		}
+		ret = wait_one(ep);
+		if (ret)
+			break;
+		if (read(efd, &cnt, sizeof(cnt)) != sizeof(cnt) ||
+		    read(fd, &rec, sizeof(rec)) != sizeof(rec)) {
+			ret = -EIO;
+			break;
+		}
+		t = now_ns();
+		l->early += t < dl || rec.fired < rec.deadline;
+		l->lat[i] = t - dl;
+		l->fired[i] = t - rec.fired;
+	}
+out:
+	if (ep >= 0)
+		close(ep);
+	if (efd >= 0)
+		close(efd);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static int lat_timerfd(struct lat *l)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct itimerspec its = { 0 };
+	int tfd, ep, ret = 0;
+	unsigned int i;
+	u64 cnt, t, dl;
+
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (tfd < 0 || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev)) {
+		ret = -errno;
+		goto out;
+	}
+	for (i = 0; i < l->n; i++) {
+		dl = next_deadline();
+		its.it_value = ns_to_ts(dl);
+		if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL)) {
+			ret = -errno;
+			break;
+		}
+		ret = wait_one(ep);
+		if (ret)
+			break;
+		if (read(tfd, &cnt, sizeof(cnt)) != sizeof(cnt)) {
+			ret = -EIO;
+			break;
+		}
+		t = now_ns();
+		l->early += t < dl;
+		l->lat[i] = t - dl;
+	}
+out:
+	if (ep >= 0)
+		close(ep);
+	if (tfd >= 0)
+		close(tfd);
+	return ret;
+}
+
+static int lat_uring(struct lat *l)
+{
+	struct __kernel_timespec ts, wait = { .tv_sec = 5 };
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	unsigned int i, tries;
+	u64 t, dl;
+	int ret;
+
+	ret = io_uring_queue_init(8, &ring, 0);
+	if (ret)
+		return ret;
+	for (i = 0; i < l->n; i++) {
+		dl = next_deadline();
+		ts.tv_sec = dl / NSEC_PER_SEC;
+		ts.tv_nsec = dl % NSEC_PER_SEC;
+		sqe = io_uring_get_sqe(&ring);
+		if (!sqe) {
+			ret = -EBUSY;
+			break;
+		}
+		io_uring_prep_timeout(sqe, &ts, 0, IORING_TIMEOUT_ABS);
+		ret = io_uring_submit(&ring);
+		if (ret != 1) {
+			ret = ret < 0 ? ret : -EPROTO;
+			break;
+		}
+		for (tries = 0; tries < 100; tries++) {
+			ret = io_uring_wait_cqe_timeout(&ring, &cqe, &wait);
+			if (ret != -EINTR)
+				break;
+		}
+		if (ret < 0)
+			break;
+		t = now_ns();
+		ret = cqe->res == -ETIME ? 0 : (cqe->res < 0 ? cqe->res : -EPROTO);
+		io_uring_cqe_seen(&ring, cqe);
+		if (ret)
+			break;
+		l->early += t < dl;
+		l->lat[i] = t - dl;
+	}
+	io_uring_queue_exit(&ring);
+	return ret < 0 ? ret : 0;
+}
+
+static double pct_us(u64 *v, unsigned int n, unsigned int pct)
+{
+	return v[(u64)n * pct / 100 - (pct == 100)] / 1000.0;
+}
+
+static int cmd_latency(unsigned int reps, unsigned int n)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(struct lat *l);
+	} facs[] = {
+		{ "twheel", lat_twheel },
+		{ "timerfd", lat_timerfd },
+		{ "io_uring", lat_uring },
+	};
+	struct lat l = { .n = n };
+	unsigned int f, r;
+	int ret;
+
+	l.lat = xcalloc(n, sizeof(u64));
+	l.fired = xcalloc(n, sizeof(u64));
+	/* Facilities alternate within each repetition: drift hits all alike. */
+	for (r = 0; r < reps; r++) {
+		for (f = 0; f < sizeof(facs) / sizeof(facs[0]); f++) {
+			alarm(STEP_ALARM);
+			l.early = 0;
+			ret = facs[f].fn(&l);
+			alarm(0);
+			if (ret) {
+				skip(8, facs[f].name, "failed", -ret);
+				continue;
+			}
+			qsort(l.lat, n, sizeof(u64), cmp_u64);
+			printf("table=8 facility=%s samples=%u rep=%u p50_us=%.1f p99_us=%.1f max_us=%.1f early=%u",
+			       facs[f].name, n, r, pct_us(l.lat, n, 50),
+			       pct_us(l.lat, n, 99), pct_us(l.lat, n, 100), l.early);
+			if (f == 0) {
+				qsort(l.fired, n, sizeof(u64), cmp_u64);
+				printf(" fired_p50_us=%.1f fired_p99_us=%.1f",
+				       pct_us(l.fired, n, 50), pct_us(l.fired, n, 99));
+			}
+			printf("\n");
+			fflush(stdout);
+		}
+	}
+	free(l.lat);
+	free(l.fired);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Table 9: how many pending timers fit                                */
+/* ------------------------------------------------------------------ */
+
+#define FAR_NS		(3600 * NSEC_PER_SEC)	/* never fires during the run */
+#define FILL_STEP	4096			/* timers between memory checks */
+
+/*
+ * Written by the child as it goes, read by the parent when it is gone.
+ * Memory is MemFree, not MemAvailable: the guest has no page cache to
+ * reclaim, and MemAvailable counts reclaimable slab (the dentry of each
+ * timerfd) as free although it is in use.
+ */
+struct fill {
+	u64 timers;		/* pending timers at the last check */
+	long free0, slab0;	/* MemFree, Slab before (kB) */
+	long free, slab;	/* ... at the last check */
+	u64 t0, t1;		/* ns */
+	int err;		/* errno that stopped it, or 0 */
+	char stop[16];		/* why it stopped */
+};
+
+static int meminfo(long *free, long *slab)
+{
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "re");
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "MemFree: %ld kB", free) == 1)
+			found |= 1;
+		else if (sscanf(line, "Slab: %ld kB", slab) == 1)
+			found |= 2;
+	}
+	fclose(f);
+	return found == 3 ? 0 : -1;
+}
+
+static long floor_kb;
+static u64 fill_deadline;
+
+/* Record progress; true when the child should stop. */
+static bool fill_check(struct fill *s, u64 timers)
+{
+	long free, slab;
+
+	if (meminfo(&free, &slab))
+		return true;
+	s->free = free;
+	s->slab = slab;
+	s->timers = timers;
+	s->t1 = now_ns();
+	if (free < floor_kb) {
+		strcpy(s->stop, "mem_floor");
+		return true;
+	}
+	if (s->t1 > fill_deadline) {
+		strcpy(s->stop, "time_limit");
+		return true;
+	}
+	return false;
+}
+
+static void fill_twheel(struct fill *s)
+{
+	static struct twheel_op op[FILL_STEP];
+	struct twheel_batch b = { .ops = (uintptr_t)op, .count = FILL_STEP };
+	struct twheel_info info = { 0 };
+	u64 n = 0;
+	int fd, ret, i;
+
+	fd = open(TWHEEL_DEVICE, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || ioctl(fd, TWHEEL_IOC_INFO, &info)) {
+		s->err = errno;
+		strcpy(s->stop, "open");
+		return;
+	}
+	do {
+		memset(op, 0, sizeof(op));
+		for (i = 0; i < FILL_STEP; i++) {
+			op[i].op = TWHEEL_OP_SCHEDULE;
+			op[i].spec.value = FAR_NS + n + i;
+			op[i].spec.clockid = TWHEEL_CLOCK_MONOTONIC;
+		}
+		ret = ioctl(fd, TWHEEL_IOC_BATCH, &b);
+		if (ret < 0) {
+			s->err = errno;
+			break;
+		}
+		n += ret;
+		if (ret < FILL_STEP) {
+			s->err = -op[ret].result;
+			break;
+		}
+	} while (!fill_check(s, n));
+	if (s->err) {
+		fill_check(s, n);
+		snprintf(s->stop, sizeof(s->stop), "%s",
+			 s->err == ENOSPC ? "max_timers" : "error");
+	}
+	/* The fd is closed by exit(): that cancels and frees everything. */
+}
+
+static void fill_timerfd(struct fill *s)
+{
+	struct itimerspec its = { .it_value = ns_to_ts(FAR_NS) };
+	struct rlimit rl;
+	long nr_open = 1 << 20;
+	FILE *f;
+	u64 n = 0;
+	int fd;
+
+	f = fopen("/proc/sys/fs/nr_open", "re");
+	if (f) {
+		if (fscanf(f, "%ld", &nr_open) != 1)
+			nr_open = 1 << 20;
+		fclose(f);
+	}
+	rl.rlim_cur = rl.rlim_max = nr_open;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		getrlimit(RLIMIT_NOFILE, &rl);
+	for (;;) {
+		fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (fd < 0 || timerfd_settime(fd, 0, &its, NULL)) {
+			s->err = errno;
+			break;
+		}
+		if (!(++n % FILL_STEP) && fill_check(s, n))
+			break;
+	}
+	if (s->err) {
+		fill_check(s, n);
+		snprintf(s->stop, sizeof(s->stop), "%s",
+			 s->err == EMFILE ? "fd_limit" : "error");
+	}
+}
+
+static void fill_uring(struct fill *s)
+{
+	struct __kernel_timespec ts = { .tv_sec = FAR_NS / NSEC_PER_SEC };
+	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE,
+				     .cq_entries = 2 * FILL_STEP };
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	u64 n = 0;
+	int i, ret;
+
+	ret = io_uring_queue_init_params(FILL_STEP, &ring, &p);
+	if (ret) {
+		s->err = -ret;
+		strcpy(s->stop, "setup");
+		return;
+	}
+	do {
+		for (i = 0; i < FILL_STEP; i++) {
+			sqe = io_uring_get_sqe(&ring);
+			if (!sqe)
+				break;
+			io_uring_prep_timeout(sqe, &ts, 0, 0);
+		}
+		ret = io_uring_submit(&ring);
+		if (ret < 0) {
+			s->err = -ret;
+			break;
+		}
+		n += ret;
+		/* A timeout completes now only if it could not be queued. */
+		if (!io_uring_peek_cqe(&ring, &cqe)) {
+			s->err = cqe->res < 0 ? -cqe->res : EPROTO;
+			n--;
+			break;
+		}
+		if (ret < FILL_STEP) {
+			s->err = EAGAIN;
+			break;
+		}
+	} while (!fill_check(s, n));
+	if (s->err) {
+		fill_check(s, n);
+		strcpy(s->stop, "error");
+	}
+	/* exit() tears the ring down and cancels the timeouts. */
+}
+
+static void wait_memory_back(long free0)
+{
+	long free, slab;
+	int i;
+
+	for (i = 0; i < 600; i++) {
+		if (meminfo(&free, &slab) || free > free0 - 16 * 1024)
+			return;
+		usleep(100 * 1000);
+	}
+}
+
+/* One facility, one repetition: fill in a child, report, wait for memory. */
+static void scale_one(struct fill *s, const char *name,
+		      void (*fn)(struct fill *s), unsigned int rep,
+		      unsigned int seconds)
+{
+	unsigned int waited;
+	long free0, slab;
+	int status;
+	pid_t pid;
+
+	memset(s, 0, sizeof(*s));
+	if (meminfo(&free0, &slab)) {
+		skip(9, name, "meminfo", errno);
+		return;
+	}
+	s->free0 = s->free = free0;
+	s->slab0 = s->slab = slab;
+	strcpy(s->stop, "killed");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		skip(9, name, "fork", errno);
+		return;
+	}
+	if (!pid) {
+		FILE *adj = fopen("/proc/self/oom_score_adj", "we");
+
+		/* If memory runs out after all, the OOM killer takes us. */
+		if (adj) {
+			fputs("1000", adj);
+			fclose(adj);
+		}
+		s->t0 = s->t1 = now_ns();
+		fill_deadline = s->t0 + seconds * NSEC_PER_SEC;
+		fn(s);
+		_exit(0);
+	}
+	for (waited = 0; waitpid(pid, &status, WNOHANG) == 0; waited++) {
+		if (waited > (seconds + 120) * 10) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			strcpy(s->stop, "hung");
+			break;
+		}
+		usleep(100 * 1000);
+	}
+	printf("table=9 facility=%s rep=%u timers=%" PRIu64 " stop=%s%s%s kernel_kib=%ld slab_kib=%ld bytes_per_timer=%.0f seconds=%.1f\n",
+	       name, rep, s->timers, s->stop, s->err ? ":" : "",
+	       s->err ? strerrorname_np(s->err) : "",
+	       s->free0 - s->free, s->slab - s->slab0,
+	       s->timers ? (s->free0 - s->free) * 1024.0 / s->timers : 0,
+	       (s->t1 - s->t0) / 1e9);
+	fflush(stdout);
+	/* Closing millions of timers is not instant: wait for the memory. */
+	wait_memory_back(free0);
+}
+
+static int cmd_scale(unsigned int reps, unsigned int seconds,
+		     unsigned int floor_mib)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(struct fill *s);
+	} facs[] = {
+		{ "twheel", fill_twheel },
+		{ "timerfd", fill_timerfd },
+		{ "io_uring", fill_uring },
+	};
+	unsigned int f, r;
+	struct fill *s;
+
+	floor_kb = floor_mib * 1024L;
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (s == MAP_FAILED) {
+		perror("twheel_bench: mmap");
+		return 1;
+	}
+	for (r = 0; r < reps; r++)
+		for (f = 0; f < sizeof(facs) / sizeof(facs[0]); f++)
+			scale_one(s, facs[f].name, facs[f].fn, r, seconds);
+	munmap(s, sizeof(*s));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: twheel_bench ops [-r REPS] [-n TIMERS]       (table 7)\n"
+		"       twheel_bench latency [-r REPS] [-n SAMPLES]  (table 8)\n"
+		"       twheel_bench scale [-r REPS] [-t SECONDS] [-f MIB] (table 9)\n");
+	exit(EXIT_USAGE);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int reps = 5, n = 0, seconds = 120, floor_mib = 64;
+	const char *cmd;
+	char *end;
+	int opt;
+
+	if (argc < 2)
+		usage();
+	cmd = argv[1];
+	optind = 2;
+	while ((opt = getopt(argc, argv, "r:n:t:f:")) != -1) {
+		unsigned long v;
+
+		if (!optarg)
+			usage();
+		v = strtoul(optarg, &end, 0);
+		if (*end || !v || v > 100000000)
+			usage();
+		switch (opt) {
+		case 'r':
+			reps = v;
+			break;
+		case 'n':
+			n = v;
+			break;
+		case 't':
+			seconds = v;
+			break;
+		case 'f':
+			floor_mib = v;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	signal(SIGALRM, on_alarm);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(cmd, "ops"))
+		cmd_ops(reps, n ? n : 16384);
+	else if (!strcmp(cmd, "latency"))
+		cmd_latency(reps, n ? n : 200);
+	else if (!strcmp(cmd, "scale"))
+		cmd_scale(reps, seconds, floor_mib);
+	else
+		usage();
+	return failures ? 1 : 0;
+}
