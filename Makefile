@@ -30,7 +30,7 @@ USER_CFLAGS := -static -O2 -g -Wall -Wextra -Werror -I. -pthread
 # twheel_test may use io_uring: link liburing (static) when it includes it.
 uring = $(if $(shell grep -l 'liburing.h' $(1) 2>/dev/null),-luring)
 
-USER_PROGS := $(patsubst %.c,%,$(wildcard tools/twheelctl.c tests/userspace/twheel_test.c))
+USER_PROGS := $(patsubst %.c,%,$(wildcard tools/twheelctl.c tools/twheel_bench.c tests/userspace/twheel_test.c))
 
 KERNELS ?= distro debug
 T ?=
@@ -59,6 +59,9 @@ tools/twheelctl: tools/twheelctl.c uapi/twheel.h
 tests/userspace/twheel_test: tests/userspace/twheel_test.c uapi/twheel.h
 	$(CC) $(USER_CFLAGS) -o $@ $< $(call uring,$<)
 
+tools/twheel_bench: tools/twheel_bench.c uapi/twheel.h
+	$(CC) $(USER_CFLAGS) -o $@ $< $(call uring,$<)
+
 setup-host:
 	@$(SETUP_HOST)
 
@@ -77,7 +80,7 @@ install: modules
 		$(shell cat $(KDIR)/include/config/kernel.release)
 
 bench: setup-host
-	@echo "twheel: make bench: not yet implemented" >&2; exit 2
+	@tests/vm/bench.sh
 
 torture:
 	@echo "twheel: make torture: not yet implemented" >&2; exit 2
@@ -88,4 +91,4 @@ fuzz:
 clean:
 	@if [ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ]; then \
 		$(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
-	rm -rf build tools/twheelctl tests/userspace/twheel_test
+	rm -rf build tools/twheelctl tools/twheel_bench tests/userspace/twheel_test
