@@ -308,8 +308,8 @@ static void tw_link(struct twheel_cpu *tc, struct twheel_timer *t, u32 seq)
 	if (!list_empty(&t->entry))
 		tw_wheel_unlink(w, t);
 	t->linked_seq = seq;
-	tw_wheel_link(w, t);
-	tw_program(tc, tw_tick_time(w, tw_wheel_next(w)));
+	/* Only the new timer's bucket can be earlier than what is programmed. */
+	tw_program(tc, tw_tick_time(w, tw_wheel_link(w, t)));
 }
 
 static void tw_unlink(struct twheel_cpu *tc, struct twheel_timer *t)

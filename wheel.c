@@ -105,15 +105,16 @@ void tw_wheel_free(struct tw_wheel *w)
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_free);
 
-static void tw_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 e)
+/* Link @t for tick @e; return the tick at which its bucket is processed. */
+static u64 tw_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 e)
 {
-	unsigned int lvl, idx, top = w->bits * w->levels;
+	unsigned int lvl, idx, shift, top = w->bits * w->levels;
 	u64 delta;
 
 	if (e <= w->clk) {
 		t->bucket = TW_NO_BUCKET;
 		list_add_tail(&t->entry, &w->expired);
-		return;
+		return w->clk;
 	}
 	delta = e - w->clk;
 	for (lvl = 0; lvl < w->levels - 1; lvl++)
@@ -121,11 +122,12 @@ static void tw_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 e)
 			break;
 	if (lvl == w->levels - 1 && top < 64 && delta >= (1ULL << top))
 		e = w->clk + (1ULL << top) - 1;		/* park; put back later */
-	idx = (lvl << w->bits) +
-	      ((e >> (w->bits * lvl)) & (tw_size(w) - 1));
+	shift = w->bits * lvl;
+	idx = (lvl << w->bits) + ((e >> shift) & (tw_size(w) - 1));
 	t->bucket = idx;
 	list_add_tail(&t->entry, &w->buckets[idx]);
 	__set_bit(idx, w->pending);
+	return (e >> shift) << shift;
 }
 
 /**
@@ -133,11 +135,13 @@ static void tw_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 e)
  * @w: the wheel
  * @t: an unlinked timer
  * @tick: the tick; at or before the wheel's clock means due now
+ *
+ * Return: the tick at which the wheel must next look at @t's bucket.
  */
-void tw_wheel_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 tick)
+u64 tw_wheel_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 tick)
 {
-	tw_link_tick(w, t, tick);
 	w->count++;
+	return tw_link_tick(w, t, tick);
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_link_tick);
 
@@ -145,10 +149,12 @@ EXPORT_SYMBOL_IF_KUNIT(tw_wheel_link_tick);
  * tw_wheel_link - link a timer by its deadline
  * @w: the wheel
  * @t: an unlinked timer; t->expires is its deadline in ns
+ *
+ * Return: the tick at which the wheel must next look at @t's bucket.
  */
-void tw_wheel_link(struct tw_wheel *w, struct twheel_timer *t)
+u64 tw_wheel_link(struct tw_wheel *w, struct twheel_timer *t)
 {
-	tw_wheel_link_tick(w, t, tw_tick_of(w, READ_ONCE(t->expires)));
+	return tw_wheel_link_tick(w, t, tw_tick_of(w, READ_ONCE(t->expires)));
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_link);
 

@@ -47,8 +47,8 @@ unsigned int tw_levels_for(u64 gran, unsigned int bits);
 int tw_wheel_init(struct tw_wheel *w, u64 gran, unsigned int bits,
 		  u64 now_ns, int node);
 void tw_wheel_free(struct tw_wheel *w);
-void tw_wheel_link(struct tw_wheel *w, struct twheel_timer *t);
-void tw_wheel_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 tick);
+u64 tw_wheel_link(struct tw_wheel *w, struct twheel_timer *t);
+u64 tw_wheel_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 tick);
 void tw_wheel_unlink(struct tw_wheel *w, struct twheel_timer *t);
 u64 tw_wheel_next(const struct tw_wheel *w);
 bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget);

@@ -116,7 +116,8 @@ static void tw_test_delay(struct kunit *test)
 	u64 fired;
 
 	tw_test_timer(&t, now + *delay, 1);
-	tw_wheel_link(w, &t);
+	/* What link says to program is what the wheel says is next. */
+	KUNIT_EXPECT_EQ(test, tw_wheel_link(w, &t), tw_wheel_next(w));
 	fired = tw_run_until_due(test, w, &t);
 	KUNIT_EXPECT_GE(test, fired, now + *delay);
 	KUNIT_EXPECT_LT(test, fired - (now + *delay), (u64)GRAN);
