@@ -21,7 +21,8 @@
  *   CANCEL:               the id is released at once. Without a queued
  *                         event the object is freed; with one it becomes an
  *                         ORPHAN, reachable only from tf->ready, freed when
- *                         that event is read.
+ *                         that event (TWHEEL_EVENT_CANCELLED if periodic)
+ *                         is read.
  *   close():              every object is freed.
  *
  * So an object is freed once (a) its id is no longer live, (b) it has no
