@@ -1,0 +1,1203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel_fuzz: model-checked random operations on /dev/twheel.
+ *
+ * Usage: twheel_fuzz [-n OPS] [-t SECONDS] [-s SEED] [-f FDS] [-v]
+ *   -n  stop after OPS operations (default 20000)
+ *   -t  stop after SECONDS (default 60), whichever comes first
+ *   -s  seed (default: from the clock); the same seed gives the same
+ *       operations, so a failure is replayed with -s and the op number
+ *   -f  open files used at once (default 4)
+ *   -v  print every operation
+ *
+ * Random, mostly valid sequences of every call on several files: SCHEDULE,
+ * MODIFY, CANCEL and BATCH with valid specs and with each kind of invalid
+ * field, bad and read-only pointers; SET_EVENTFD with eventfds, other
+ * files, closed and negative fds; INFO; read() with small, large, faulting
+ * and partly faulting buffers; poll(); write(), lseek(), mmap() and unknown
+ * ioctls; close() and re-open (with a random max_timers, the module
+ * parameter being sampled at open); fork() with a child arming timers on
+ * the shared file. Every result is checked against a model of what that
+ * call must return, following uapi/twheel.h: the error and its precedence
+ * (EFAULT, then EINVAL, then ERANGE, then ENOSPC/ENOENT), the id (ids of a
+ * file count up from 1), MODIFY's and CANCEL's 0 or 1, batch results and
+ * where a batch stopped, INFO's counts, each event's id, user data, count,
+ * flags, deadline and firing time, the eventfd's counter.
+ *
+ * To keep every result predictable, a timer either never fires during the
+ * run (deadlines and periods of an hour or more) or fires at once (a zero
+ * delay, or a deadline in the past), and then the fuzzer waits (at most
+ * 10 s) for its event before going on.
+ *
+ * Ends with "twheel_fuzz: ok: N ops ..." or "twheel_fuzz: FAILED at op N
+ * (seed S): ..."; exit status 0 iff no check failed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "uapi/twheel.h"
+
+#define NSEC_PER_MSEC	1000000ULL
+#define NSEC_PER_SEC	1000000000ULL
+#define HOUR		(3600ULL * NSEC_PER_SEC)
+#define S64MAX		((u64)INT64_MAX)
+#define MAX_FDS		8
+#define MAX_IDS		4096		/* per file: the model's table */
+#define EV		sizeof(struct twheel_event)
+#define MAX_TIMERS_PARAM "/sys/module/twheel/parameters/max_timers"
+
+typedef __u64 u64;
+typedef __u32 u32;
+
+static u64 g_seed, g_rnd, g_op;
+static bool g_verbose;
+static unsigned long g_hist[32];
+static const char *const g_names[] = {
+	"schedule", "schedule-garbage", "modify", "modify-garbage", "cancel",
+	"batch", "set_eventfd", "info", "read", "poll", "close", "fork",
+	"bad-pointer", "readonly-spec", "other-syscalls", "eventfd-read",
+};
+static char g_old_max[32];
+static u64 g_granularity;
+
+static u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * NSEC_PER_SEC + (u64)ts.tv_nsec;
+}
+
+static u64 rnd64(void)
+{
+	g_rnd ^= g_rnd >> 12;
+	g_rnd ^= g_rnd << 25;
+	g_rnd ^= g_rnd >> 27;
+	return g_rnd * 0x2545F4914F6CDD1DULL;
+}
+
+static u64 rnd(u64 n)
+{
+	return n ? rnd64() % n : 0;
+}
+
+static bool chance(unsigned int pct)
+{
+	return rnd(100) < pct;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("twheel_fuzz: FAILED at op %llu (seed %llu): ",
+	       (unsigned long long)g_op, (unsigned long long)g_seed);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	if (g_old_max[0]) {
+		int fd = open(MAX_TIMERS_PARAM, O_WRONLY);
+
+		if (fd >= 0) {
+			if (write(fd, g_old_max, strlen(g_old_max)) < 0)
+				perror("restoring max_timers");
+			close(fd);
+		}
+	}
+	exit(1);
+}
+
+static void vlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void vlog(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!g_verbose)
+		return;
+	printf("# op %llu: ", (unsigned long long)g_op);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static const char *rs(long r)
+{
+	static char buf[4][48];
+	static int i;
+	char *s = buf[i++ & 3];
+
+	if (r < 0)
+		snprintf(s, sizeof(buf[0]), "-%s", strerrorname_np((int)-r) ?: "?");
+	else
+		snprintf(s, sizeof(buf[0]), "%ld", r);
+	return s;
+}
+
+#define EXPECT(got, want, what, ...)					\
+	do {								\
+		long g_ = (got), w_ = (want);				\
+		if (g_ != w_)						\
+			die(what ": got %s, expected %s", ##__VA_ARGS__,	\
+			    rs(g_), rs(w_));				\
+	} while (0)
+
+/* ------------------------------------------------------------------ */
+/* The model                                                           */
+/* ------------------------------------------------------------------ */
+
+enum mode { ONESHOT, RATE, DELAY };
+
+struct mt {
+	bool exists;		/* the kernel has the object: live, or orphan */
+	bool live;		/* its id is valid */
+	bool pending;		/* armed: will fire again (never, here) */
+	enum mode mode;
+	u64 user_data;
+	/* the queued record */
+	bool queued;
+	u64 ev_count, ev_user_data, dl_lo, dl_hi;
+	u32 ev_flags;
+};
+
+struct mfd {
+	int fd;			/* -1: closed */
+	u32 max_timers;
+	u64 next_id;
+	struct mt t[MAX_IDS];
+	u64 queue[MAX_IDS];	/* ids with a queued record, oldest first */
+	unsigned int nq;
+	int efd;		/* the registered eventfd, or -1 */
+	u64 efd_count;		/* its expected counter */
+	unsigned int nexists;
+};
+
+static struct mfd g_fds[MAX_FDS];
+static int g_nfds = 4;
+static int g_efds[2];		/* two eventfds to register */
+static u64 g_efd_count[2];
+static int g_notev = -1;	/* an open file that is not an eventfd */
+
+static unsigned int count_exists(struct mfd *m)
+{
+	unsigned int n = 0;
+	u64 id;
+
+	for (id = 1; id < m->next_id && id < MAX_IDS; id++)
+		n += m->t[id].exists;
+	return n;
+}
+
+static u64 *efd_counter(struct mfd *m)
+{
+	if (m->efd == g_efds[0])
+		return &g_efd_count[0];
+	if (m->efd == g_efds[1])
+		return &g_efd_count[1];
+	return NULL;
+}
+
+/* The model's side of one expiry of @id, deadline in [lo, hi]. */
+static void model_expire(struct mfd *m, u64 id, u64 lo, u64 hi)
+{
+	struct mt *t = &m->t[id];
+	u64 *c = efd_counter(m);
+
+	t->ev_count++;
+	t->ev_user_data = t->user_data;
+	t->ev_flags = t->mode == ONESHOT ? 0 : TWHEEL_EVENT_PERIODIC;
+	t->dl_lo = lo;
+	t->dl_hi = hi;
+	if (!t->queued) {
+		t->queued = true;
+		m->queue[m->nq++] = id;
+	}
+	if (t->mode == ONESHOT)
+		t->pending = false;
+	if (c)
+		(*c)++;
+}
+
+static struct twheel_info get_info(struct mfd *m)
+{
+	struct twheel_info i;
+
+	memset(&i, 0x5a, sizeof(i));
+	if (ioctl(m->fd, TWHEEL_IOC_INFO, &i))
+		die("INFO: %s", strerror(errno));
+	return i;
+}
+
+/* Wait for the kernel to queue the records the model expects. */
+static void wait_queued(struct mfd *m)
+{
+	u64 end = now_ns() + 10 * NSEC_PER_SEC;
+	struct twheel_info i;
+
+	for (;;) {
+		i = get_info(m);
+		if (i.queued >= m->nq)
+			break;
+		if (now_ns() > end)
+			die("an expiry due at once did not happen in 10 s (%u of %u events queued)",
+			    i.queued, m->nq);
+		usleep(200);
+	}
+	if (i.queued != m->nq)
+		die("INFO: %u events queued, model %u", i.queued, m->nq);
+}
+
+static void check_info(struct mfd *m)
+{
+	struct twheel_info i = get_info(m);
+
+	if (count_exists(m) != m->nexists)
+		die("model: %u timers counted, %u in the table", m->nexists,
+		    count_exists(m));
+
+	if (i.timers != m->nexists || i.queued != m->nq ||
+	    i.max_timers != m->max_timers || i.granularity_ns != g_granularity ||
+	    i.pad || i.reserved[0] || i.reserved[1] || i.reserved[2] ||
+	    i.reserved[3])
+		die("INFO: timers %u queued %u max %u gran %llu pad %u; model: %u %u %u %llu",
+		    i.timers, i.queued, i.max_timers,
+		    (unsigned long long)i.granularity_ns, i.pad, m->nexists,
+		    m->nq, m->max_timers, (unsigned long long)g_granularity);
+}
+
+/* ------------------------------------------------------------------ */
+/* Specs                                                               */
+/* ------------------------------------------------------------------ */
+
+/* What a spec means: an error, or an arming that is FAR or NOW. */
+struct meaning {
+	long err;		/* 0 or -errno */
+	enum mode mode;
+	bool now;		/* fires at once (first deadline in the past) */
+	bool abs;
+	u64 dl;			/* for abs: the deadline */
+};
+
+/* The rules of uapi/twheel.h, in chardev's order. */
+static struct meaning judge(const struct twheel_timer_spec *s, u64 t0)
+{
+	struct meaning mn = { 0 };
+
+	if (s->flags & ~TWHEEL_TIMER_FLAGS || s->reserved[0] || s->reserved[1] ||
+	    s->clockid != TWHEEL_CLOCK_MONOTONIC || s->value > S64MAX) {
+		mn.err = -EINVAL;
+		return mn;
+	}
+	if (s->flags & TWHEEL_TIMER_PERIODIC) {
+		if (!s->period || s->period > S64MAX) {
+			mn.err = -EINVAL;
+			return mn;
+		}
+		mn.mode = s->flags & TWHEEL_TIMER_FIXED_DELAY ? DELAY : RATE;
+	} else {
+		if (s->period || (s->flags & TWHEEL_TIMER_FIXED_DELAY)) {
+			mn.err = -EINVAL;
+			return mn;
+		}
+		mn.mode = ONESHOT;
+	}
+	mn.abs = s->flags & TWHEEL_TIMER_ABSTIME;
+	if (mn.abs) {
+		mn.dl = s->value;
+		mn.now = s->value <= t0;
+	} else {
+		/* now + value must fit; t0 is a lower bound of the kernel's now. */
+		if (s->value > S64MAX - t0 - 10 * NSEC_PER_SEC &&
+		    s->value <= S64MAX - t0) {
+			mn.err = 1;	/* too close to call: the caller avoids it */
+			return mn;
+		}
+		if (s->value > S64MAX - t0) {
+			mn.err = -ERANGE;
+			return mn;
+		}
+		mn.now = !s->value;
+	}
+	return mn;
+}
+
+/*
+ * A valid spec, FAR or NOW (@now), of a random kind. A periodic NOW timer
+ * has a period of hours: it fires once.
+ */
+static void valid_spec(struct twheel_timer_spec *s, bool now)
+{
+	u64 t = now_ns();
+	unsigned int kind = (unsigned int)rnd(10);
+
+	memset(s, 0, sizeof(*s));
+	s->clockid = TWHEEL_CLOCK_MONOTONIC;
+	s->user_data = rnd64();
+	if (kind >= 7) {
+		s->flags = TWHEEL_TIMER_PERIODIC;
+		if (kind == 9)
+			s->flags |= TWHEEL_TIMER_FIXED_DELAY;
+		s->period = HOUR + rnd(S64MAX - HOUR);
+	}
+	if (chance(40)) {
+		s->flags |= TWHEEL_TIMER_ABSTIME;
+		/* A periodic one just past: no overruns, fires exactly once. */
+		if (now && (s->flags & TWHEEL_TIMER_PERIODIC))
+			s->value = t - rnd(t < NSEC_PER_SEC ? t : NSEC_PER_SEC);
+		else if (now)
+			s->value = chance(20) ? 0 : t - rnd(t);
+		else
+			s->value = t + HOUR + rnd(S64MAX - t - HOUR);
+	} else {
+		s->value = now ? 0 : HOUR + rnd(S64MAX / 2);
+	}
+}
+
+/* Random fields, mostly invalid; fixed up so that a valid one is FAR or NOW. */
+static void garbage_spec(struct twheel_timer_spec *s)
+{
+	u64 t = now_ns();
+	struct meaning mn;
+
+	valid_spec(s, chance(20));
+	switch (rnd(9)) {
+	case 0: s->flags = (u32)rnd64(); break;
+	case 1: s->flags |= 1u << (3 + rnd(29)); break;
+	case 2: s->reserved[rnd(2)] = 1 + rnd(1000); break;
+	case 3: s->clockid = chance(50) ? (u32)rnd(16) : (u32)rnd64(); break;
+	case 4: s->value = S64MAX + 1 + rnd(S64MAX); break;
+	case 5: s->period = chance(50) ? 0 : S64MAX + 1 + rnd(S64MAX); break;
+	case 6: s->flags ^= TWHEEL_TIMER_FIXED_DELAY; break;
+	case 7: s->flags &= ~TWHEEL_TIMER_ABSTIME; s->value = S64MAX - rnd(HOUR); break;
+	default: s->value = rnd64(); s->period = rnd64(); s->flags = (u32)rnd(8); break;
+	}
+	mn = judge(s, t);
+	if (mn.err)
+		return;
+	/* Valid: make it certain, FAR or NOW. */
+	if (s->flags & TWHEEL_TIMER_ABSTIME) {
+		if (s->value > t && s->value < t + 2 * HOUR)
+			s->value = t + 2 * HOUR;
+		else if (s->value <= t && (s->flags & TWHEEL_TIMER_PERIODIC))
+			s->value = t - rnd(t < NSEC_PER_SEC ? t : NSEC_PER_SEC);
+	} else if (s->value && s->value < 2 * HOUR) {
+		s->value = 2 * HOUR;
+	}
+	if ((s->flags & TWHEEL_TIMER_PERIODIC) && s->period < 2 * HOUR)
+		s->period = 2 * HOUR + rnd(HOUR);
+}
+
+/* ------------------------------------------------------------------ */
+/* Operations                                                          */
+/* ------------------------------------------------------------------ */
+
+static struct mfd *pick_fd(void)
+{
+	struct mfd *m = &g_fds[rnd((u64)g_nfds)];
+
+	return m;
+}
+
+static u64 pick_id(struct mfd *m)
+{
+	u64 id;
+	int tries;
+
+	/* Mostly a live one; sometimes dead, orphaned, unknown or absurd. */
+	if (chance(85) && m->next_id > 1) {
+		for (tries = 0; tries < 16; tries++) {
+			id = 1 + rnd(m->next_id - 1);
+			if (id < MAX_IDS && m->t[id].live)
+				return id;
+		}
+	}
+	switch (rnd(4)) {
+	case 0: return 0;
+	case 1: return m->next_id + rnd(3);
+	case 2: return (u64)UINT32_MAX + 1 + rnd(1000);
+	default: return m->next_id > 1 ? 1 + rnd(m->next_id - 1) : 1;
+	}
+}
+
+/* Apply a SCHEDULE that the kernel accepted with id @id. */
+static void model_schedule(struct mfd *m, const struct twheel_timer_spec *s,
+			   u64 id, u64 t0, u64 t1)
+{
+	struct meaning mn = judge(s, t0);
+	struct mt *t;
+
+	if (id != m->next_id)
+		die("SCHEDULE gave id %llu, expected %llu",
+		    (unsigned long long)id, (unsigned long long)m->next_id);
+	if (id >= MAX_IDS)
+		die("model table full");
+	m->next_id++;
+	t = &m->t[id];
+	memset(t, 0, sizeof(*t));
+	t->exists = t->live = t->pending = true;
+	t->mode = mn.mode;
+	t->user_data = s->user_data;
+	m->nexists++;
+	if (mn.now)
+		model_expire(m, id, mn.abs ? mn.dl : t0, mn.abs ? mn.dl : t1);
+}
+
+/* The result SCHEDULE must give, or 1 if it succeeds. */
+static long expect_schedule(struct mfd *m, const struct twheel_timer_spec *s,
+			    u64 t0)
+{
+	struct meaning mn = judge(s, t0);
+
+	if (mn.err)
+		return mn.err;
+	if (m->nexists >= m->max_timers)
+		return -ENOSPC;
+	return 1;
+}
+
+static void op_schedule(struct mfd *m, bool garbage)
+{
+	struct twheel_timer_spec s;
+	long want, r;
+	u64 t0, t1;
+
+	do {
+		if (garbage)
+			garbage_spec(&s);
+		else
+			valid_spec(&s, chance(40));
+		s.id = rnd64();	/* ignored on input */
+		t0 = now_ns();
+		want = expect_schedule(m, &s, t0);
+	} while (want == 1 && judge(&s, t0).err == 1);
+	/* A record already queued would only see its count grow: not here. */
+	r = ioctl(m->fd, TWHEEL_IOC_SCHEDULE, &s) ? -errno : 0;
+	t1 = now_ns();
+	vlog("SCHEDULE fd %d flags %#x value %llu period %llu -> %s id %llu",
+	     m->fd, s.flags, (unsigned long long)s.value,
+	     (unsigned long long)s.period, rs(r), (unsigned long long)s.id);
+	if (want == 1) {
+		EXPECT(r, 0, "SCHEDULE of a valid spec");
+		model_schedule(m, &s, s.id, t0, t1);
+		wait_queued(m);
+	} else {
+		EXPECT(r, want, "SCHEDULE flags %#x value %llu period %llu clock %u",
+		       s.flags, (unsigned long long)s.value,
+		       (unsigned long long)s.period, s.clockid);
+	}
+}
+
+/* The result MODIFY of @s must give; applies it to the model if told to. */
+static long modify_model(struct mfd *m, const struct twheel_timer_spec *s,
+			 u64 t0, u64 t1, bool apply)
+{
+	struct meaning mn = judge(s, t0);
+	struct mt *t;
+	long ret;
+
+	if (mn.err)
+		return mn.err;
+	if (!s->id || s->id >= m->next_id || s->id >= MAX_IDS ||
+	    !m->t[s->id].live)
+		return -ENOENT;
+	t = &m->t[s->id];
+	ret = t->pending;
+	if (!apply)
+		return ret;
+	t->pending = true;
+	t->mode = mn.mode;
+	t->user_data = s->user_data;
+	if (mn.now)
+		model_expire(m, s->id, mn.abs ? mn.dl : t0, mn.abs ? mn.dl : t1);
+	return ret;
+}
+
+/* Would MODIFY to NOW grow a queued record's count? Then use FAR. */
+static void modify_spec(struct mfd *m, struct twheel_timer_spec *s, u64 id,
+			bool garbage)
+{
+	bool queued = id < MAX_IDS && id < m->next_id && m->t[id].queued;
+
+	if (garbage) {
+		do
+			garbage_spec(s);
+		while (queued && judge(s, now_ns()).now);
+	} else {
+		valid_spec(s, !queued && chance(40));
+	}
+	s->id = id;
+}
+
+static void op_modify(struct mfd *m, bool garbage)
+{
+	struct twheel_timer_spec s;
+	u64 id = pick_id(m), t0, t1;
+	long want, r;
+
+	do {
+		modify_spec(m, &s, id, garbage);
+		t0 = now_ns();
+	} while (judge(&s, t0).err == 1);
+	want = modify_model(m, &s, t0, t0, false);
+	r = ioctl(m->fd, TWHEEL_IOC_MODIFY, &s);
+	r = r < 0 ? -errno : r;
+	t1 = now_ns();
+	vlog("MODIFY fd %d id %llu flags %#x -> %s", m->fd,
+	     (unsigned long long)id, s.flags, rs(r));
+	EXPECT(r, want, "MODIFY id %llu flags %#x value %llu period %llu",
+	       (unsigned long long)id, s.flags, (unsigned long long)s.value,
+	       (unsigned long long)s.period);
+	if (r >= 0) {
+		modify_model(m, &s, t0, t1, true);
+		wait_queued(m);
+	}
+}
+
+/* The result CANCEL must give; applies it if told to. */
+static long cancel_model(struct mfd *m, const struct twheel_cancel *c,
+			 bool apply)
+{
+	struct mt *t;
+	long ret;
+
+	if (c->flags || c->pad)
+		return -EINVAL;
+	if (!c->id || c->id >= m->next_id || c->id >= MAX_IDS ||
+	    !m->t[c->id].live)
+		return -ENOENT;
+	t = &m->t[c->id];
+	ret = t->pending;
+	if (!apply)
+		return ret;
+	t->live = false;
+	if (t->queued) {
+		/* A periodic timer's last event says no more will follow. */
+		if (t->mode != ONESHOT)
+			t->ev_flags |= TWHEEL_EVENT_CANCELLED;
+	} else {
+		t->exists = false;
+		m->nexists--;
+	}
+	t->pending = false;
+	return ret;
+}
+
+static void op_cancel(struct mfd *m)
+{
+	struct twheel_cancel c = { .id = pick_id(m) };
+	long want, r;
+
+	if (chance(5))
+		c.flags = 1u << rnd(32);
+	if (chance(5))
+		c.pad = 1 + (u32)rnd(100);
+	want = cancel_model(m, &c, false);
+	r = ioctl(m->fd, TWHEEL_IOC_CANCEL, &c);
+	r = r < 0 ? -errno : r;
+	vlog("CANCEL fd %d id %llu -> %s", m->fd, (unsigned long long)c.id, rs(r));
+	EXPECT(r, want, "CANCEL id %llu flags %#x pad %u",
+	       (unsigned long long)c.id, c.flags, c.pad);
+	if (r >= 0)
+		cancel_model(m, &c, true);
+}
+
+/* One op of a batch: what it must give, applied to the model. */
+static long batch_op_model(struct mfd *m, struct twheel_op *op, u64 t0, u64 t1,
+			   bool apply)
+{
+	struct twheel_cancel c = { .id = op->spec.id };
+	const struct twheel_timer_spec *s = &op->spec;
+	long want;
+
+	switch (op->op) {
+	case TWHEEL_OP_SCHEDULE:
+		want = expect_schedule(m, s, t0);
+		if (want == 1) {
+			if (apply)
+				model_schedule(m, s, op->spec.id, t0, t1);
+			return 0;
+		}
+		return want;
+	case TWHEEL_OP_MODIFY:
+		return modify_model(m, s, t0, t1, apply);
+	case TWHEEL_OP_CANCEL:
+		if (s->value || s->period || s->user_data || s->clockid ||
+		    s->flags || s->reserved[0] || s->reserved[1])
+			return -EINVAL;
+		return cancel_model(m, &c, apply);
+	default:
+		return -EINVAL;
+	}
+}
+
+static void op_batch(struct mfd *m)
+{
+	unsigned int n = 1 + (unsigned int)rnd(chance(10) ? 64 : 8), i, done;
+	struct twheel_batch b = { .count = n };
+	struct twheel_op ops[64], orig[64];
+	u64 t0, t1, id;
+	long want, r;
+
+	memset(ops, 0, sizeof(ops));
+	for (i = 0; i < n; i++) {
+		struct twheel_op *op = &ops[i];
+
+		op->result = (int)rnd64();
+		switch (rnd(chance(3) ? 5 : 3)) {
+		case 0:
+			op->op = TWHEEL_OP_SCHEDULE;
+			/* NOW only alone: records of one batch arrive in any order. */
+			valid_spec(&op->spec, false);
+			while (chance(10) || judge(&op->spec, now_ns()).err == 1 ||
+			       judge(&op->spec, now_ns()).now)
+				garbage_spec(&op->spec);
+			break;
+		case 1:
+			op->op = TWHEEL_OP_MODIFY;
+			id = pick_id(m);
+			do
+				modify_spec(m, &op->spec, id, chance(10));
+			while (judge(&op->spec, now_ns()).now ||
+			       judge(&op->spec, now_ns()).err == 1);
+			break;
+		case 2:
+			op->op = TWHEEL_OP_CANCEL;
+			op->spec.id = pick_id(m);
+			if (chance(5))
+				op->spec.user_data = 1;
+			break;
+		case 3:
+			op->op = (u32)rnd64();
+			break;
+		default:
+			op->op = chance(50) ? 0 : 4 + (u32)rnd(4);
+			break;
+		}
+	}
+	/* The batch itself, now and then invalid. */
+	switch (rnd(40)) {
+	case 0: b.flags = 1u << rnd(32); break;
+	case 1: b.reserved = 1 + rnd(9); break;
+	case 2: b.count = 0; break;
+	case 3: b.count = TWHEEL_BATCH_MAX + 1 + (u32)rnd(100); break;
+	default: break;
+	}
+	memcpy(orig, ops, sizeof(ops));
+	b.ops = (uintptr_t)ops;
+	t0 = now_ns();
+	r = ioctl(m->fd, TWHEEL_IOC_BATCH, &b);
+	r = r < 0 ? -errno : r;
+	t1 = now_ns();
+	vlog("BATCH fd %d of %u -> %s", m->fd, b.count, rs(r));
+	if (b.flags || b.reserved || !b.count || b.count > TWHEEL_BATCH_MAX) {
+		EXPECT(r, -EINVAL, "BATCH flags %#x reserved %llu count %u",
+		       b.flags, (unsigned long long)b.reserved, b.count);
+		return;
+	}
+	/* Replay on the model: schedules take the ids the kernel wrote. */
+	for (done = 0; done < n; done++) {
+		struct twheel_op probe = orig[done];
+
+		if (probe.op == TWHEEL_OP_SCHEDULE)
+			probe.spec.id = ops[done].spec.id;
+		want = batch_op_model(m, &probe, t0, t1, false);
+		if (want < 0) {
+			EXPECT(ops[done].result, want, "BATCH op %u (op %u)", done,
+			       probe.op);
+			break;
+		}
+		EXPECT(ops[done].result, want, "BATCH op %u (op %u) result", done,
+		       probe.op);
+		batch_op_model(m, &probe, t0, t1, true);
+	}
+	EXPECT(r, (long)done, "BATCH of %u: ops done", n);
+	for (i = done + 1; i < n; i++)
+		if (memcmp(&ops[i], &orig[i], sizeof(ops[i])))
+			die("BATCH: op %u after the failing op %u was written", i, done);
+	for (i = 0; i < n && i <= done; i++)
+		if (orig[i].op != TWHEEL_OP_SCHEDULE &&
+		    memcmp(&ops[i].spec, &orig[i].spec, sizeof(ops[i].spec)))
+			die("BATCH: op %u's spec changed", i);
+	wait_queued(m);
+}
+
+static void op_set_eventfd(struct mfd *m)
+{
+	struct twheel_eventfd e = { .fd = -1 };
+	int closed = -1;
+	long want = 0, r;
+
+	switch (rnd(8)) {
+	case 0: case 1: case 2: e.fd = g_efds[rnd(2)]; break;
+	case 3: e.fd = -1; break;
+	case 4: e.fd = g_notev; want = -EINVAL; break;
+	case 5:
+		closed = dup(g_notev);
+		if (closed < 0)
+			die("dup: %s", strerror(errno));
+		close(closed);
+		e.fd = closed;
+		want = -EBADF;
+		break;
+	case 6: e.fd = -2 - (int)rnd(1000); want = -EINVAL; break;
+	default:
+		e.fd = g_efds[0];
+		if (chance(50))
+			e.flags = 1u << rnd(32);
+		else
+			e.reserved = 1 + rnd(1000);
+		want = -EINVAL;
+		break;
+	}
+	r = ioctl(m->fd, TWHEEL_IOC_SET_EVENTFD, &e) ? -errno : 0;
+	vlog("SET_EVENTFD fd %d efd %d -> %s", m->fd, e.fd, rs(r));
+	EXPECT(r, want, "SET_EVENTFD fd %d flags %#x", e.fd, e.flags);
+	if (!r)
+		m->efd = e.fd;
+}
+
+static void check_event(struct mfd *m, const struct twheel_event *ev, u64 t1)
+{
+	struct mt *t;
+	u64 id;
+
+	if (!m->nq)
+		die("read an event, the model has none");
+	id = m->queue[0];
+	t = &m->t[id];
+	if (ev->id != id || ev->user_data != t->ev_user_data ||
+	    ev->count != t->ev_count || ev->flags != t->ev_flags || ev->pad ||
+	    ev->deadline < t->dl_lo || ev->deadline > t->dl_hi ||
+	    ev->fired < ev->deadline || ev->fired > t1)
+		die("event id %llu ud %#llx count %llu flags %#x deadline %llu fired %llu; model: id %llu ud %#llx count %llu flags %#x deadline %llu..%llu",
+		    (unsigned long long)ev->id,
+		    (unsigned long long)ev->user_data,
+		    (unsigned long long)ev->count, ev->flags,
+		    (unsigned long long)ev->deadline,
+		    (unsigned long long)ev->fired, (unsigned long long)id,
+		    (unsigned long long)t->ev_user_data,
+		    (unsigned long long)t->ev_count, t->ev_flags,
+		    (unsigned long long)t->dl_lo, (unsigned long long)t->dl_hi);
+	memmove(m->queue, m->queue + 1, (m->nq - 1) * sizeof(m->queue[0]));
+	m->nq--;
+	t->queued = false;
+	t->ev_count = 0;
+	t->ev_flags = 0;
+	/* An orphan is freed; a fired one-shot timer's id is released. */
+	if (!t->live || (t->mode == ONESHOT && !t->pending)) {
+		t->live = false;
+		t->exists = false;
+		m->nexists--;
+	}
+}
+
+static char *g_guard;		/* two pages, the second PROT_NONE */
+static long g_page;
+
+static void op_read(struct mfd *m)
+{
+	struct twheel_event ev[20];
+	unsigned int want_n, i, kind = (unsigned int)rnd(10);
+	size_t len;
+	char *buf = (char *)ev;
+	ssize_t r;
+	u64 t1;
+
+	if (kind == 0) {
+		len = rnd(EV);		/* smaller than one record */
+	} else if (kind == 1 && m->nq) {
+		/* The second record straddles an unmapped page. */
+		buf = g_guard + g_page - EV - 1 - rnd(EV - 1);
+		len = 2 * EV;
+	} else if (kind == 2 && m->nq) {
+		buf = NULL;
+		len = EV;
+	} else {
+		len = EV * (1 + rnd(20)) + rnd(EV);
+	}
+	r = read(m->fd, buf, len);
+	t1 = now_ns();
+	r = r < 0 ? -errno : r;
+	vlog("read fd %d len %zu -> %s", m->fd, len, rs(r));
+	if (len < EV) {
+		EXPECT(r, -EINVAL, "read of %zu bytes", len);
+		return;
+	}
+	if (!m->nq) {
+		EXPECT(r, -EAGAIN, "read with no event queued");
+		return;
+	}
+	if (!buf) {
+		EXPECT(r, -EFAULT, "read into NULL");
+		return;
+	}
+	want_n = (unsigned int)(len / EV);
+	if (want_n > m->nq)
+		want_n = m->nq;
+	if (kind == 1) {
+		/* One whole record fits; copy_to_user() may stop earlier. */
+		if (r != -EFAULT)
+			EXPECT(r, (long)EV, "read straddling a hole");
+		if (r == (long)EV) {
+			memcpy(ev, buf, EV);
+			check_event(m, &ev[0], t1);
+		}
+		return;
+	}
+	EXPECT(r, (long)(want_n * EV), "read of %zu bytes, %u events queued", len,
+	       m->nq);
+	for (i = 0; i < want_n; i++)
+		check_event(m, &ev[i], t1);
+}
+
+static void op_poll(struct mfd *m)
+{
+	struct pollfd p = { .fd = m->fd, .events = POLLIN | POLLOUT };
+	int r = poll(&p, 1, 0);
+
+	if (r < 0)
+		die("poll: %s", strerror(errno));
+	if (!!(p.revents & POLLIN) != !!m->nq || (p.revents & ~POLLIN))
+		die("poll: revents %#x with %u events queued", p.revents, m->nq);
+}
+
+static void open_fd(struct mfd *m)
+{
+	char buf[32];
+	int pfd;
+
+	m->max_timers = 65536;
+	pfd = open(MAX_TIMERS_PARAM, O_RDWR);
+	if (pfd >= 0) {
+		/* Sampled at open: small limits make ENOSPC reachable. */
+		m->max_timers = chance(50) ? 1 + (u32)rnd(24) : 65536;
+		snprintf(buf, sizeof(buf), "%u", m->max_timers);
+		if (write(pfd, buf, strlen(buf)) < 0)
+			die("writing %s: %s", MAX_TIMERS_PARAM, strerror(errno));
+		close(pfd);
+	}
+	m->fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (m->fd < 0)
+		die("open %s: %s", TWHEEL_DEVICE, strerror(errno));
+	memset(m->t, 0, sizeof(m->t));
+	m->next_id = 1;
+	m->nq = 0;
+	m->efd = -1;
+	m->nexists = 0;
+	check_info(m);
+}
+
+static void op_close(struct mfd *m)
+{
+	vlog("close fd %d (%u timers, %u events)", m->fd, m->nexists, m->nq);
+	if (close(m->fd))
+		die("close: %s", strerror(errno));
+	open_fd(m);
+}
+
+/* A child arms a timer on the shared file and exits; the file lives on. */
+static void op_fork(struct mfd *m)
+{
+	struct twheel_timer_spec s;
+	int st, p[2];
+	u64 id = 0, t0, t1;
+	pid_t pid;
+
+	if (m->nexists >= m->max_timers)
+		return;
+	valid_spec(&s, false);
+	if (pipe(p))
+		die("pipe: %s", strerror(errno));
+	t0 = now_ns();
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!pid) {
+		close(p[0]);
+		if (ioctl(m->fd, TWHEEL_IOC_SCHEDULE, &s))
+			_exit(1);
+		if (write(p[1], &s.id, sizeof(s.id)) != sizeof(s.id))
+			_exit(2);
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], &id, sizeof(id)) != sizeof(id))
+		id = 0;
+	close(p[0]);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		die("fork: the child failed (status %#x)", st);
+	t1 = now_ns();
+	vlog("fork: child scheduled id %llu", (unsigned long long)id);
+	model_schedule(m, &s, id, t0, t1);
+}
+
+/* NULL and unmapped pointers: EFAULT, nothing changes. */
+static void op_bad_pointer(struct mfd *m)
+{
+	static const unsigned long cmds[] = {
+		TWHEEL_IOC_SCHEDULE, TWHEEL_IOC_MODIFY, TWHEEL_IOC_CANCEL,
+		TWHEEL_IOC_BATCH, TWHEEL_IOC_SET_EVENTFD, TWHEEL_IOC_INFO,
+	};
+	unsigned long cmd = cmds[rnd(6)];
+	void *p = chance(50) ? NULL : g_guard + g_page;
+	struct twheel_batch b = {
+		.ops = (uintptr_t)(g_guard + g_page), .count = 1 + (u32)rnd(9),
+	};
+	long r;
+
+	if (cmd == TWHEEL_IOC_BATCH && chance(50))
+		p = &b;		/* the batch is fine, its ops are not */
+	r = ioctl(m->fd, cmd, p) ? -errno : 0;
+	vlog("ioctl %#lx with a bad pointer -> %s", cmd, rs(r));
+	EXPECT(r, -EFAULT, "ioctl %#lx with a bad pointer", cmd);
+	check_info(m);
+}
+
+/*
+ * SCHEDULE from a read-only spec: the id cannot be written back, so the
+ * new timer is removed again (EFAULT), and its id is used up.
+ */
+static void op_readonly_spec(struct mfd *m)
+{
+	struct twheel_timer_spec *s = (void *)g_guard;
+	long want, r;
+	u64 t0;
+
+	if (mprotect(g_guard, (size_t)g_page, PROT_READ | PROT_WRITE))
+		die("mprotect: %s", strerror(errno));
+	valid_spec(s, false);
+	if (mprotect(g_guard, (size_t)g_page, PROT_READ))
+		die("mprotect: %s", strerror(errno));
+	t0 = now_ns();
+	want = expect_schedule(m, s, t0);
+	r = ioctl(m->fd, TWHEEL_IOC_SCHEDULE, s) ? -errno : 0;
+	vlog("SCHEDULE from a read-only spec -> %s", rs(r));
+	if (want == 1) {
+		EXPECT(r, -EFAULT, "SCHEDULE from a read-only spec");
+		m->next_id++;
+	} else {
+		EXPECT(r, want, "SCHEDULE from a read-only spec");
+	}
+	if (mprotect(g_guard, (size_t)g_page, PROT_READ | PROT_WRITE))
+		die("mprotect: %s", strerror(errno));
+	check_info(m);
+}
+
+static void op_other(struct mfd *m)
+{
+	char c = 0;
+	long r;
+
+	switch (rnd(6)) {
+	case 0:
+		r = write(m->fd, &c, 1) < 0 ? -errno : 0;
+		EXPECT(r, -EINVAL, "write");
+		break;
+	case 1:
+		r = lseek(m->fd, (off_t)rnd(100), SEEK_SET) < 0 ? -errno : 0;
+		EXPECT(r, -ESPIPE, "lseek");
+		break;
+	case 2:
+		r = mmap(NULL, (size_t)g_page, PROT_READ, MAP_SHARED, m->fd, 0) ==
+		    MAP_FAILED ? -errno : 0;
+		EXPECT(r, -ENODEV, "mmap");
+		break;
+	case 3:
+		/* Unknown commands, of our magic and of others. */
+		r = ioctl(m->fd, _IOWR(TWHEEL_IOC_MAGIC, 6 + rnd(250), __u64),
+			  g_guard) ? -errno : 0;
+		EXPECT(r, -ENOTTY, "unknown ioctl");
+		break;
+	case 4:
+		/* A known number with the wrong size or direction. */
+		r = ioctl(m->fd, chance(50) ?
+			  _IOW(TWHEEL_IOC_MAGIC, 0x00, struct twheel_cancel) :
+			  _IOR(TWHEEL_IOC_MAGIC, 0x02, struct twheel_cancel),
+			  g_guard) ? -errno : 0;
+		EXPECT(r, -ENOTTY, "ioctl with a wrong size or direction");
+		break;
+	default: {
+		/* A random command: ENOTTY, unless the VFS knows it ('f', 'T'). */
+		unsigned long cmd = (unsigned long)rnd64() & 0xffffffff;
+
+		if (cmd == TWHEEL_IOC_SCHEDULE || cmd == TWHEEL_IOC_MODIFY ||
+		    cmd == TWHEEL_IOC_CANCEL || cmd == TWHEEL_IOC_BATCH ||
+		    cmd == TWHEEL_IOC_SET_EVENTFD || cmd == TWHEEL_IOC_INFO ||
+		    _IOC_TYPE(cmd) == 'f' || _IOC_TYPE(cmd) == 'T' ||
+		    _IOC_TYPE(cmd) == 0x94)
+			break;
+		r = ioctl(m->fd, cmd, NULL);
+		EXPECT(r < 0 ? -errno : r, -ENOTTY, "ioctl %#lx", cmd);
+		break;
+	}
+	}
+	check_info(m);
+}
+
+/* Each eventfd counted every expiry while it was registered. */
+static void op_eventfd_read(void)
+{
+	uint64_t v;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (read(g_efds[i], &v, sizeof(v)) != sizeof(v)) {
+			if (errno != EAGAIN)
+				die("eventfd read: %s", strerror(errno));
+			v = 0;
+		}
+		if (v != g_efd_count[i])
+			die("eventfd %d counted %llu expiries, model %llu", i,
+			    (unsigned long long)v,
+			    (unsigned long long)g_efd_count[i]);
+		g_efd_count[i] = 0;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: twheel_fuzz [-n OPS] [-t SECONDS] [-s SEED] [-f FDS] [-v]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	u64 max_ops = 20000, secs = 60, end, t0;
+	struct twheel_info info;
+	unsigned int i;
+	int opt, fd;
+
+	while ((opt = getopt(argc, argv, "n:t:s:f:v")) != -1) {
+		switch (opt) {
+		case 'n': max_ops = strtoull(optarg, NULL, 0); break;
+		case 't': secs = strtoull(optarg, NULL, 0); break;
+		case 's': g_seed = strtoull(optarg, NULL, 0); break;
+		case 'f': g_nfds = atoi(optarg); break;
+		case 'v': g_verbose = true; break;
+		default: usage();
+		}
+	}
+	if (optind != argc || g_nfds < 1 || g_nfds > MAX_FDS)
+		usage();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!g_seed)
+		g_seed = now_ns() ^ ((u64)getpid() << 40);
+	g_rnd = g_seed | 1;
+	printf("# twheel_fuzz: seed %llu, %d files, at most %llu ops in %llu s\n",
+	       (unsigned long long)g_seed, g_nfds, (unsigned long long)max_ops,
+	       (unsigned long long)secs);
+
+	g_page = sysconf(_SC_PAGESIZE);
+	g_guard = mmap(NULL, 2 * (size_t)g_page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (g_guard == MAP_FAILED || mprotect(g_guard + g_page, (size_t)g_page,
+					      PROT_NONE))
+		die("mmap: %s", strerror(errno));
+	for (i = 0; i < 2; i++) {
+		g_efds[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (g_efds[i] < 0)
+			die("eventfd: %s", strerror(errno));
+	}
+	g_notev = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	fd = open(MAX_TIMERS_PARAM, O_RDONLY);
+	if (fd >= 0) {
+		ssize_t r = read(fd, g_old_max, sizeof(g_old_max) - 1);
+
+		g_old_max[r > 0 ? r : 0] = '\0';
+		close(fd);
+	}
+	fd = open(TWHEEL_DEVICE, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || ioctl(fd, TWHEEL_IOC_INFO, &info))
+		die("%s: %s", TWHEEL_DEVICE, strerror(errno));
+	g_granularity = info.granularity_ns;
+	close(fd);
+	for (i = 0; i < (unsigned int)g_nfds; i++)
+		open_fd(&g_fds[i]);
+
+	t0 = now_ns();
+	end = t0 + secs * NSEC_PER_SEC;
+	for (g_op = 1; g_op <= max_ops && now_ns() < end; g_op++) {
+		struct mfd *m = pick_fd();
+		u64 r = rnd(1000);
+		unsigned int k;
+
+		/* The model's table is full: a new file. */
+		if (m->next_id > MAX_IDS - 100)
+			op_close(m);
+
+		if (r < 200)
+			k = 0, op_schedule(m, false);
+		else if (r < 260)
+			k = 1, op_schedule(m, true);
+		else if (r < 380)
+			k = 2, op_modify(m, false);
+		else if (r < 420)
+			k = 3, op_modify(m, true);
+		else if (r < 540)
+			k = 4, op_cancel(m);
+		else if (r < 620)
+			k = 5, op_batch(m);
+		else if (r < 660)
+			k = 6, op_set_eventfd(m);
+		else if (r < 700)
+			k = 7, check_info(m);
+		else if (r < 840)
+			k = 8, op_read(m);
+		else if (r < 870)
+			k = 9, op_poll(m);
+		else if (r < 885)
+			k = 10, op_close(m);
+		else if (r < 895)
+			k = 11, op_fork(m);
+		else if (r < 930)
+			k = 12, op_bad_pointer(m);
+		else if (r < 945)
+			k = 13, op_readonly_spec(m);
+		else if (r < 975)
+			k = 14, op_other(m);
+		else
+			k = 15, op_eventfd_read();
+		g_hist[k]++;
+		if (!(g_op % 64))
+			for (i = 0; i < (unsigned int)g_nfds; i++)
+				check_info(&g_fds[i]);
+	}
+	g_op--;
+	for (i = 0; i < (unsigned int)g_nfds; i++) {
+		check_info(&g_fds[i]);
+		close(g_fds[i].fd);
+	}
+	if (g_old_max[0]) {
+		fd = open(MAX_TIMERS_PARAM, O_WRONLY);
+		if (fd < 0 || write(fd, g_old_max, strlen(g_old_max)) < 0)
+			die("restoring max_timers: %s", strerror(errno));
+		close(fd);
+	}
+	printf("# ops:");
+	for (i = 0; i < sizeof(g_names) / sizeof(g_names[0]); i++)
+		printf(" %s %lu%s", g_names[i], g_hist[i],
+		       i + 1 < sizeof(g_names) / sizeof(g_names[0]) ? "," : "\n");
+	printf("twheel_fuzz: ok: %llu ops in %.1f s, seed %llu\n",
+	       (unsigned long long)g_op, (double)(now_ns() - t0) / 1e9,
+	       (unsigned long long)g_seed);
+	return 0;
+}
