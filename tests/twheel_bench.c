@@ -31,8 +31,10 @@
  * - Each facility is used as its users would: twheel_schedule() and
  *   twheel_cancel(); mod_timer() and timer_delete(); hrtimer_start() and
  *   hrtimer_cancel(); default (non-pinned) modes everywhere.
- * - The measured loops are timed as a whole with ktime_get(); interrupts
- *   stay enabled, so their cost lands where it would in real use.
+ * - Tables 1 and 2 time chunks of CHUNK pairs, or rounds, with ktime_get()
+ *   and report the median chunk per repetition (and the mean): a host that
+ *   takes a vCPU away for a while spoils a few chunks, not the figure.
+ *   Interrupts stay enabled, so their cost lands where it would in use.
  * - Table 2 hands rounds of armed timers to a kthread on `peer_cpu`. A
  *   twheel cancel from another CPU queues the timer to its owner and kicks
  *   it, so the owner has work left to do: the arming CPU keeps bottom
@@ -128,6 +130,8 @@ static const char *const fac_names[NR_FACS] = {
 };
 
 #define PROBES		1024	/* timers cycled through by measured loops */
+#define CHUNK		256	/* table 1: pairs timed together */
+#define MAX_SAMPLES	4096	/* timed chunks or rounds per repetition */
 #define DELAYS		4096	/* precomputed random delays */
 #define XCPU_BATCH	256	/* timers per round of table 2, bursty case */
 #define GAP_NS		(10 * NSEC_PER_USEC)	/* table 3: a clock gap */
@@ -190,6 +194,12 @@ static struct tset *watched;		/* callbacks record for this set */
 static atomic_long_t stray;		/* other callbacks that ran */
 static DECLARE_COMPLETION(runner_done);
 
+/*
+ * Per-chunk (table 1) and per-round (table 2) times of one repetition: a
+ * repetition reports their median, which a vCPU the host took away for a
+ * while does not move (the mean, also printed, shows such spells).
+ */
+static u64 samples[5][MAX_SAMPLES];
 static DEFINE_PER_CPU(unsigned long, bench_counter);	/* primitives() */
 static DEFINE_SPINLOCK(bench_lock);			/* primitives() */
 static u64 probe_ns[DELAYS];		/* delays of measured timers */
@@ -237,6 +247,22 @@ static struct fx fx(u64 tenths)
 
 	snprintf(f.s, sizeof(f.s), "%llu.%llu", tenths / 10, tenths % 10);
 	return f;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of @v[0 .. @n - 1]; sorts @v. */
+static u64 median(u64 *v, unsigned int n)
+{
+	if (!n)
+		return 0;
+	sort(v, n, sizeof(*v), cmp_u64, NULL);
+	return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ---------------------------------------------------------------------
@@ -484,14 +510,15 @@ static int run_on_cpu(int cpu, int (*fn)(void *arg), void *arg)
  */
 
 /* @nops schedule + cancel pairs on the probes; returns the ns they took. */
-static u64 pair_loop(struct tset *p, unsigned int nops)
+/* @n schedule + cancel pairs from probe @from on; returns the ns taken. */
+static u64 pair_loop(struct tset *p, unsigned int from, unsigned int n)
 {
 	ktime_t t0 = ktime_get();
 	unsigned int i;
 
 	switch (p->fac) {
 	case FAC_TWHEEL:
-		for (i = 0; i < nops; i++) {
+		for (i = from; i < from + n; i++) {
 			struct twheel_timer *t = &p->tw[i % PROBES];
 
 			twheel_schedule(t, probe_ns[i % DELAYS]);
@@ -499,7 +526,7 @@ static u64 pair_loop(struct tset *p, unsigned int nops)
 		}
 		break;
 	case FAC_TIMER_LIST:
-		for (i = 0; i < nops; i++) {
+		for (i = from; i < from + n; i++) {
 			struct timer_list *t = &p->tl[i % PROBES];
 
 			mod_timer(t, jiffies + probe_jif[i % DELAYS]);
@@ -507,7 +534,7 @@ static u64 pair_loop(struct tset *p, unsigned int nops)
 		}
 		break;
 	default:
-		for (i = 0; i < nops; i++) {
+		for (i = from; i < from + n; i++) {
 			struct hrtimer *t = &p->hr[i % PROBES];
 
 			hrtimer_start(t, ns_to_ktime(probe_ns[i % DELAYS]),
@@ -525,23 +552,28 @@ static u64 cancel_loop(struct tset *p, unsigned int from, unsigned int k);
 
 static void table1(struct tset *p, unsigned int pending)
 {
-	unsigned int r, i, rounds = max(ops / PROBES, 1U);
-	u64 ns, arm, cancel;
+	unsigned int r, i, chunks = clamp(ops / CHUNK, 1U, MAX_SAMPLES);
+	unsigned int rounds = clamp(ops / PROBES, 1U, MAX_SAMPLES);
+	u64 total;
 
-	pair_loop(p, PROBES);	/* warm up */
+	pair_loop(p, 0, PROBES);	/* warm up */
 	for (r = 0; r < reps && !stopping(); r++) {
-		ns = per10(pair_loop(p, ops), ops);
-		/* The halves apart: arm all probes (100 ms+ away), cancel all. */
-		arm = 0;
-		cancel = 0;
-		for (i = 0; i < rounds; i++) {
-			arm += arm_loop(p, 0, PROBES, xprobe_ns, xprobe_jif);
-			cancel += cancel_loop(p, 0, PROBES);
+		total = 0;
+		for (i = 0; i < chunks; i++) {
+			samples[0][i] = pair_loop(p, i * CHUNK, CHUNK);
+			total += samples[0][i];
 		}
-		pr_info("table=1 facility=%s pending=%u rep=%u ns_per_op=%s arm_ns=%s cancel_ns=%s\n",
-			fac_names[p->fac], pending, r, fx(ns).s,
-			fx(per10(arm, rounds * PROBES)).s,
-			fx(per10(cancel, rounds * PROBES)).s);
+		/* The halves apart: arm all probes (100 ms+ away), cancel all. */
+		for (i = 0; i < rounds; i++) {
+			samples[1][i] = arm_loop(p, 0, PROBES, xprobe_ns, xprobe_jif);
+			samples[2][i] = cancel_loop(p, 0, PROBES);
+		}
+		pr_info("table=1 facility=%s pending=%u rep=%u ns_per_op=%s mean_ns=%s arm_ns=%s cancel_ns=%s\n",
+			fac_names[p->fac], pending, r,
+			fx(per10(median(samples[0], chunks), CHUNK)).s,
+			fx(per10(total, chunks * CHUNK)).s,
+			fx(per10(median(samples[1], rounds), PROBES)).s,
+			fx(per10(median(samples[2], rounds), PROBES)).s);
 		cond_resched();
 	}
 }
@@ -663,7 +695,7 @@ static u64 cancel_loop(struct tset *p, unsigned int from, unsigned int k)
  * @go: rounds handed over: round r cancels the k probes from (r - 1) * k
  * @done: rounds finished
  * @stop: set by the runner when it is done
- * @cancel_ns: time spent in cancel_loop(), all rounds
+ * @cancel_ns: time cancel_loop() took in the last round finished
  * @exited: completed when the thread is gone
  */
 struct peer {
@@ -694,29 +726,26 @@ static int peer_thread(void *data)
 		}
 		ns = cancel_loop(p->probes, (go - 1) * READ_ONCE(p->k),
 				 READ_ONCE(p->k));
-		WRITE_ONCE(p->cancel_ns, p->cancel_ns + ns);
+		WRITE_ONCE(p->cancel_ns, ns);
 		seen = go;
+		/* Pairs with the acquire of the runner: cancel_ns is written. */
 		atomic_set_release(&p->done, go);
 	}
 	kthread_complete_and_exit(&p->exited, 0);
 }
 
-struct xcpu_result {
-	u64	arm_ns;
-	u64	drain_ns;
-	u64	round_ns;
-	u64	kick_ns;
-	u64	late_kicks;
-};
+/* What one round took, ns: indexes of samples[]. */
+enum { XS_ARM, XS_CANCEL, XS_DRAIN, XS_WALL, XS_KICK };
 
 /* One round: arm k here, have the peer cancel them, run what is left. */
-static int xcpu_round(struct peer *p, int round, struct xcpu_result *res)
+static int xcpu_round(struct peer *p, int round, unsigned int i,
+		      unsigned int *late_kicks)
 {
 	unsigned int k = p->k, from = (round - 1) * k;
 	ktime_t t0, t1, t2, t3;
 
 	t0 = ktime_get();
-	res->arm_ns += arm_loop(p->probes, from, k, xprobe_ns, xprobe_jif);
+	samples[XS_ARM][i] = arm_loop(p->probes, from, k, xprobe_ns, xprobe_jif);
 	/* Keep the work a remote cancel queues here until we time it. */
 	local_bh_disable();
 	/* Pairs with the acquire of the peer. */
@@ -730,6 +759,7 @@ static int xcpu_round(struct peer *p, int round, struct xcpu_result *res)
 			return -ETIMEDOUT;
 		}
 	}
+	samples[XS_CANCEL][i] = READ_ONCE(p->cancel_ns);
 	t2 = ktime_get();
 	if (p->probes->fac == FAC_TWHEEL) {
 		/*
@@ -739,27 +769,25 @@ static int xcpu_round(struct peer *p, int round, struct xcpu_result *res)
 		while (!(local_softirq_pending() & BIT(HRTIMER_SOFTIRQ))) {
 			cpu_relax();
 			if (ktime_get() - t2 > KICK_TIMEOUT) {
-				res->late_kicks++;
+				(*late_kicks)++;
 				break;
 			}
 		}
-		res->kick_ns += ktime_get() - t2;
 	}
-	t2 = ktime_get();
-	local_bh_enable();
 	t3 = ktime_get();
-	res->drain_ns += t3 - t2;
-	res->round_ns += t3 - t0;
+	samples[XS_KICK][i] = t3 - t2;
+	local_bh_enable();
+	samples[XS_DRAIN][i] = ktime_get() - t3;
+	samples[XS_WALL][i] = ktime_get() - t0;
 	return 0;
 }
 
 static int table2(struct tset *probes, unsigned int pending)
 {
 	static const unsigned int batches[] = { XCPU_BATCH, 1 };
-	unsigned int b, r, k, rounds, n, i;
-	struct xcpu_result res;
+	unsigned int b, r, k, rounds, i, late;
+	u64 arm, cancel, drain, total;
 	struct task_struct *t;
-	u64 arm, cancel, drain, c0;
 	struct peer *p;
 	int round = 0, ret = 0;
 
@@ -779,26 +807,31 @@ static int table2(struct tset *probes, unsigned int pending)
 	for (b = 0; b < ARRAY_SIZE(batches) && !ret; b++) {
 		k = batches[b];
 		/* Single handoffs take longer each: fewer of them. */
-		rounds = max(ops / k / (k == 1 ? 10 : 1), 1U);
-		n = rounds * k;
+		rounds = clamp(ops / k / (k == 1 ? 10 : 1), 1U, MAX_SAMPLES);
 		/* The peer is idle between rounds: k is not in use. */
 		WRITE_ONCE(p->k, k);
 		for (r = 0; r < reps && !ret && !stopping(); r++) {
-			memset(&res, 0, sizeof(res));
-			c0 = READ_ONCE(p->cancel_ns);
-			for (i = 0; i < rounds && !ret; i++)
-				ret = xcpu_round(p, ++round, &res);
+			late = 0;
+			total = 0;
+			for (i = 0; i < rounds && !ret; i++) {
+				ret = xcpu_round(p, ++round, i, &late);
+				total += samples[XS_ARM][i] +
+					 samples[XS_CANCEL][i] +
+					 samples[XS_DRAIN][i];
+			}
 			if (ret)
 				break;
-			arm = per10(res.arm_ns, n);
-			cancel = per10(READ_ONCE(p->cancel_ns) - c0, n);
-			drain = per10(res.drain_ns, n);
-			pr_info("table=2 facility=%s pending=%u batch=%u rep=%u ns_per_op=%s arm_ns=%s cancel_ns=%s drain_ns=%s round_ns=%s kick_wait_ns=%s late_kicks=%llu\n",
+			arm = per10(median(samples[XS_ARM], rounds), k);
+			cancel = per10(median(samples[XS_CANCEL], rounds), k);
+			drain = per10(median(samples[XS_DRAIN], rounds), k);
+			pr_info("table=2 facility=%s pending=%u batch=%u rep=%u ns_per_op=%s mean_ns=%s arm_ns=%s cancel_ns=%s drain_ns=%s round_ns=%s kick_wait_ns=%s late_kicks=%u\n",
 				fac_names[probes->fac], pending, k, r,
-				fx(arm + cancel + drain).s, fx(arm).s,
+				fx(arm + cancel + drain).s,
+				fx(per10(total, rounds * k)).s, fx(arm).s,
 				fx(cancel).s, fx(drain).s,
-				fx(per10(res.round_ns, n)).s,
-				fx(per10(res.kick_ns, rounds)).s, res.late_kicks);
+				fx(per10(median(samples[XS_WALL], rounds), k)).s,
+				fx(per10(median(samples[XS_KICK], rounds), 1)).s,
+				late);
 			cond_resched();
 		}
 	}

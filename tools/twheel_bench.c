@@ -146,6 +146,7 @@ static void on_alarm(int sig)
 struct ops_ctx {
 	unsigned int n;			/* timers per repetition */
 	unsigned int fired;		/* timers that fired before the cancel */
+	unsigned int base;		/* first delay of this chunk */
 	u64 delay[DELAYS];		/* random delays, see OPS_MIN_NS */
 	int twfd;			/* /dev/twheel */
 	int tfd[MAX_CHUNK];		/* timerfds */
@@ -182,7 +183,7 @@ static int m_twheel_single(struct ops_ctx *c, unsigned int chunk, unsigned int n
 	for (i = 0; i < n; i += chunk) {
 		for (j = 0; j < chunk; j++) {
 			memset(&spec, 0, sizeof(spec));
-			spec.value = c->delay[(i + j) % DELAYS];
+			spec.value = c->delay[(c->base + i + j) % DELAYS];
 			spec.clockid = TWHEEL_CLOCK_MONOTONIC;
 			if (ioctl(c->twfd, TWHEEL_IOC_SCHEDULE, &spec))
 				return -errno;
@@ -209,7 +210,7 @@ static int m_twheel_batch(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 		memset(c->op, 0, chunk * sizeof(c->op[0]));
 		for (j = 0; j < chunk; j++) {
 			c->op[j].op = TWHEEL_OP_SCHEDULE;
-			c->op[j].spec.value = c->delay[(i + j) % DELAYS];
+			c->op[j].spec.value = c->delay[(c->base + i + j) % DELAYS];
 			c->op[j].spec.clockid = TWHEEL_CLOCK_MONOTONIC;
 		}
 		if (ioctl(c->twfd, TWHEEL_IOC_BATCH, &b) != (int)chunk)
@@ -236,7 +237,7 @@ static int m_timerfd(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 
 	for (i = 0; i < n; i += chunk) {
 		for (j = 0; j < chunk; j++) {
-			on.it_value = ns_to_ts(c->delay[(i + j) % DELAYS]);
+			on.it_value = ns_to_ts(c->delay[(c->base + i + j) % DELAYS]);
 			if (timerfd_settime(c->tfd[(i + j) % MAX_CHUNK], 0, &on, NULL))
 				return -errno;
 		}
@@ -254,7 +255,7 @@ static int m_posix(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 
 	for (i = 0; i < n; i += chunk) {
 		for (j = 0; j < chunk; j++) {
-			on.it_value = ns_to_ts(c->delay[(i + j) % DELAYS]);
+			on.it_value = ns_to_ts(c->delay[(c->base + i + j) % DELAYS]);
 			if (timer_settime(c->ptimer[(i + j) % MAX_CHUNK], 0, &on, NULL))
 				return -errno;
 		}
@@ -279,7 +280,7 @@ static int m_twheel_modify(struct ops_ctx *c, unsigned int chunk, unsigned int n
 	if (!c->modify_armed) {
 		for (i = 0; i < chunk; i++) {
 			memset(&spec, 0, sizeof(spec));
-			spec.value = REARM_NS + c->delay[i % DELAYS];
+			spec.value = REARM_NS + c->delay[(c->base + i) % DELAYS];
 			spec.clockid = TWHEEL_CLOCK_MONOTONIC;
 			if (ioctl(c->twfd, TWHEEL_IOC_SCHEDULE, &spec))
 				return -errno;
@@ -290,7 +291,7 @@ static int m_twheel_modify(struct ops_ctx *c, unsigned int chunk, unsigned int n
 	for (i = 0; i < n; i++) {
 		memset(&spec, 0, sizeof(spec));
 		spec.id = c->mid[i % chunk];
-		spec.value = REARM_NS + c->delay[i % DELAYS];
+		spec.value = REARM_NS + c->delay[(c->base + i) % DELAYS];
 		spec.clockid = TWHEEL_CLOCK_MONOTONIC;
 		if (ioctl(c->twfd, TWHEEL_IOC_MODIFY, &spec) != 1)
 			return errno ? -errno : -EPROTO;
@@ -304,7 +305,7 @@ static int m_timerfd_rearm(struct ops_ctx *c, unsigned int chunk, unsigned int n
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		on.it_value = ns_to_ts(REARM_NS + c->delay[i % DELAYS]);
+		on.it_value = ns_to_ts(REARM_NS + c->delay[(c->base + i) % DELAYS]);
 		if (timerfd_settime(c->tfd[i % chunk], 0, &on, NULL))
 			return -errno;
 	}
@@ -322,7 +323,7 @@ static int m_uring(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 
 	for (i = 0; i < n; i += chunk) {
 		for (j = 0; j < chunk; j++) {
-			u64 d = c->delay[(i + j) % DELAYS];
+			u64 d = c->delay[(c->base + i + j) % DELAYS];
 
 			ts[j].tv_sec = d / NSEC_PER_SEC;
 			ts[j].tv_nsec = d % NSEC_PER_SEC;
@@ -388,34 +389,51 @@ struct method {
 #define NEED_POSIX	3
 #define NEED_URING	4
 
-/* One timed run of @m: prints its line, or records why it failed. */
+/*
+ * One repetition of @m: c->n timers in chunks, each chunk timed alone.
+ * Prints the median chunk per timer (a host that takes the vCPU away for
+ * a while spoils a few chunks, not the figure) and the mean, or records
+ * why it failed.
+ */
 static void run_once(struct ops_ctx *c, struct method *m, unsigned int rep)
 {
-	unsigned int n = c->n - c->n % m->chunk;
-	u64 t0, t1;
-	int ret;
+	unsigned int i, chunks = c->n / m->chunk;
+	static u64 v[16384];
+	u64 t0, t1, total = 0;
+	int ret = 0;
 
-	if (!n)
-		n = m->chunk;
+	if (!chunks)
+		chunks = 1;
+	if (chunks > sizeof(v) / sizeof(v[0]))
+		chunks = sizeof(v) / sizeof(v[0]);
 	c->fired = 0;
-	t0 = now_ns();
-	ret = m->fn(c, m->chunk, n);
-	t1 = now_ns();
+	for (i = 0; i < chunks && !ret; i++) {
+		c->base = i * m->chunk;
+		t0 = now_ns();
+		ret = m->fn(c, m->chunk, m->chunk);
+		t1 = now_ns();
+		v[i] = t1 - t0;
+		total += v[i];
+	}
 	drain_events(c);
 	if (ret) {
 		m->err = ret;
 		skip(7, m->facility, "failed", -ret);
 		return;
 	}
-	printf("table=7 facility=%s chunk=%u rep=%u ns_per_op=%.1f fired=%u\n",
-	       m->facility, m->chunk, rep, (double)(t1 - t0) / n, c->fired);
+	qsort(v, chunks, sizeof(v[0]), cmp_u64);
+	printf("table=7 facility=%s chunk=%u rep=%u ns_per_op=%.1f mean_ns=%.1f fired=%u\n",
+	       m->facility, m->chunk, rep,
+	       (double)(chunks & 1 ? v[chunks / 2] :
+			(v[chunks / 2 - 1] + v[chunks / 2]) / 2) / m->chunk,
+	       (double)total / (chunks * m->chunk), c->fired);
 	fflush(stdout);
 }
 
 static int cmd_ops(unsigned int reps, unsigned int n)
 {
 	struct method methods[] = {
-		{ "twheel_info_floor", 1, m_info, NEED_TWHEEL, 0 },
+		{ "twheel_info_floor", 64, m_info, NEED_TWHEEL, 0 },
 		{ "twheel_ioctl", 64, m_twheel_single, NEED_TWHEEL, 0 },
 		{ "twheel_batch", 64, m_twheel_batch, NEED_TWHEEL, 0 },
 		{ "twheel_batch", 1024, m_twheel_batch, NEED_TWHEEL, 0 },

@@ -373,7 +373,7 @@ def table6(raw, p):
 
 # (facility, chunk) -> (name, calls per timer); in the order printed
 T7_NAMES = {
-    ("twheel_info_floor", "1"): ("floor: 2 x TWHEEL_IOC_INFO", 2),
+    ("twheel_info_floor", "64"): ("floor: 2 x TWHEEL_IOC_INFO", 2),
     ("twheel_ioctl", "64"): ("twheel SCHEDULE + CANCEL ioctls", 2),
     ("twheel_batch", "64"): ("twheel BATCH of 64 (x2)", 2),
     ("twheel_batch", "1024"): ("twheel BATCH of 1024 (x2)", 2),
@@ -475,6 +475,7 @@ def report(args):
           f"{(info.get('clocksource') or ['?'])[0]}; host: {m.get('host_cpus', '?')} x "
           f"{m.get('host_cpu', '?').replace('_', ' ')}, load {m.get('host_load', '?')} "
           "at the start")
+    sep = "\n" if p.markdown else ""
     if p.markdown:
         print(f"{head}.  \n{vm}.")
     else:
@@ -482,12 +483,11 @@ def report(args):
         print(vm)
     accel = m.get("accel", "?")
     if accel != "kvm":
-        print(("> " if p.markdown else "") +
+        print(sep + ("> " if p.markdown else "") +
               f"Under {accel.upper()} emulation absolute times mean little: every instruction, "
               "timer interrupt and IPI is emulated. Compare the ratios of rows measured "
               "in the same run.")
-    print(("" if p.markdown else "") +
-          "Figures: median over the repetitions (min-max in parentheses); "
+    print(sep + "Figures: median over the repetitions (min-max in parentheses); "
           "\"vs twheel\" = this row / twheel's row (below 1: cheaper or better than twheel).")
     for fn in (table1, table2, table3, table4, table5, table6, table7, table8, table9):
         fn(raw, p)
