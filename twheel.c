@@ -97,7 +97,8 @@
  * 88 bytes (timer_list: 40, hrtimer: 64): list links for its bucket (16),
  * its submission (8) and its group (16), the state word, deadline, period
  * and callback (32), and 16 bytes of owner bookkeeping. A twheel_work_timer
- * adds a 32-byte work_struct. Per CPU: struct twheel_cpu (256 bytes), the
+ * is 128 bytes (a work_struct and the running deadline). Per CPU: struct
+ * twheel_cpu (288 bytes), the
  * buckets (16 bytes each; 8 levels of 64 with the defaults: 8 KiB) and a
  * one-bit-per-bucket bitmap (64 bytes).
  */
@@ -182,6 +183,8 @@ struct twheel_stats {
  * @programmed: ns the hrtimer is set for, KTIME_MAX if idle; owner
  * @online: accepts new timers; see the hotplug callbacks
  * @order: arming counter of this CPU, for FIFO among equal deadlines
+ * @running: the softirq callback running on this CPU; this CPU only
+ * @running_expires: the deadline it runs for, for twheel_deadline()
  * @stats: counters
  * @cpu: the owner
  */
@@ -194,6 +197,8 @@ struct twheel_cpu {
 	ktime_t			programmed;
 	bool			online;
 	u32			order;
+	struct twheel_timer	*running;
+	u64			running_expires;
 	struct twheel_stats	stats;
 	int			cpu;
 };
@@ -728,6 +733,20 @@ EXPORT_SYMBOL_GPL(twheel_pending);
  */
 ktime_t twheel_deadline(const struct twheel_timer *timer)
 {
+	/*
+	 * In its own callback the timer may already be re-armed by someone
+	 * else: report the deadline of the expiry being run, not the new one.
+	 */
+	if (timer->flags & TWHEEL_F_PROCESS) {
+		struct twheel_work_timer *wt =
+			container_of(timer, struct twheel_work_timer, timer);
+
+		if (current_work() == &wt->work)
+			return wt->run_expires;
+	} else if (in_serving_softirq() &&
+		   this_cpu_read(twheel_cpus.running) == timer) {
+		return this_cpu_read(twheel_cpus.running_expires);
+	}
 	return READ_ONCE(timer->expires);
 }
 EXPORT_SYMBOL_GPL(twheel_deadline);
@@ -1011,17 +1030,30 @@ static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
 
 static void tw_run_callback(struct twheel_timer *t, const struct tw_shot *shot)
 {
-	u64 missed = 0;
+	struct twheel_cpu *tc = NULL;
 	ktime_t now = ktime_get();
+	u64 missed = 0;
 
 	if (shot->mode == TWHEEL_FIXED_RATE && now > (ktime_t)shot->expires)
 		missed = div64_u64(now - shot->expires, shot->period);
 	trace_twheel_expire(t, shot->expires, now, missed);
 
+	if (t->flags & TWHEEL_F_PROCESS) {
+		container_of(t, struct twheel_work_timer, timer)->run_expires =
+			shot->expires;
+	} else {
+		/* Softirq: this CPU runs nothing else of ours meanwhile. */
+		tc = this_cpu_ptr(&twheel_cpus);
+		tc->running = t;
+		tc->running_expires = shot->expires;
+	}
+
 	lock_map_acquire(&t->lockdep_map);
 	t->func(t, missed);
 	lock_map_release(&t->lockdep_map);
 
+	if (tc)
+		tc->running = NULL;
 	tw_finish(t, shot, missed);
 }
 

@@ -78,10 +78,12 @@ struct twheel_timer {
  * struct twheel_work_timer - a timer whose callback runs in process context
  * @timer: the timer; pass &wt->timer to every twheel_* call
  * @work: private
+ * @run_expires: private
  */
 struct twheel_work_timer {
 	struct twheel_timer	timer;
 	struct work_struct	work;
+	u64			run_expires;	/* deadline of the running call */
 };
 
 /**

@@ -289,6 +289,7 @@ struct tw_probe {
 	ktime_t			deadlines[8];
 	ktime_t			ends[8];
 	u64			misses[8];
+	ktime_t			end_deadline;
 	unsigned int		stop_after;
 	unsigned int		delay_ms;
 	bool			rearm;
@@ -322,6 +323,7 @@ static void tw_probe_fn(struct twheel_timer *t, u64 missed)
 	}
 	if (n < ARRAY_SIZE(p->ends))
 		p->ends[n] = ktime_get();
+	p->end_deadline = twheel_deadline(t);
 	atomic_inc(&p->runs);
 	if (p->rearm) {
 		p->rearm = false;
@@ -519,6 +521,29 @@ static void tw_test_cancel_sync_waits(struct kunit *test)
 	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p.started, WAIT_MAX), 0);
 	/* The callback runs: the expiry won, so cancel says false, and waits. */
 	KUNIT_EXPECT_FALSE(test, twheel_cancel_sync(&p.timer));
+	KUNIT_EXPECT_EQ(test, atomic_read(&p.runs), 1);
+}
+
+/* Re-armed by someone else while its callback runs: the deadline stays. */
+static void tw_test_deadline_in_callback(struct kunit *test)
+{
+	struct tw_probe p;
+	int other;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	tw_probe_init(&p);
+	p.delay_ms = 100;
+	other = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	twheel_timer_set_cpu(&p.timer, other);
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&p.timer, NSEC_PER_MSEC), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p.started, WAIT_MAX), 0);
+	/* Running, so not pending: the new arming is a fresh one. */
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&p.timer, 10 * NSEC_PER_SEC), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p.done, WAIT_MAX), 0);
+	KUNIT_EXPECT_EQ(test, p.end_deadline, p.deadlines[0]);
+	KUNIT_EXPECT_GT(test, twheel_deadline(&p.timer), p.deadlines[0]);
+	KUNIT_EXPECT_TRUE(test, twheel_cancel_sync(&p.timer));
 	KUNIT_EXPECT_EQ(test, atomic_read(&p.runs), 1);
 }
 
@@ -744,6 +769,7 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_periodic_rate),
 	KUNIT_CASE(tw_test_periodic_delay),
 	KUNIT_CASE(tw_test_cancel_sync_waits),
+	KUNIT_CASE(tw_test_deadline_in_callback),
 	KUNIT_CASE(tw_test_process_context),
 	KUNIT_CASE(tw_test_shutdown),
 	KUNIT_CASE_SLOW(tw_test_group_cancel),
