@@ -98,9 +98,8 @@
  * its submission (8) and its group (16), the state word, deadline, period
  * and callback (32), and 16 bytes of owner bookkeeping. A twheel_work_timer
  * is 128 bytes (a work_struct and the running deadline). Per CPU: struct
- * twheel_cpu (288 bytes), the
- * buckets (16 bytes each; 8 levels of 64 with the defaults: 8 KiB) and a
- * one-bit-per-bucket bitmap (64 bytes).
+ * twheel_cpu (288 bytes), the buckets (16 bytes each; 8 levels of 64 with
+ * the defaults: 8 KiB) and a one-bit-per-bucket bitmap (64 bytes).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
