@@ -1018,8 +1018,14 @@ static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
 	old = atomic_long_read(&t->state);
 	do {
 		new = old & ~TW_RUNNING;
-		/* A periodic timer that is not re-armed now is over. */
-		if (shot->mode != TWHEEL_ONESHOT && !(old & TW_HELD))
+		/*
+		 * A periodic timer that is not re-armed now is over; but one
+		 * being shut down stays pending for the cancel that follows
+		 * TW_SHUTDOWN, so that it is counted as stopped (it was
+		 * pending when the shutdown began).
+		 */
+		if (shot->mode != TWHEEL_ONESHOT &&
+		    !(old & (TW_HELD | TW_SHUTDOWN)))
 			new &= ~TW_PENDING;
 		/* Pairs with the acquire in tw_read_settled() of a later claim. */
 	} while (!atomic_long_try_cmpxchg_release(&t->state, &old, new));
