@@ -33,8 +33,10 @@
  *   hrtimer_cancel(); default (non-pinned) modes everywhere.
  * - Tables 1 and 2 time chunks of CHUNK pairs, or rounds, with ktime_get()
  *   and report the median chunk per repetition (and the mean): a host that
- *   takes a vCPU away for a while spoils a few chunks, not the figure.
- *   Interrupts stay enabled, so their cost lands where it would in use.
+ *   takes a vCPU away for a while spoils a few chunks, not the figure. The
+ *   three facilities take turns chunk by chunk, each with its own pending
+ *   timers armed, so a slow spell of the host hits them alike. Interrupts
+ *   stay enabled, so their cost lands where it would in use.
  * - Table 2 hands rounds of armed timers to a kthread on `peer_cpu`. A
  *   twheel cancel from another CPU queues the timer to its owner and kicks
  *   it, so the owner has work left to do: the arming CPU keeps bottom
@@ -194,12 +196,6 @@ static struct tset *watched;		/* callbacks record for this set */
 static atomic_long_t stray;		/* other callbacks that ran */
 static DECLARE_COMPLETION(runner_done);
 
-/*
- * Per-chunk (table 1) and per-round (table 2) times of one repetition: a
- * repetition reports their median, which a vCPU the host took away for a
- * while does not move (the mean, also printed, shows such spells).
- */
-static u64 samples[5][MAX_SAMPLES];
 static DEFINE_PER_CPU(unsigned long, bench_counter);	/* primitives() */
 static DEFINE_SPINLOCK(bench_lock);			/* primitives() */
 static u64 probe_ns[DELAYS];		/* delays of measured timers */
@@ -509,7 +505,17 @@ static int run_on_cpu(int cpu, int (*fn)(void *arg), void *arg)
  * Table 1: schedule + cancel on one CPU
  */
 
-/* @nops schedule + cancel pairs on the probes; returns the ns they took. */
+/* Local timer interrupts a CPU took so far ("LOC" in /proc/interrupts). */
+static u64 timer_irqs(int cpu)
+{
+#ifdef CONFIG_X86_LOCAL_APIC
+	/* Maybe another CPU's counter: a racy read, as /proc/interrupts does. */
+	return data_race(per_cpu(irq_stat, cpu).apic_timer_irqs);
+#else
+	return 0;
+#endif
+}
+
 /* @n schedule + cancel pairs from probe @from on; returns the ns taken. */
 static u64 pair_loop(struct tset *p, unsigned int from, unsigned int n)
 {
@@ -546,35 +552,117 @@ static u64 pair_loop(struct tset *p, unsigned int from, unsigned int n)
 	return ktime_get() - t0;
 }
 
+/* Arm @k probes from index @from on with delays @dns; returns the ns taken. */
 static u64 arm_loop(struct tset *p, unsigned int from, unsigned int k,
-		    const u64 *dns, const unsigned long *djif);
-static u64 cancel_loop(struct tset *p, unsigned int from, unsigned int k);
-
-static void table1(struct tset *p, unsigned int pending)
+		    const u64 *dns, const unsigned long *djif)
 {
-	unsigned int r, i, chunks = clamp(ops / CHUNK, 1U, MAX_SAMPLES);
-	unsigned int rounds = clamp(ops / PROBES, 1U, MAX_SAMPLES);
-	u64 total;
+	ktime_t t0 = ktime_get();
+	unsigned int i, j;
 
-	pair_loop(p, 0, PROBES);	/* warm up */
+	switch (p->fac) {
+	case FAC_TWHEEL:
+		for (i = from; i < from + k; i++) {
+			j = i % PROBES;
+			twheel_schedule(&p->tw[j], dns[i % DELAYS]);
+		}
+		break;
+	case FAC_TIMER_LIST:
+		for (i = from; i < from + k; i++) {
+			j = i % PROBES;
+			mod_timer(&p->tl[j], jiffies + djif[i % DELAYS]);
+		}
+		break;
+	default:
+		for (i = from; i < from + k; i++) {
+			j = i % PROBES;
+			hrtimer_start(&p->hr[j], ns_to_ktime(dns[i % DELAYS]),
+				      HRTIMER_MODE_REL);
+		}
+		break;
+	}
+	return ktime_get() - t0;
+}
+
+static u64 cancel_loop(struct tset *p, unsigned int from, unsigned int k)
+{
+	ktime_t t0 = ktime_get();
+	unsigned int i;
+
+	switch (p->fac) {
+	case FAC_TWHEEL:
+		for (i = from; i < from + k; i++)
+			twheel_cancel(&p->tw[i % PROBES]);
+		break;
+	case FAC_TIMER_LIST:
+		for (i = from; i < from + k; i++)
+			timer_delete(&p->tl[i % PROBES]);
+		break;
+	default:
+		for (i = from; i < from + k; i++)
+			hrtimer_cancel(&p->hr[i % PROBES]);
+		break;
+	}
+	return ktime_get() - t0;
+}
+
+/* What a chunk or a round took: the second index of samples[][][]. */
+enum { XS_PAIR, XS_ARM, XS_CANCEL, XS_DRAIN, XS_WALL, XS_KICK, NR_XS };
+
+/*
+ * Per facility, the time of every chunk (table 1) or round (table 2) of
+ * one repetition: it reports their median, which a vCPU the host took away
+ * for a while does not move (the mean, also printed, shows such spells).
+ */
+static u64 (*samples)[NR_XS][MAX_SAMPLES];
+
+/*
+ * The facilities take turns chunk by chunk, so a slow spell of the host
+ * hits all three alike; each has its own @pending timers armed meanwhile.
+ */
+static void table1(struct tset **probes, unsigned int pending)
+{
+	unsigned int r, i, f, chunks = clamp(ops / CHUNK, 1U, MAX_SAMPLES);
+	unsigned int rounds = clamp(ops / PROBES, 1U, MAX_SAMPLES);
+	u64 total[NR_FACS], irqs[NR_FACS], c0;
+
+	for (f = 0; f < NR_FACS; f++)
+		pair_loop(probes[f], 0, PROBES);	/* warm up */
 	for (r = 0; r < reps && !stopping(); r++) {
-		total = 0;
+		memset(total, 0, sizeof(total));
+		memset(irqs, 0, sizeof(irqs));
 		for (i = 0; i < chunks; i++) {
-			samples[0][i] = pair_loop(p, i * CHUNK, CHUNK);
-			total += samples[0][i];
+			for (f = 0; f < NR_FACS; f++) {
+				c0 = timer_irqs(bench_cpu);
+				samples[f][XS_PAIR][i] =
+					pair_loop(probes[f], i * CHUNK, CHUNK);
+				irqs[f] += timer_irqs(bench_cpu) - c0;
+				total[f] += samples[f][XS_PAIR][i];
+			}
+			cond_resched();
 		}
 		/* The halves apart: arm all probes (100 ms+ away), cancel all. */
 		for (i = 0; i < rounds; i++) {
-			samples[1][i] = arm_loop(p, 0, PROBES, xprobe_ns, xprobe_jif);
-			samples[2][i] = cancel_loop(p, 0, PROBES);
+			for (f = 0; f < NR_FACS; f++) {
+				samples[f][XS_ARM][i] =
+					arm_loop(probes[f], 0, PROBES,
+						 xprobe_ns, xprobe_jif);
+				samples[f][XS_CANCEL][i] =
+					cancel_loop(probes[f], 0, PROBES);
+			}
+			cond_resched();
 		}
-		pr_info("table=1 facility=%s pending=%u rep=%u ns_per_op=%s mean_ns=%s arm_ns=%s cancel_ns=%s\n",
-			fac_names[p->fac], pending, r,
-			fx(per10(median(samples[0], chunks), CHUNK)).s,
-			fx(per10(total, chunks * CHUNK)).s,
-			fx(per10(median(samples[1], rounds), PROBES)).s,
-			fx(per10(median(samples[2], rounds), PROBES)).s);
-		cond_resched();
+		for (f = 0; f < NR_FACS; f++)
+			pr_info("table=1 facility=%s pending=%u rep=%u ns_per_op=%s mean_ns=%s arm_ns=%s cancel_ns=%s irqs_per_s=%llu\n",
+				fac_names[f], pending, r,
+				fx(per10(median(samples[f][XS_PAIR], chunks),
+					 CHUNK)).s,
+				fx(per10(total[f], chunks * CHUNK)).s,
+				fx(per10(median(samples[f][XS_ARM], rounds),
+					 PROBES)).s,
+				fx(per10(median(samples[f][XS_CANCEL], rounds),
+					 PROBES)).s,
+				div64_u64(irqs[f] * NSEC_PER_SEC,
+					  max_t(u64, total[f], 1)));
 	}
 }
 
@@ -635,63 +723,10 @@ static void primitives(void)
  * Table 2: armed on one CPU, cancelled on another
  */
 
-/* Arm @k probes from index @from on with delays @dns; returns the ns taken. */
-static u64 arm_loop(struct tset *p, unsigned int from, unsigned int k,
-		    const u64 *dns, const unsigned long *djif)
-{
-	ktime_t t0 = ktime_get();
-	unsigned int i, j;
-
-	switch (p->fac) {
-	case FAC_TWHEEL:
-		for (i = from; i < from + k; i++) {
-			j = i % PROBES;
-			twheel_schedule(&p->tw[j], dns[i % DELAYS]);
-		}
-		break;
-	case FAC_TIMER_LIST:
-		for (i = from; i < from + k; i++) {
-			j = i % PROBES;
-			mod_timer(&p->tl[j], jiffies + djif[i % DELAYS]);
-		}
-		break;
-	default:
-		for (i = from; i < from + k; i++) {
-			j = i % PROBES;
-			hrtimer_start(&p->hr[j], ns_to_ktime(dns[i % DELAYS]),
-				      HRTIMER_MODE_REL);
-		}
-		break;
-	}
-	return ktime_get() - t0;
-}
-
-static u64 cancel_loop(struct tset *p, unsigned int from, unsigned int k)
-{
-	ktime_t t0 = ktime_get();
-	unsigned int i;
-
-	switch (p->fac) {
-	case FAC_TWHEEL:
-		for (i = from; i < from + k; i++)
-			twheel_cancel(&p->tw[i % PROBES]);
-		break;
-	case FAC_TIMER_LIST:
-		for (i = from; i < from + k; i++)
-			timer_delete(&p->tl[i % PROBES]);
-		break;
-	default:
-		for (i = from; i < from + k; i++)
-			hrtimer_cancel(&p->hr[i % PROBES]);
-		break;
-	}
-	return ktime_get() - t0;
-}
-
 /**
  * struct peer - the cancelling side of table 2
- * @probes: the timers
- * @k: timers per round; written before the round is handed over
+ * @probes: the timers of this round; written before it is handed over
+ * @k: timers per round; likewise
  * @go: rounds handed over: round r cancels the k probes from (r - 1) * k
  * @done: rounds finished
  * @stop: set by the runner when it is done
@@ -724,8 +759,8 @@ static int peer_thread(void *data)
 				cond_resched();
 			continue;
 		}
-		ns = cancel_loop(p->probes, (go - 1) * READ_ONCE(p->k),
-				 READ_ONCE(p->k));
+		ns = cancel_loop(READ_ONCE(p->probes),
+				 (go - 1) * READ_ONCE(p->k), READ_ONCE(p->k));
 		WRITE_ONCE(p->cancel_ns, ns);
 		seen = go;
 		/* Pairs with the acquire of the runner: cancel_ns is written. */
@@ -734,20 +769,25 @@ static int peer_thread(void *data)
 	kthread_complete_and_exit(&p->exited, 0);
 }
 
-/* What one round took, ns: indexes of samples[]. */
-enum { XS_ARM, XS_CANCEL, XS_DRAIN, XS_WALL, XS_KICK };
-
-/* One round: arm k here, have the peer cancel them, run what is left. */
-static int xcpu_round(struct peer *p, int round, unsigned int i,
-		      unsigned int *late_kicks)
+/*
+ * One round: arm k probes of @probes here, have the peer cancel them, run
+ * what is left; the times go to samples[facility][...][@i].
+ */
+static int xcpu_round(struct peer *p, struct tset *probes, int round,
+		      unsigned int i, unsigned int *late_kicks)
 {
 	unsigned int k = p->k, from = (round - 1) * k;
+	u64 *s[NR_XS];
 	ktime_t t0, t1, t2, t3;
+	int x;
 
+	for (x = 0; x < NR_XS; x++)
+		s[x] = &samples[probes->fac][x][i];
 	t0 = ktime_get();
-	samples[XS_ARM][i] = arm_loop(p->probes, from, k, xprobe_ns, xprobe_jif);
+	*s[XS_ARM] = arm_loop(probes, from, k, xprobe_ns, xprobe_jif);
 	/* Keep the work a remote cancel queues here until we time it. */
 	local_bh_disable();
+	WRITE_ONCE(p->probes, probes);
 	/* Pairs with the acquire of the peer. */
 	atomic_set_release(&p->go, round);
 	t1 = ktime_get();
@@ -759,9 +799,9 @@ static int xcpu_round(struct peer *p, int round, unsigned int i,
 			return -ETIMEDOUT;
 		}
 	}
-	samples[XS_CANCEL][i] = READ_ONCE(p->cancel_ns);
+	*s[XS_CANCEL] = READ_ONCE(p->cancel_ns);
 	t2 = ktime_get();
-	if (p->probes->fac == FAC_TWHEEL) {
+	if (probes->fac == FAC_TWHEEL) {
 		/*
 		 * The kick of the first cancel (an IPI that programs the
 		 * wheel's hrtimer for now): wait until it raised the softirq.
@@ -775,18 +815,19 @@ static int xcpu_round(struct peer *p, int round, unsigned int i,
 		}
 	}
 	t3 = ktime_get();
-	samples[XS_KICK][i] = t3 - t2;
+	*s[XS_KICK] = t3 - t2;
 	local_bh_enable();
-	samples[XS_DRAIN][i] = ktime_get() - t3;
-	samples[XS_WALL][i] = ktime_get() - t0;
+	*s[XS_DRAIN] = ktime_get() - t3;
+	*s[XS_WALL] = ktime_get() - t0;
 	return 0;
 }
 
-static int table2(struct tset *probes, unsigned int pending)
+/* As table 1, the facilities take turns, round by round. */
+static int table2(struct tset **probes, unsigned int pending)
 {
 	static const unsigned int batches[] = { XCPU_BATCH, 1 };
-	unsigned int b, r, k, rounds, i, late;
-	u64 arm, cancel, drain, total;
+	unsigned int b, r, k, rounds, i, f, late[NR_FACS];
+	u64 arm, cancel, drain, total[NR_FACS];
 	struct task_struct *t;
 	struct peer *p;
 	int round = 0, ret = 0;
@@ -794,7 +835,6 @@ static int table2(struct tset *probes, unsigned int pending)
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	p->probes = probes;
 	init_completion(&p->exited);
 	t = kthread_create_on_cpu(peer_thread, p, peer_cpu,
 				  "twheel_bench_peer/%u");
@@ -811,28 +851,36 @@ static int table2(struct tset *probes, unsigned int pending)
 		/* The peer is idle between rounds: k is not in use. */
 		WRITE_ONCE(p->k, k);
 		for (r = 0; r < reps && !ret && !stopping(); r++) {
-			late = 0;
-			total = 0;
+			memset(late, 0, sizeof(late));
+			memset(total, 0, sizeof(total));
 			for (i = 0; i < rounds && !ret; i++) {
-				ret = xcpu_round(p, ++round, i, &late);
-				total += samples[XS_ARM][i] +
-					 samples[XS_CANCEL][i] +
-					 samples[XS_DRAIN][i];
+				for (f = 0; f < NR_FACS && !ret; f++) {
+					ret = xcpu_round(p, probes[f], ++round,
+							 i, &late[f]);
+					total[f] += samples[f][XS_ARM][i] +
+						    samples[f][XS_CANCEL][i] +
+						    samples[f][XS_DRAIN][i];
+				}
+				if (!(i & 15))
+					cond_resched();
 			}
 			if (ret)
 				break;
-			arm = per10(median(samples[XS_ARM], rounds), k);
-			cancel = per10(median(samples[XS_CANCEL], rounds), k);
-			drain = per10(median(samples[XS_DRAIN], rounds), k);
-			pr_info("table=2 facility=%s pending=%u batch=%u rep=%u ns_per_op=%s mean_ns=%s arm_ns=%s cancel_ns=%s drain_ns=%s round_ns=%s kick_wait_ns=%s late_kicks=%u\n",
-				fac_names[probes->fac], pending, k, r,
-				fx(arm + cancel + drain).s,
-				fx(per10(total, rounds * k)).s, fx(arm).s,
-				fx(cancel).s, fx(drain).s,
-				fx(per10(median(samples[XS_WALL], rounds), k)).s,
-				fx(per10(median(samples[XS_KICK], rounds), 1)).s,
-				late);
-			cond_resched();
+			for (f = 0; f < NR_FACS; f++) {
+				arm = per10(median(samples[f][XS_ARM], rounds), k);
+				cancel = per10(median(samples[f][XS_CANCEL], rounds), k);
+				drain = per10(median(samples[f][XS_DRAIN], rounds), k);
+				pr_info("table=2 facility=%s pending=%u batch=%u rep=%u ns_per_op=%s mean_ns=%s arm_ns=%s cancel_ns=%s drain_ns=%s round_ns=%s kick_wait_ns=%s late_kicks=%u\n",
+					fac_names[f], pending, k, r,
+					fx(arm + cancel + drain).s,
+					fx(per10(total[f], rounds * k)).s,
+					fx(arm).s, fx(cancel).s, fx(drain).s,
+					fx(per10(median(samples[f][XS_WALL],
+							rounds), k)).s,
+					fx(per10(median(samples[f][XS_KICK],
+							rounds), 1)).s,
+					late[f]);
+			}
 		}
 	}
 	WRITE_ONCE(p->stop, true);
@@ -842,8 +890,8 @@ static int table2(struct tset *probes, unsigned int pending)
 }
 
 /* ---------------------------------------------------------------------
- * Tables 1 and 2 share the pending timers: for each count and facility,
- * arm them once and run both.
+ * Tables 1 and 2 share the pending timers: for each count, arm that many
+ * of each facility, then run both.
  */
 
 static int tables12(void)
@@ -851,7 +899,7 @@ static int tables12(void)
 	static const unsigned int counts[] = { 1000, 10000, 100000, 1000000 };
 	bool xcpu = (tables & BIT(1)) && peer_cpu != bench_cpu &&
 		    cpu_online(peer_cpu);
-	struct tset *bg, *probes;
+	struct tset *bg[NR_FACS] = { NULL }, *probes[NR_FACS] = { NULL };
 	unsigned int c, i, f;
 	int ret = 0;
 
@@ -859,33 +907,40 @@ static int tables12(void)
 		pr_info("table=2 skipped=1 reason=peer_cpu_%d_not_usable\n", peer_cpu);
 	if (tables & BIT(0))
 		primitives();
+	samples = kvcalloc(NR_FACS, sizeof(*samples), GFP_KERNEL);
+	if (!samples)
+		return -ENOMEM;
 	for (i = 0; i < DELAYS; i++) {
 		probe_ns[i] = rand_delay(PROBE_MIN_NS, PROBE_OCTAVES);
 		probe_jif[i] = ns_to_jiffies_up(probe_ns[i]);
 		xprobe_ns[i] = probe_ns[i] + XCPU_MIN_NS;
 		xprobe_jif[i] = ns_to_jiffies_up(xprobe_ns[i]);
 	}
-	for (c = 0; c < ARRAY_SIZE(counts) && !ret; c++) {
+	for (c = 0; c < ARRAY_SIZE(counts) && !ret && !stopping(); c++) {
 		if (counts[c] > max_pending)
 			break;
 		for (f = 0; f < NR_FACS && !ret; f++) {
-			if (stopping())
-				return -EINTR;
-			probes = tset_alloc(f, PROBES, 0);
-			bg = tset_alloc(f, counts[c], 0);
-			if (!probes || !bg) {
+			probes[f] = tset_alloc(f, PROBES, 0);
+			bg[f] = tset_alloc(f, counts[c], 0);
+			if (!probes[f] || !bg[f])
 				ret = -ENOMEM;
-			} else {
-				ret = tset_arm_random(bg, BG_MIN_NS, BG_OCTAVES);
-				if (!ret && (tables & BIT(0)))
-					table1(probes, counts[c]);
-				if (!ret && xcpu)
-					ret = table2(probes, counts[c]);
-			}
-			tset_free(bg);
-			tset_free(probes);
+			else
+				ret = tset_arm_random(bg[f], BG_MIN_NS,
+						      BG_OCTAVES);
+		}
+		if (!ret && (tables & BIT(0)))
+			table1(probes, counts[c]);
+		if (!ret && xcpu)
+			ret = table2(probes, counts[c]);
+		for (f = 0; f < NR_FACS; f++) {
+			tset_free(bg[f]);
+			tset_free(probes[f]);
+			bg[f] = NULL;
+			probes[f] = NULL;
 		}
 	}
+	kvfree(samples);
+	samples = NULL;
 	return ret;
 }
 
@@ -1098,16 +1153,6 @@ static int table4(void)
 /* ---------------------------------------------------------------------
  * Table 5: interrupts on an idle CPU
  */
-
-static u64 timer_irqs(int cpu)
-{
-#ifdef CONFIG_X86_LOCAL_APIC
-	/* Another CPU's counter, as /proc/interrupts reads it ("LOC"). */
-	return data_race(per_cpu(irq_stat, cpu).apic_timer_irqs);
-#else
-	return 0;
-#endif
-}
 
 static int arm_far(void *arg)
 {
