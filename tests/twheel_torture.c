@@ -25,6 +25,9 @@
  * api_check=1  count the fault-injection points the API reaches (failslab
  *              and friends, through current->fail_nth): none is expected,
  *              twheel never allocates on those paths.
+ * shutdown_race=N  N rounds of: shut a group down while its periodic timer
+ *              (on another CPU) is at the end of a slow callback; every
+ *              round must count that timer as pending.
  *
  * The checks:
  *  - A one-shot arming ends exactly once: its callback runs or the cancel
@@ -44,10 +47,15 @@
  *    missed is always 0.
  *  - After the run every timer is idle and the CPUs are all back online.
  *
- * Informational: "stale_deadline" counts one-shot callbacks in which
- * twheel_deadline() already returned the deadline of a newer arming made
- * by the arming thread while the callback was on its way; that is how
- * twheel_deadline() behaves when a timer is re-armed concurrently.
+ *  - In a callback, twheel_deadline() is the deadline of the expiry being
+ *    run, even when the timer was re-armed meanwhile: never after the
+ *    time the callback runs, never below the floor.
+ *
+ * Informational: "stale_deadline_work" counts process-context callbacks in
+ * which twheel_deadline() returned the deadline of a newer arming made
+ * while the work was queued: tw_work_fn() takes the deadline (and period
+ * and mode) of the timer when the work runs, not those of the expiry it
+ * claimed. Reported, not counted as a failure.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -88,6 +96,10 @@ MODULE_PARM_DESC(pending, "Timers left armed after init, shut down at exit");
 static bool api_check;
 module_param(api_check, bool, 0444);
 MODULE_PARM_DESC(api_check, "Count fault-injection points reached by the API");
+
+static unsigned int shutdown_race;
+module_param(shutdown_race, uint, 0444);
+MODULE_PARM_DESC(shutdown_race, "Rounds of group shutdown racing a periodic callback");
 
 static ulong seed;
 module_param(seed, ulong, 0444);
@@ -180,7 +192,7 @@ static struct {
 	atomic64_t	overruns;
 	atomic64_t	quiesced;
 	atomic64_t	group_cancels;
-	atomic64_t	stale_deadline;
+	atomic64_t	stale_deadline_work;
 	atomic64_t	errors;
 	atomic64_t	early;
 	atomic64_t	lost;
@@ -277,8 +289,11 @@ static void tt_oneshot_fn(struct tt_slot *s, struct twheel_timer *t,
 		atomic64_inc(&tt.early);
 		tt_err("cpu %d slot %u: one-shot fired %lld ns early (floor %lld)",
 		       s->th->cpu, tt_slot_index(s), floor - now, floor);
-	} else if (now < dl) {
-		atomic64_inc(&tt.stale_deadline);
+	} else if (now < dl && s->kind == TT_ONESHOT_WORK) {
+		atomic64_inc(&tt.stale_deadline_work);
+	} else if (now < dl || dl < floor) {
+		tt_err("cpu %d slot %u: twheel_deadline() in the callback is %lld, now %lld, floor %lld",
+		       s->th->cpu, tt_slot_index(s), dl, now, floor);
 	}
 	if (missed)
 		tt_err("cpu %d slot %u: one-shot callback got missed=%llu",
@@ -879,10 +894,10 @@ static void tt_report(void)
 	pr_info("cpu hotplug: %d offline, %d online, %d refused\n",
 		atomic_read(&tt.offline), atomic_read(&tt.online),
 		atomic_read(&tt.onoff_failed));
-	pr_info("early %lld, lost %lld, double %lld, errors %lld; stale_deadline %lld, max fixed-rate lag %lld periods\n",
+	pr_info("early %lld, lost %lld, double %lld, errors %lld; stale_deadline_work %lld, max fixed-rate lag %lld periods\n",
 		atomic64_read(&tt.early), atomic64_read(&tt.lost),
 		atomic64_read(&tt.doubled), atomic64_read(&tt.errors),
-		atomic64_read(&tt.stale_deadline),
+		atomic64_read(&tt.stale_deadline_work),
 		atomic64_read(&tt.max_lag_periods));
 }
 
@@ -983,6 +998,77 @@ static int tt_api_check(void)
 #endif
 
 /* ------------------------------------------------------------------ */
+/* shutdown_race=N                                                     */
+/* ------------------------------------------------------------------ */
+
+struct tt_race {
+	struct twheel_timer	t;
+	struct twheel_group	g;
+	atomic_t		runs;
+};
+
+/* A slow periodic callback; softirq context, so it busy-waits. */
+#define TT_RACE_CALLBACK_US	200
+
+static void tt_race_fn(struct twheel_timer *t, u64 missed)
+{
+	struct tt_race *r = container_of(t, struct tt_race, t);
+
+	atomic_inc(&r->runs);
+	udelay(TT_RACE_CALLBACK_US);
+}
+
+/*
+ * twheel_group_shutdown_sync() must count a periodic timer that is pending
+ * when it is called, even when its callback ends meanwhile.
+ */
+static int tt_shutdown_race(void)
+{
+	unsigned int i, bad = 0, n, cpu;
+	struct tt_race *r;
+	unsigned long end;
+	int runs;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < shutdown_race; i++) {
+		twheel_timer_init(&r->t, tt_race_fn, 0);
+		twheel_group_init(&r->g);
+		atomic_set(&r->runs, 0);
+		cpu = cpumask_next(raw_smp_processor_id(), cpu_online_mask);
+		if (cpu >= nr_cpu_ids)
+			cpu = cpumask_first(cpu_online_mask);
+		twheel_timer_set_cpu(&r->t, cpu);
+		if (twheel_group_add(&r->g, &r->t) ||
+		    twheel_arm(&r->t, ktime_get(), NSEC_PER_MSEC / 2,
+			       TWHEEL_FIXED_RATE)) {
+			kfree(r);
+			return -EINVAL;
+		}
+		/* Wait for a callback to start, then aim at its end. */
+		runs = atomic_read(&r->runs);
+		end = jiffies + HZ;
+		while (atomic_read(&r->runs) == runs && time_before(jiffies, end))
+			cpu_relax();
+		udelay(150 + get_random_u32_below(100));
+		n = twheel_group_shutdown_sync(&r->g);
+		if (n != 1)
+			bad++;
+		twheel_group_del(&r->g, &r->t);
+		cond_resched();
+	}
+	kfree(r);
+	pr_info("shutdown_race: %u of %u rounds: twheel_group_shutdown_sync() missed the pending periodic timer\n",
+		bad, shutdown_race);
+	if (bad) {
+		tt_err("twheel_group_shutdown_sync() undercounted %u times", bad);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* pending=N                                                           */
 /* ------------------------------------------------------------------ */
 
@@ -1046,6 +1132,11 @@ static int __init tt_init(void)
 
 	if (api_check) {
 		ret = tt_api_check();
+		if (ret)
+			return ret;
+	}
+	if (shutdown_race) {
+		ret = tt_shutdown_race();
 		if (ret)
 			return ret;
 	}
