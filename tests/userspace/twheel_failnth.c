@@ -8,14 +8,20 @@
  *   twheel_failnth paths [FILTER]   walk open, SCHEDULE, BATCH, MODIFY,
  *                                   CANCEL, SET_EVENTFD, INFO, read, poll,
  *                                   epoll and close of /dev/twheel
- *   twheel_failnth modload KO [PARAMS]
- *                                   walk finit_module(KO); the module must
+ *   twheel_failnth modload KO [PARAMS [STRIDE]]
+ *                                   walk finit_module(KO) (every STRIDE-th
+ *                                   fault point, default 1); the module must
  *                                   not be loaded, and is loaded at the end
  *   twheel_failnth busy NAME        with a /dev/twheel fd open and timers
  *                                   armed, delete_module(NAME) must fail
  *                                   (EWOULDBLOCK: the file pins the module)
- *   twheel_failnth rmmod NAME ERR   delete_module(NAME) must fail with ERR
- *                                   (an errno name) or succeed (ERR = 0)
+ *   twheel_failnth cycles N DIR     N times: load DIR/twheel.ko, then
+ *                                   DIR/twheel_torture.ko pending=32 (it
+ *                                   leaves 32 timers armed) and
+ *                                   DIR/twheel_consumer.ko (if there), check
+ *                                   "busy", unload all three; nothing may
+ *                                   fail, and twheel_torture must find its
+ *                                   timers pending at exit (kernel log)
  *
  * The walk, for each path: prepare the state without injection, write n to
  * /proc/thread-self/fail-nth, make the one system call, read fail-nth back
@@ -1085,7 +1091,8 @@ static bool unload(const char *name, unsigned int n)
  * in load_module() proper. Without the kmem tracepoints to tell where a
  * failure happened it cannot know where that is, and skips.
  */
-static int cmd_modload(const char *ko, const char *params)
+static int cmd_modload(const char *ko, const char *params,
+			unsigned int stride)
 {
 	unsigned int n, total, left, enomem = 0, absorbed = 0, init = 0;
 	unsigned int tried = 0, dumps;
@@ -1127,7 +1134,7 @@ static int cmd_modload(const char *ko, const char *params)
 	unload(name, 0);
 	console_quiet();
 
-	for (n = total; n >= 1; n--) {
+	for (n = total; n >= 1 && n <= total; n -= stride) {
 		trace_clear();
 		set_nth(n);
 		r = finit(fd, params);
@@ -1177,8 +1184,9 @@ static int cmd_modload(const char *ko, const char *params)
 	if (r)
 		fail("modload: the final load fails: %s", strerror(-r));
 	close(fd);
-	printf("# %-16s %3u fault points in its init (of %u in load_module), %u more tried: %u ENOMEM, %u absorbed (the module loaded)\n",
-	       "module-load", init, total, tried - init, enomem, absorbed);
+	printf("# %-16s %3u fault points in its init tried (of %u in load_module, stride %u), %u more: %u ENOMEM, %u absorbed (the module loaded)\n",
+	       "module-load", init, total, stride, tried - init, enomem,
+	       absorbed);
 	printf("# module-load: the kernel dumped the stack %u times for failures it reports (kmem_cache_create, warn_alloc); no other report\n",
 	       dumps);
 	g_points += tried;
@@ -1188,7 +1196,7 @@ static int cmd_modload(const char *ko, const char *params)
 	return 0;
 }
 
-static int cmd_busy(const char *name)
+static void busy(const char *name, bool quiet)
 {
 	int fd = tw_open(), r, e;
 	struct twheel_timer_spec p = {
@@ -1209,7 +1217,7 @@ static int cmd_busy(const char *name)
 	else if (e != EWOULDBLOCK && e != EBUSY)
 		fail("busy: delete_module(%s) with an open fd: %s", name,
 		     strerror(e));
-	else
+	else if (!quiet)
 		printf("# delete_module(%s) with %s open: %s (%s)\n", name,
 		       TWHEEL_DEVICE, e == EBUSY ? "EBUSY" : "EWOULDBLOCK",
 		       strerror(e));
@@ -1218,31 +1226,82 @@ static int cmd_busy(const char *name)
 	if (tw_info(fd).timers != 3)
 		fail("busy: the timers of the open fd are gone");
 	close(fd);
-	return 0;
 }
 
-static int errno_of(const char *s)
+static int load_ko(const char *path, const char *params)
 {
-	static const struct { const char *name; int e; } names[] = {
-		{ "0", 0 }, { "EWOULDBLOCK", EWOULDBLOCK }, { "EAGAIN", EAGAIN },
-		{ "EBUSY", EBUSY }, { "ENOENT", ENOENT }, { "EPERM", EPERM },
-	};
-	size_t i;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(s, names[i].name))
-			return names[i].e;
-	return atoi(s);
+	if (fd < 0)
+		return -errno;
+	r = finit(fd, params);
+	close(fd);
+	return r;
 }
 
-static int cmd_rmmod(const char *name, const char *want)
+static int cmd_cycles(unsigned int n, const char *dir)
 {
-	int r = (int)syscall(SYS_delete_module, name, O_NONBLOCK);
-	int e = r ? errno : 0, w = errno_of(want);
+	char tw[256], tt[256], tc[256], rec[1024];
+	bool consumer;
+	struct timespec t0, t1;
+	unsigned int i;
+	int kmsg, r;
+	ssize_t len;
 
-	if (e != w)
-		fail("delete_module(%s): %s, expected %s", name,
-		     e ? strerror(e) : "success", want);
+	snprintf(tw, sizeof(tw), "%s/twheel.ko", dir);
+	snprintf(tt, sizeof(tt), "%s/twheel_torture.ko", dir);
+	snprintf(tc, sizeof(tc), "%s/twheel_consumer.ko", dir);
+	consumer = !access(tc, R_OK);
+	if (module_loaded("twheel")) {
+		fail("cycles: twheel is loaded already");
+		return 1;
+	}
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (kmsg >= 0)
+		lseek(kmsg, 0, SEEK_END);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < n && !g_errors; i++) {
+		r = load_ko(tw, "");
+		if (r) {
+			fail("cycle %u: loading twheel: %s", i, strerror(-r));
+			break;
+		}
+		r = load_ko(tt, "pending=32");
+		if (r)
+			fail("cycle %u: loading twheel_torture: %s", i, strerror(-r));
+		r = consumer ? load_ko(tc, "") : 0;
+		if (r)
+			fail("cycle %u: loading twheel_consumer: %s", i, strerror(-r));
+		/* An open file, and modules using it: twheel cannot go. */
+		busy("twheel", true);
+		if (consumer && module_loaded("twheel_consumer") &&
+		    syscall(SYS_delete_module, "twheel_consumer", O_NONBLOCK))
+			fail("cycle %u: unloading twheel_consumer: %s", i,
+			     strerror(errno));
+		if (module_loaded("twheel_torture") &&
+		    syscall(SYS_delete_module, "twheel_torture", O_NONBLOCK))
+			fail("cycle %u: unloading twheel_torture: %s", i,
+			     strerror(errno));
+		if (syscall(SYS_delete_module, "twheel", O_NONBLOCK))
+			fail("cycle %u: unloading twheel: %s", i, strerror(errno));
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* twheel_torture checks at exit that its timers were all pending. */
+	while (kmsg >= 0 && ((len = read(kmsg, rec, sizeof(rec) - 1)) > 0 ||
+			     (len < 0 && errno == EPIPE))) {
+		if (len <= 0)
+			continue;
+		rec[len] = '\0';
+		if (strstr(rec, "twheel_torture: FAIL") ||
+		    (strstr(rec, "twheel_consumer: ") && strstr(rec, "fail")))
+			fail("kernel log: %s", strchr(rec, ';') ? strchr(rec, ';') + 1 : rec);
+	}
+	if (kmsg >= 0)
+		close(kmsg);
+	printf("# lifetime: %u load/unload cycles of twheel, twheel_torture (32 timers pending)%s in %.1f s\n",
+	       i, consumer ? " and twheel_consumer" : "",
+	       (double)(t1.tv_sec - t0.tv_sec) +
+	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	return 0;
 }
 
@@ -1250,9 +1309,9 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: twheel_failnth paths [FILTER]\n"
-		"       twheel_failnth modload KO [PARAMS]\n"
+		"       twheel_failnth modload KO [PARAMS [STRIDE]]\n"
 		"       twheel_failnth busy MODULE\n"
-		"       twheel_failnth rmmod MODULE ERRNO|0\n");
+		"       twheel_failnth cycles N DIR\n");
 	exit(2);
 }
 
@@ -1262,17 +1321,20 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		usage();
 	if (!strcmp(argv[1], "busy") && argc == 3) {
-		cmd_busy(argv[2]);
-	} else if (!strcmp(argv[1], "rmmod") && argc == 4) {
-		cmd_rmmod(argv[2], argv[3]);
+		busy(argv[2], false);
+	} else if (!strcmp(argv[1], "cycles") && argc == 4) {
+		cmd_cycles((unsigned int)atoi(argv[2]), argv[3]);
 	} else if (!strcmp(argv[1], "paths") && argc <= 3) {
 		if (setup())
 			return 77;
 		cmd_paths(argc == 3 ? argv[2] : NULL);
-	} else if (!strcmp(argv[1], "modload") && (argc == 3 || argc == 4)) {
+	} else if (!strcmp(argv[1], "modload") && argc >= 3 && argc <= 5) {
+		unsigned int stride = argc == 5 ? (unsigned int)atoi(argv[4]) : 1;
+
 		if (setup())
 			return 77;
-		cmd_modload(argv[2], argc == 4 ? argv[3] : "");
+		cmd_modload(argv[2], argc >= 4 ? argv[3] : "",
+			    stride ? stride : 1);
 	} else {
 		usage();
 	}

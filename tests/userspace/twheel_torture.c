@@ -36,10 +36,10 @@
  *  - at the end every timer is cancelled or has fired and been read, and
  *    INFO shows no timer and no event left.
  *
- * A one-shot event whose deadline is that of a newer arming than the one
- * that fired (MODIFY raced with the expiry callback) is counted as a
- * "misreported deadline", not as an early expiry: the expiry itself was
- * on time, only the reported deadline is the newer one.
+ * When MODIFY races with the expiry of the previous arming, that expiry's
+ * event may carry the new user data (chardev.c says so), but its deadline
+ * is the one that expired: a deadline of a newer arming is counted as a
+ * "misreported deadline" and fails the run.
  *
  * Prints "# ..." progress lines and ends with "twheel_torture: ok: ..." or
  * "twheel_torture: FAILED: ..."; exit status 0 iff no check failed.
@@ -188,6 +188,9 @@ struct tmr {
 	/* periodic */
 	u64 first, period, user_data, total, cancel_ns;
 	bool cancelled;
+	/* one-shot: the latest user data given (an event may carry any) */
+	u64 ud_hist[MAX_WINDOWS];
+	unsigned int nud;
 };
 
 struct worker {
@@ -271,9 +274,15 @@ static void tmr_unorphan(struct worker *w, struct tmr *t)
 	}
 }
 
+static void ud_push(struct tmr *t, u64 ud)
+{
+	t->ud_hist[t->nud++ % MAX_WINDOWS] = ud;
+}
+
 static void win_push(struct worker *w, u64 id, struct tmr *t, u64 lo, u64 hi,
 		     u64 ud)
 {
+	ud_push(t, ud);
 	t->outstanding++;
 	if (t->nwin == MAX_WINDOWS) {
 		t->overflow = true;
@@ -287,6 +296,7 @@ static void win_push(struct worker *w, u64 id, struct tmr *t, u64 lo, u64 hi,
 /* The pending (newest) arming moved to a new deadline. */
 static void win_replace_last(struct tmr *t, u64 lo, u64 hi, u64 ud)
 {
+	ud_push(t, ud);
 	if (t->nwin)
 		t->win[t->nwin - 1] = (struct window){ .lo = lo, .hi = hi,
 						       .user_data = ud };
@@ -328,8 +338,12 @@ static void check_oneshot_event(struct worker *w, struct tmr *t,
 		/* The count oldest armings fired; the last of them is reported. */
 		n = (unsigned int)ev->count;
 		last = t->win[n - 1];
-		for (i = 0; i < n; i++)
-			ud_ok |= t->win[i].user_data == ev->user_data;
+		/*
+		 * MODIFY's new user data may show in the old expiry's event,
+		 * even if that arming was cancelled or moved since.
+		 */
+		for (i = 0; i < MAX_WINDOWS && i < t->nud; i++)
+			ud_ok |= t->ud_hist[i] == ev->user_data;
 		if (ev->fired < t->win[0].lo || ev->fired < last.lo) {
 			atomic_fetch_add(&st.early, 1);
 			err("worker %d: id %llu fired %lld ns before its deadline",
@@ -337,15 +351,15 @@ static void check_oneshot_event(struct worker *w, struct tmr *t,
 		}
 		if (ev->deadline < last.lo || ev->deadline > last.hi) {
 			/* A newer arming's deadline: MODIFY raced the expiry. */
-			for (i = n; i < t->nwin; i++) {
+			for (i = n; i < t->nwin; i++)
 				if (ev->deadline >= t->win[i].lo &&
 				    ev->deadline <= t->win[i].hi)
 					misreport = true;
-				ud_ok |= t->win[i].user_data == ev->user_data;
-			}
-			if (misreport)
+			if (misreport) {
 				atomic_fetch_add(&st.misreported, 1);
-			else
+				err("worker %d: id %llu: the event has the deadline of a newer arming",
+				    w->idx, id);
+			} else
 				err("worker %d: id %llu: deadline %llu outside [%llu, %llu]",
 				    w->idx, id, (unsigned long long)ev->deadline,
 				    (unsigned long long)last.lo,
