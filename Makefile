@@ -31,6 +31,9 @@ USER_CFLAGS := -static -O2 -g -Wall -Wextra -Werror -I. -pthread
 uring = $(if $(shell grep -l 'liburing.h' $(1) 2>/dev/null),-luring)
 
 USER_PROGS := $(patsubst %.c,%,$(wildcard tools/twheelctl.c tools/twheel_bench.c tests/userspace/twheel_test.c))
+RELIABILITY_PROGS := $(patsubst %.c,%,$(wildcard tests/userspace/twheel_torture.c \
+	tests/userspace/twheel_failnth.c tests/userspace/twheel_fuzz.c))
+USER_PROGS += $(RELIABILITY_PROGS)
 
 KERNELS ?= distro debug
 T ?=
@@ -62,6 +65,9 @@ tests/userspace/twheel_test: tests/userspace/twheel_test.c uapi/twheel.h
 tools/twheel_bench: tools/twheel_bench.c uapi/twheel.h
 	$(CC) $(USER_CFLAGS) -o $@ $< $(call uring,$<)
 
+$(RELIABILITY_PROGS): %: %.c uapi/twheel.h
+	$(CC) $(USER_CFLAGS) -o $@ $<
+
 setup-host:
 	@$(SETUP_HOST)
 
@@ -92,3 +98,4 @@ clean:
 	@if [ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ]; then \
 		$(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
 	rm -rf build tools/twheelctl tools/twheel_bench tests/userspace/twheel_test
+	rm -f $(RELIABILITY_PROGS)
