@@ -11,7 +11,7 @@ pkgs=(
 	build-essential bc flex bison libelf-dev libssl-dev dwarves sparse
 	cpio busybox-static qemu-system-x86 kmod xz-utils zstd python3
 	"linux-headers-${KVER_PKG}-amd64" "linux-image-${KVER_PKG}-amd64"
-	"linux-source-${KVER_PKG}" liburing-dev
+	"linux-source-${KVER_PKG}" liburing-dev trinity
 )
 
 missing=()
