@@ -92,9 +92,15 @@ run_part() {
 }
 
 main() {
-	local t0 part rc=0 twcpu accel load
+	local t0 part rc=0 twcpu accel load date commit
 	local -a outs=()
 	t0=$(now)
+	# What is measured: the tree as it is built now.
+	date=$(date -u +%Y-%m-%dT%H:%MZ)
+	commit=$(git -C "$TWHEEL_ROOT" rev-parse --short HEAD 2>/dev/null || echo none)
+	if [ -n "$(git -C "$TWHEEL_ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+		commit+="+changes"
+	fi
 	# Other work on the host slows the emulated CPUs unevenly: record it.
 	load=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' '/')
 	mkdir -p "$LOGS"
@@ -115,11 +121,11 @@ main() {
 		awk '$4 == "twheel_cpus" { print $2 }')
 	twcpu=$((16#${twcpu:-0}))
 	python "$VM/bench-report.py" collect \
-		--meta "date=$(date -u +%Y-%m-%dT%H:%MZ)" \
+		--meta "date=$date" \
 		--meta "kernel=$(distro_version)" --meta "accel=$accel" \
 		--meta "host_cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1 | tr ' \t' '__')" \
 		--meta "host_cpus=$(nproc)" --meta "host_load=$load" \
-		--meta "commit=$(git -C "$TWHEEL_ROOT" rev-parse --short HEAD 2>/dev/null || echo none)" \
+		--meta "commit=$commit" \
 		--meta "twheel_cpu_bytes=$twcpu" \
 		"${outs[@]}" >"$RAW"
 	python "$VM/bench-report.py" report --elapsed "$(($(now) - t0))" "$RAW" | tee "$REPORT" ||
