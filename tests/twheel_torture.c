@@ -28,6 +28,10 @@
  * shutdown_race=N  N rounds of: shut a group down while its periodic timer
  *              (on another CPU) is at the end of a slow callback; every
  *              round must count that timer as pending.
+ * kcsan_canary=1  a planted data race (plain accesses to one variable from
+ *              two kthreads, in tt_canary_*()) for up to two seconds: on a
+ *              KCSAN kernel, tests/vm/kcsan.sh requires it to be reported,
+ *              or its "no race" would mean nothing.
  *
  * The checks:
  *  - A one-shot arming ends exactly once: its callback runs or the cancel
@@ -100,6 +104,10 @@ MODULE_PARM_DESC(api_check, "Count fault-injection points reached by the API");
 static unsigned int shutdown_race;
 module_param(shutdown_race, uint, 0444);
 MODULE_PARM_DESC(shutdown_race, "Rounds of group shutdown racing a periodic callback");
+
+static bool kcsan_canary;
+module_param(kcsan_canary, bool, 0444);
+MODULE_PARM_DESC(kcsan_canary, "Plant a data race for KCSAN to find");
 
 static ulong seed;
 module_param(seed, ulong, 0444);
@@ -1069,6 +1077,52 @@ static int tt_shutdown_race(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* kcsan_canary=1                                                      */
+/* ------------------------------------------------------------------ */
+
+static unsigned long tt_canary_var;
+
+/* Deliberately racy: plain accesses, for KCSAN to report. */
+static noinline void tt_canary_write(unsigned long v)
+{
+	tt_canary_var = v;
+}
+
+static noinline unsigned long tt_canary_read(void)
+{
+	return tt_canary_var;
+}
+
+static int tt_canary_fn(void *arg)
+{
+	unsigned long i, sum = 0;
+
+	for (i = 0; !kthread_should_stop(); i++) {
+		if (arg)
+			tt_canary_write(i);
+		else
+			sum += tt_canary_read();
+		if (!(i % 1024))
+			cond_resched();
+	}
+	return sum & 1;
+}
+
+static void tt_kcsan_canary(void)
+{
+	struct task_struct *w, *r;
+
+	w = kthread_run(tt_canary_fn, (void *)1, "twheel_canary_w");
+	r = kthread_run(tt_canary_fn, NULL, "twheel_canary_r");
+	msleep(2000);
+	if (!IS_ERR(w))
+		kthread_stop(w);
+	if (!IS_ERR(r))
+		kthread_stop(r);
+	pr_info("kcsan canary: planted race run for 2 s\n");
+}
+
+/* ------------------------------------------------------------------ */
 /* pending=N                                                           */
 /* ------------------------------------------------------------------ */
 
@@ -1140,6 +1194,8 @@ static int __init tt_init(void)
 		if (ret)
 			return ret;
 	}
+	if (kcsan_canary)
+		tt_kcsan_canary();
 	if (run_s) {
 		pr_info("seed %llu\n", s);
 		ret = tt_run(s);
