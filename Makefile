@@ -15,6 +15,10 @@
 #     STYLE=0               ... without checkpatch
 #   make style              checkpatch --strict on the kernel sources
 #   make demo               boot the distro kernel and run tests/vm/guest/demo.sh
+#   make torture [DURATION=10m]  in-kernel + /dev/twheel torture with CPU
+#                           hotplug on the debug kernel (tests/vm/torture.sh)
+#   make fuzz [DURATION=10m]     full fail-nth walks, twheel_fuzz and trinity
+#   make kcsan [DURATION=3m]     the torture on a KCSAN kernel, races listed
 #   make install            modules_install (INSTALL_MOD_DIR=extra) + depmod
 #   make clean
 #
@@ -44,7 +48,7 @@ export KERNELS T KUNIT_GLOB STYLE
 SETUP_HOST := tests/vm/setup-host.sh
 
 .PHONY: all modules userspace check style demo install clean bench torture fuzz \
-	setup-host FORCE
+	kcsan setup-host FORCE
 
 all: modules userspace
 
@@ -89,10 +93,13 @@ bench: setup-host
 	@tests/vm/bench.sh
 
 torture:
-	@echo "twheel: make torture: not yet implemented" >&2; exit 2
+	@tests/vm/torture.sh --mode torture $(if $(DURATION),--duration $(DURATION))
 
 fuzz:
-	@echo "twheel: make fuzz: not yet implemented" >&2; exit 2
+	@tests/vm/fuzz.sh $(if $(DURATION),--duration $(DURATION))
+
+kcsan:
+	@tests/vm/kcsan.sh $(if $(DURATION),--duration $(DURATION))
 
 clean:
 	@if [ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ]; then \
