@@ -122,7 +122,9 @@ step_style() {
 
 step_userspace() {
 	local prog src
-	for prog in tools/twheelctl tests/userspace/twheel_test; do
+	for prog in tools/twheelctl tests/userspace/twheel_test \
+		tests/userspace/twheel_torture tests/userspace/twheel_failnth \
+		tests/userspace/twheel_fuzz; do
 		src=$TWHEEL_ROOT/$prog.c
 		if [ ! -f "$src" ]; then
 			skip "build-${prog##*/}" "no $prog.c yet"
@@ -151,6 +153,17 @@ vm_files() {
 	for f in tools/twheelctl tests/userspace/twheel_test; do
 		[ ! -x "$TWHEEL_ROOT/$f" ] || echo "$TWHEEL_ROOT/$f:/bin/${f##*/}"
 	done
+	# The reliability tests (tests/vm/guest/reliability.sh) and their files.
+	[ "$k" != debug ] || "$VM/torture.sh" --files "$k"
+}
+
+# syzkaller/twheel.txt must describe uapi/twheel.h as it is.
+step_syzkaller() {
+	if timed syz-check python "$VM/syz-check.py"; then
+		pass syzkaller-description
+	else
+		fail syzkaller-description "tests/vm/syz-check.py, see above"
+	fi
 }
 
 # Count the "ok N name"/"not ok N name" lines of twheel_test's output.
@@ -377,6 +390,7 @@ main() {
 	done
 	step_style
 	step_userspace
+	step_syzkaller
 	for k in $KERNELS; do
 		step_vm "$k"
 	done

@@ -186,6 +186,10 @@ main() {
 	kmemleak_start
 	if load_twheel; then
 		userspace_tests
+		# Torture, fault injection, fuzzing, module lifetime: debug only.
+		if [ "${TWHEEL_KERNEL:-}" = debug ] && [ -x /twheel/reliability.sh ]; then
+			/twheel/reliability.sh short || failed=$((failed + 1))
+		fi
 		kunit_tests
 		consumer_test
 		step "unload"
