@@ -346,8 +346,21 @@ step_vm() {
 	[ -z "$T" ] || words+=(--env "TWHEEL_TEST_FILTER=$T")
 	[ -z "$kglob" ] || words+=(--env "TWHEEL_KUNIT_GLOB=$kglob")
 	echo "twheel: ==== $k kernel: boot and run tests/vm/guest/check.sh ===="
-	timed "vm-$k" "$VM/run-vm.sh" --kernel "$bz" --name "$k-check" \
-		--script "$VM/guest/check.sh" "${words[@]}" || rc=$?
+	local attempt
+	for attempt in 1 2 3; do
+		rc=0
+		timed "vm-$k" "$VM/run-vm.sh" --kernel "$bz" --name "$k-check" \
+			--script "$VM/guest/check.sh" "${words[@]}" || rc=$?
+		# A kernel that died before /init ran (seen under TCG: an int3
+		# Oops while it patches its own code) says nothing about twheel:
+		# boot again. A crash once the guest is up always counts.
+		if [ "$rc" -eq 125 ] &&
+			! grep -aq '^TWHEEL-BOOTED' "$LOGS/$k-check.out" 2>/dev/null; then
+			msg "$k: the kernel died while booting (attempt $attempt), booting again"
+			continue
+		fi
+		break
+	done
 	count_vm "$k" "$rc"
 }
 
