@@ -76,8 +76,17 @@ kmemleak_check() {
 		return
 	fi
 	sed 's/^/# /' /tmp/kmemleak | head -n 200
-	if [ "$kmemleak_baseline" = clean ]; then
-		result "not ok" kmemleak "$(grep -c '^unreferenced object' /tmp/kmemleak) leaked objects"
+	# A kmem_cache_create() failed by the fail-nth module-load walk leaks
+	# its kobject name in sysfs_slab_add(): mm/slub.c (6.12) does not
+	# kobject_put() after kobject_init_and_add() fails. That one is the
+	# kernel's; every other leak counts.
+	nleaks=$(awk '/^unreferenced object/ { n++ } /sysfs_slab_add/ { s[n] = 1 }
+		END { print n - length(s) }' /tmp/kmemleak)
+	if [ "$nleaks" -eq 0 ]; then
+		result ok kmemleak
+		echo "# kmemleak: only the kernel's sysfs_slab_add() leaks of the module-load walk"
+	elif [ "$kmemleak_baseline" = clean ]; then
+		result "not ok" kmemleak "$nleaks leaked objects"
 	elif grep -qE 'twheel|comm "(insmod|rmmod|twheel_test|twheelctl)"|^ *(\[<[0-9a-f]+>\] )?0xffffffff[0-9a-f]+$' /tmp/kmemleak; then
 		# Unsymbolized frames: code of a module that is gone (ours).
 		result "not ok" kmemleak "leaks from twheel"
