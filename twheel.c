@@ -413,6 +413,8 @@ static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
 	struct twheel_cpu *local = this_cpu_ptr(&twheel_cpus);
 	/* Pairs with the holder's cmpxchg that cleared TW_QUEUED after it set t->cpu. */
 	unsigned long old = atomic_long_read_acquire(&t->state), new;
+	/* Ours while we hold TW_BUSY; once published, @t may be freed. */
+	u64 expires = READ_ONCE(t->expires), period = READ_ONCE(t->period);
 	int push_to, this = smp_processor_id();
 	bool direct;
 
@@ -453,13 +455,16 @@ static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
 		tw_wake_waiters(t, old);
 		return -ESHUTDOWN;
 	}
+	trace_twheel_schedule(t, expires, period,
+			      push_to >= 0 ? push_to : this, old & TW_PENDING);
+	/*
+	 * Last touch of @t: once on another CPU's list it may be cancelled,
+	 * released and freed before tw_push() returns.
+	 */
 	if (direct)
 		tw_link(local, t, tw_seq(new));
 	else if (push_to >= 0)
 		tw_push(t, push_to);
-	trace_twheel_schedule(t, READ_ONCE(t->expires), READ_ONCE(t->period),
-			      push_to >= 0 ? push_to : READ_ONCE(t->cpu),
-			      old & TW_PENDING);
 	return !!(old & TW_PENDING);
 }
 
