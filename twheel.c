@@ -9,8 +9,10 @@
  * pinned hrtimer. Only the owner CPU touches its wheel, with interrupts
  * disabled, so no spinlock guards the buckets. Any CPU or context reaches
  * another CPU's wheel through that wheel's lock-free submission list (an
- * llist: many producers, one consumer) and an irq_work that kicks the
- * owner; this is the MPSC queue of Netty's and Akka's wheels, done per CPU.
+ * llist: many producers, one consumer) and an IPI that kicks the owner
+ * (smp_call_function_single_async(), one per batch: irq_work_queue_on() is
+ * not exported to modules); this is the MPSC queue of Netty's and Akka's
+ * wheels, done per CPU.
  * Schedule and cancel are O(1): an atomic state change, plus either a
  * bucket link on the local wheel or an llist_add to the owner's list.
  *
@@ -97,7 +99,8 @@
  * 88 bytes (timer_list: 40, hrtimer: 64): list links for its bucket (16),
  * its submission (8) and its group (16), the state word, deadline, period
  * and callback (32), and 16 bytes of owner bookkeeping. A twheel_work_timer
- * is 128 bytes (a work_struct and the running deadline). Per CPU: struct
+ * is 144 bytes (a work_struct, and the deadline, period and mode of the
+ * expiry its work was queued for). Per CPU: struct
  * twheel_cpu (288 bytes), the buckets (16 bytes each; 8 levels of 64 with
  * the defaults: 8 KiB) and a one-bit-per-bucket bitmap (64 bytes).
  */
@@ -1048,10 +1051,7 @@ static void tw_run_callback(struct twheel_timer *t, const struct tw_shot *shot)
 		missed = div64_u64(now - shot->expires, shot->period);
 	trace_twheel_expire(t, shot->expires, now, missed);
 
-	if (t->flags & TWHEEL_F_PROCESS) {
-		container_of(t, struct twheel_work_timer, timer)->run_expires =
-			shot->expires;
-	} else {
+	if (!(t->flags & TWHEEL_F_PROCESS)) {
 		/* Softirq: this CPU runs nothing else of ours meanwhile. */
 		tc = this_cpu_ptr(&twheel_cpus);
 		tc->running = t;
@@ -1071,14 +1071,35 @@ static void tw_work_fn(struct work_struct *work)
 {
 	struct twheel_work_timer *wt =
 		container_of(work, struct twheel_work_timer, work);
-	struct twheel_timer *t = &wt->timer;
+	/*
+	 * The expiry claimed by tw_hrtimer_fn(), not the timer's fields: those
+	 * belong to a re-arming made while the work was queued, if any.
+	 */
 	struct tw_shot shot = {
-		.expires = READ_ONCE(t->expires),
-		.period = READ_ONCE(t->period),
-		.mode = READ_ONCE(t->mode),
+		.expires = wt->run_expires,
+		.period = wt->run_period,
+		.mode = wt->run_mode,
 	};
 
-	tw_run_callback(t, &shot);
+	tw_run_callback(&wt->timer, &shot);
+}
+
+/* Owner, TW_RUNNING claimed: hand the expiry to the workqueue. */
+static void tw_queue_work(struct twheel_timer *t, const struct tw_shot *shot)
+{
+	struct twheel_work_timer *wt =
+		container_of(t, struct twheel_work_timer, timer);
+
+	wt->run_expires = shot->expires;
+	wt->run_period = shot->period;
+	wt->run_mode = shot->mode;
+	/*
+	 * queue_work() orders the stores above before the work runs (see its
+	 * kernel-doc). The previous run of this work may still be returning
+	 * (tw_finish() cleared TW_RUNNING, which let us claim), but it copied
+	 * these fields at its start and reads only the timer since.
+	 */
+	queue_work(twheel_wq, &wt->work);
 }
 
 /* The wheel's hrtimer: runs in softirq context on the owner CPU. */
@@ -1109,8 +1130,7 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		if (now - (ktime_t)shot.expires > (ktime_t)tc->stats.max_lateness_ns)
 			tc->stats.max_lateness_ns = now - shot.expires;
 		if (t->flags & TWHEEL_F_PROCESS) {
-			queue_work(twheel_wq, &container_of(t, struct twheel_work_timer,
-							    timer)->work);
+			tw_queue_work(t, &shot);
 			continue;
 		}
 		local_irq_enable();

@@ -79,11 +79,20 @@ struct twheel_timer {
  * @timer: the timer; pass &wt->timer to every twheel_* call
  * @work: private
  * @run_expires: private
+ * @run_period: private
+ * @run_mode: private
+ *
+ * The run_* fields are the expiry the work was queued for: written by the
+ * owner CPU once it claimed the expiry (TW_RUNNING), before queue_work(),
+ * and read by the work, which queue_work() orders after those writes. A
+ * re-arming while the work is queued changes the timer, not these.
  */
 struct twheel_work_timer {
 	struct twheel_timer	timer;
 	struct work_struct	work;
-	u64			run_expires;	/* deadline of the running call */
+	u64			run_expires;	/* deadline of the queued expiry */
+	u64			run_period;	/* its period */
+	u8			run_mode;	/* its enum twheel_mode */
 };
 
 /**

@@ -53,13 +53,9 @@
  *
  *  - In a callback, twheel_deadline() is the deadline of the expiry being
  *    run, even when the timer was re-armed meanwhile: never after the
- *    time the callback runs, never below the floor.
- *
- * Informational: "stale_deadline_work" counts process-context callbacks in
- * which twheel_deadline() returned the deadline of a newer arming made
- * while the work was queued: tw_work_fn() takes the deadline (and period
- * and mode) of the timer when the work runs, not those of the expiry it
- * claimed. Reported, not counted as a failure.
+ *    time the callback runs, never below the floor. This holds for
+ *    process-context callbacks too, whose work may be queued for a while
+ *    and see the timer re-armed before it runs.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -200,7 +196,6 @@ static struct {
 	atomic64_t	overruns;
 	atomic64_t	quiesced;
 	atomic64_t	group_cancels;
-	atomic64_t	stale_deadline_work;
 	atomic64_t	errors;
 	atomic64_t	early;
 	atomic64_t	lost;
@@ -297,8 +292,6 @@ static void tt_oneshot_fn(struct tt_slot *s, struct twheel_timer *t,
 		atomic64_inc(&tt.early);
 		tt_err("cpu %d slot %u: one-shot fired %lld ns early (floor %lld)",
 		       s->th->cpu, tt_slot_index(s), floor - now, floor);
-	} else if (now < dl && s->kind == TT_ONESHOT_WORK) {
-		atomic64_inc(&tt.stale_deadline_work);
 	} else if (now < dl || dl < floor) {
 		tt_err("cpu %d slot %u: twheel_deadline() in the callback is %lld, now %lld, floor %lld",
 		       s->th->cpu, tt_slot_index(s), dl, now, floor);
@@ -902,10 +895,9 @@ static void tt_report(void)
 	pr_info("cpu hotplug: %d offline, %d online, %d refused\n",
 		atomic_read(&tt.offline), atomic_read(&tt.online),
 		atomic_read(&tt.onoff_failed));
-	pr_info("early %lld, lost %lld, double %lld, errors %lld; stale_deadline_work %lld, max fixed-rate lag %lld periods\n",
+	pr_info("early %lld, lost %lld, double %lld, errors %lld; max fixed-rate lag %lld periods\n",
 		atomic64_read(&tt.early), atomic64_read(&tt.lost),
 		atomic64_read(&tt.doubled), atomic64_read(&tt.errors),
-		atomic64_read(&tt.stale_deadline_work),
 		atomic64_read(&tt.max_lag_periods));
 }
 
