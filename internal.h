@@ -11,4 +11,7 @@
 int twheel_chardev_init(void);
 void twheel_chardev_exit(void);
 
+/* twheel.c, for the KUnit tests only: kick IPIs @cpu received so far. */
+u64 twheel_kicks(int cpu);
+
 #endif /* _TWHEEL_INTERNAL_H */

@@ -10,9 +10,13 @@
  * disabled, so no spinlock guards the buckets. Any CPU or context reaches
  * another CPU's wheel through that wheel's lock-free submission list (an
  * llist: many producers, one consumer) and an IPI that kicks the owner
- * (smp_call_function_single_async(), one per batch: irq_work_queue_on() is
- * not exported to modules); this is the MPSC queue of Netty's and Akka's
- * wheels, done per CPU.
+ * (smp_call_function_single_async(), at most one until the owner drains;
+ * irq_work_queue_on() is not exported to modules). The IPI drains the list
+ * itself. This is the MPSC queue of Netty's and Akka's wheels, done per
+ * CPU. A cancel from afar queues the timer without a kick: it cannot fire
+ * any more, so its owner unlinks it at its next run, as Netty's wheel
+ * processes its cancelled queue at its next tick; twheel_cancel_sync()
+ * kicks, since it waits for the owner to let go.
  * Schedule and cancel are O(1): an atomic state change, plus either a
  * bucket link on the local wheel or an llist_add to the owner's list.
  *
@@ -120,6 +124,7 @@
 #include <linux/smp.h>
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
+#include <kunit/visibility.h>
 
 #include "twheel.h"
 #include "wheel.h"
@@ -164,6 +169,7 @@ MODULE_PARM_DESC(expire_batch,
  * @cancelled: cancels made on this CPU that stopped a pending timer
  * @max_lateness_ns: the latest expiry of this CPU's wheel
  * @max_batch: most expiries in one run
+ * @kicks: kick IPIs this CPU received
  *
  * Written by this CPU only; read racily for display.
  */
@@ -172,6 +178,7 @@ struct twheel_stats {
 	u64	expired;
 	u64	cancelled;
 	u64	max_lateness_ns;
+	u64	kicks;
 	u32	max_batch;
 };
 
@@ -181,7 +188,10 @@ struct twheel_stats {
  * @backlog: drained submissions not yet processed, oldest first; owner
  * @submit: submission list; any context adds, the owner drains
  * @hrt: drives the wheel; soft, pinned to the owner
- * @kick: IPI that makes the owner run the wheel soon
+ * @kick: IPI that makes the owner drain @submit
+ * @kicked: a kick is on its way; set by its sender (tw_kick()), cleared by
+ *	the owner before it empties @submit (tw_drain()) and when the CPU
+ *	comes online
  * @programmed: ns the hrtimer is set for, KTIME_MAX if idle; owner
  * @online: accepts new timers; see the hotplug callbacks
  * @order: arming counter of this CPU, for FIFO among equal deadlines
@@ -196,6 +206,7 @@ struct twheel_cpu {
 	struct llist_head	submit;
 	struct hrtimer		hrt;
 	call_single_data_t	kick;
+	atomic_t		kicked;
 	ktime_t			programmed;
 	bool			online;
 	u32			order;
@@ -282,22 +293,46 @@ static void tw_program(struct twheel_cpu *tc, ktime_t when)
 	hrtimer_start_range_ns(&tc->hrt, when, 0, HRTIMER_MODE_ABS_PINNED_SOFT);
 }
 
-static void tw_push(struct twheel_timer *t, int cpu)
+/*
+ * Make the owner of @cpu's wheel drain its submission list soon: at once
+ * for this CPU, else with one IPI per drain. Interrupts are off.
+ */
+static void tw_kick(int cpu)
 {
 	struct twheel_cpu *tc = tw_cpu(cpu);
 
-	/* The first entry of an empty list kicks the owner; later ones ride along. */
-	if (!llist_add(&t->llnode, &tc->submit))
-		return;
 	if (cpu == smp_processor_id()) {
 		tw_program(tc, ktime_get());
 		return;
 	}
 	/*
-	 * -EBUSY means a kick is already on its way and has not started yet:
-	 * it will see this entry too.
+	 * One IPI until the owner drains. Our caller's llist_add() (a full
+	 * barrier) comes before we read @kicked; the owner's atomic_xchg()
+	 * clearing it comes before its llist_del_all() (tw_drain()). So
+	 * either the owner's drain sees our entry, or we see @kicked clear
+	 * and send the IPI. Seeing it set means an IPI is on its way, or a
+	 * drain that will see our entry.
+	 */
+	if (atomic_read(&tc->kicked) || atomic_xchg(&tc->kicked, 1))
+		return;
+	/*
+	 * -EBUSY means the previous kick has not started yet: it will see
+	 * our entry. -ENXIO (the CPU went offline): its teardown drained
+	 * everything and tw_cpu_online() clears @kicked.
 	 */
 	smp_call_function_single_async(cpu, &tc->kick);
+}
+
+/*
+ * Queue @t for @cpu's wheel; the caller set TW_QUEUED. With @kick the owner
+ * is made to look soon (an arming, a hand-off); without it (a cancel: the
+ * timer cannot fire any more) the entry waits for the owner's next run.
+ */
+static void tw_push(struct twheel_timer *t, int cpu, bool kick)
+{
+	llist_add(&t->llnode, &tw_cpu(cpu)->submit);
+	if (kick)
+		tw_kick(cpu);
 }
 
 static ktime_t tw_tick_time(const struct tw_wheel *w, u64 tick)
@@ -369,7 +404,7 @@ static void tw_reconcile(struct twheel_cpu *tc, struct twheel_timer *t)
 				/* Hand off: TW_QUEUED stays set, so t->cpu is ours to change. */
 				tw_unlink(tc, t);
 				WRITE_ONCE(t->cpu, dest);
-				tw_push(t, dest);
+				tw_push(t, dest, true);
 				return;
 			}
 			tw_link(tc, t, tw_seq(old));
@@ -392,6 +427,15 @@ static void tw_drain(struct twheel_cpu *tc, unsigned int *budget)
 		struct twheel_timer *t;
 
 		if (!tc->backlog) {
+			/*
+			 * The xchg (a full barrier) orders clearing @kicked
+			 * before the llist_del_all(): pairs with the llist_add()
+			 * then the read of @kicked in tw_kick(). Reading it
+			 * clear, we need no barrier: a sender yet to set it
+			 * will send its IPI.
+			 */
+			if (atomic_read(&tc->kicked))
+				atomic_xchg(&tc->kicked, 0);
 			tc->backlog = llist_reverse_order(llist_del_all(&tc->submit));
 			if (!tc->backlog)
 				return;
@@ -409,7 +453,9 @@ static void tw_drain(struct twheel_cpu *tc, unsigned int *budget)
 
 /*
  * Publish an arming: clear TW_BUSY, bump the sequence, set TW_PENDING and
- * make sure a wheel will look at the timer. Interrupts are off.
+ * make sure a wheel will look at the timer. Interrupts are off. @clear is
+ * TW_RUNNING for a periodic timer's next expiry (tw_finish()), which must
+ * not bring back a timer cancelled since tw_finish() looked.
  */
 static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
 {
@@ -418,15 +464,26 @@ static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
 	unsigned long old = atomic_long_read_acquire(&t->state), new;
 	/* Ours while we hold TW_BUSY; once published, @t may be freed. */
 	u64 expires = READ_ONCE(t->expires), period = READ_ONCE(t->period);
-	int push_to, this = smp_processor_id();
-	bool direct;
+	int push_to, kick, this = smp_processor_id();
+	bool direct, dropped;
 
 	do {
 		direct = false;
 		push_to = -1;
+		kick = -1;
+		dropped = false;
 		if (old & TW_SHUTDOWN) {
 			/* Shut down while we wrote: the arming never happened. */
 			new = old & ~(TW_BUSY | clear);
+			dropped = true;
+		} else if ((clear & TW_RUNNING) && !(old & TW_PENDING)) {
+			/*
+			 * The next expiry of a periodic timer, cancelled while
+			 * tw_finish() wrote it (a cancel takes no TW_BUSY): that
+			 * cancel returned true, so the timer stops here.
+			 */
+			new = old & ~(TW_BUSY | clear);
+			dropped = true;
 		} else if (!(old & TW_HELD)) {
 			new = ((old | TW_PENDING) & ~(TW_BUSY | clear)) + TW_SEQ_ONE;
 			/* Nobody holds it: it goes to @want's wheel. */
@@ -448,15 +505,17 @@ static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
 				direct = true;	/* held here: relink in place */
 			else if (!(old & TW_QUEUED))
 				push_to = holder; /* ask its holder to look again */
+			else
+				kick = holder;	/* queued, maybe by a lazy cancel */
 			if (push_to >= 0)
 				new |= TW_QUEUED;
 		}
 		/* Pairs with the acquire in tw_lock_busy()/tw_read_settled(). */
 	} while (!atomic_long_try_cmpxchg_release(&t->state, &old, new));
 
-	if (old & TW_SHUTDOWN) {
+	if (dropped) {
 		tw_wake_waiters(t, old);
-		return -ESHUTDOWN;
+		return old & TW_SHUTDOWN ? -ESHUTDOWN : 0;
 	}
 	trace_twheel_schedule(t, expires, period,
 			      push_to >= 0 ? push_to : this, old & TW_PENDING);
@@ -467,7 +526,9 @@ static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
 	if (direct)
 		tw_link(local, t, tw_seq(new));
 	else if (push_to >= 0)
-		tw_push(t, push_to);
+		tw_push(t, push_to, true);
+	else if (kick >= 0)
+		tw_kick(kick);	/* a CPU number: @t is not touched */
 	return !!(old & TW_PENDING);
 }
 
@@ -581,7 +642,9 @@ EXPORT_SYMBOL_GPL(twheel_schedule_at);
  *
  * Callable from any context, the timer's own callback included. For a
  * periodic timer it stops every later expiry; a callback already running
- * finishes.
+ * finishes. Cancelled from a CPU other than its wheel's, the timer stays
+ * referenced by that wheel until the wheel's next run (no IPI is sent for
+ * it): free it only after twheel_cancel_sync().
  *
  * Context: any context but NMI.
  * Return: true exactly when the timer was pending and its callback will not
@@ -624,7 +687,12 @@ bool twheel_cancel(struct twheel_timer *timer)
 		tw_unlink(this_cpu_ptr(&twheel_cpus), timer);
 		tw_release(timer);
 	} else if (push_to >= 0) {
-		tw_push(timer, push_to);
+		/*
+		 * No kick: the timer cannot fire now (its owner finds it not
+		 * pending), so the owner unlinks it at its next run, at the
+		 * latest when the timer's bucket comes due. Waiters kick.
+		 */
+		tw_push(timer, push_to, false);
 	}
 	this_cpu_inc(twheel_cpus.stats.cancelled);
 	local_irq_restore(flags);
@@ -640,9 +708,19 @@ static bool tw_idle(struct twheel_timer *t)
 
 static void tw_wait_idle(struct twheel_timer *t)
 {
+	unsigned long flags;
+
 	if (tw_idle(t))
 		return;
-	atomic_long_or(TW_WAITER, &t->state);
+	/*
+	 * A cancel from another CPU queued the timer to its holder without a
+	 * kick (twheel_cancel()): kick now. TW_QUEUED set means t->cpu is the
+	 * CPU whose list holds it, or one it is being handed to with a kick.
+	 */
+	local_irq_save(flags);
+	if (atomic_long_fetch_or(TW_WAITER, &t->state) & TW_QUEUED)
+		tw_kick(READ_ONCE(t->cpu));
+	local_irq_restore(flags);
 	/* tw_wake_waiters() runs after every clear of TW_HELD or TW_RUNNING. */
 	wait_var_event(&t->state, tw_idle(t));
 }
@@ -1150,12 +1228,23 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	return HRTIMER_NORESTART;
 }
 
-/* Someone queued a submission for this CPU: run the wheel soon. */
+/* Most submissions a kick processes in its hard interrupt. */
+#define TW_KICK_BUDGET	64
+
+/*
+ * Someone queued a submission for this CPU: drain it here, in the IPI,
+ * rather than waking the wheel's softirq for it. Hard interrupt context.
+ */
 static void tw_kick_fn(void *info)
 {
 	struct twheel_cpu *tc = info;
+	unsigned int budget = TW_KICK_BUDGET;
 
-	tw_program(tc, ktime_get());
+	tc->stats.kicks++;
+	tw_drain(tc, &budget);
+	/* More than one run's worth: the wheel's softirq goes on with it. */
+	if (tc->backlog || !llist_empty(&tc->submit))
+		tw_program(tc, ktime_get());
 }
 
 /* ---------------------------------------------------------------------
@@ -1175,7 +1264,7 @@ static void tw_evict(struct twheel_timer *t)
 	} while (!atomic_long_try_cmpxchg(&t->state, &old, old | TW_QUEUED));
 	dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
 	WRITE_ONCE(t->cpu, dest);
-	tw_push(t, dest);
+	tw_push(t, dest, true);
 }
 
 static void tw_evict_all(struct twheel_cpu *tc)
@@ -1208,6 +1297,8 @@ static int tw_cpu_online(unsigned int cpu)
 	local_irq_disable();
 	tw_wheel_forward(&tc->wheel, ktime_get());
 	local_irq_enable();
+	/* A kick sent while we were offline failed (-ENXIO): forget it. */
+	atomic_set(&tc->kicked, 0);
 	WRITE_ONCE(tc->online, true);
 	return 0;
 }
@@ -1243,7 +1334,7 @@ static int tw_stats_show(struct seq_file *m, void *unused)
 {
 	int cpu;
 
-	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch\n");
+	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch kicks\n");
 	for_each_possible_cpu(cpu) {
 		struct twheel_cpu *tc = tw_cpu(cpu);
 		/* Other CPUs' counters, read racily: a snapshot for people. */
@@ -1251,18 +1342,37 @@ static int tw_stats_show(struct seq_file *m, void *unused)
 		/* Likewise: the owner changes it with interrupts off. */
 		unsigned long pending = data_race(tc->wheel.count);
 
-		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u\n", cpu,
+		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u %llu\n", cpu,
 			   READ_ONCE(tc->online), pending, st.scheduled,
 			   st.expired, st.cancelled, st.max_lateness_ns,
-			   st.max_batch);
+			   st.max_batch, st.kicks);
 	}
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(tw_stats);
 
+/* For the KUnit tests: kick IPIs @cpu received. */
+u64 twheel_kicks(int cpu)
+{
+	/* The owner counts in its IPI; a racy snapshot is all tests need. */
+	return data_race(tw_cpu(cpu)->stats.kicks);
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_kicks);
+
 /* ---------------------------------------------------------------------
  * Module load and unload
  */
+
+/*
+ * Unload: let go of a timer a wheel still references. Return 1 if it was
+ * still armed (a leak), 0 if it was only waiting to be unlinked (cancelled
+ * from another CPU, see twheel_cancel()).
+ */
+static unsigned int tw_drop(struct twheel_timer *t)
+{
+	return !!(atomic_long_fetch_andnot(TW_PENDING | TW_QUEUED | TW_HELD,
+					   &t->state) & TW_PENDING);
+}
 
 /* Unload: drop what leaked users left behind on this CPU's wheel. */
 static void tw_flush_cpu(void *unused)
@@ -1273,16 +1383,14 @@ static void tw_flush_cpu(void *unused)
 	struct twheel_timer *t;
 	unsigned int i, left = 0;
 
-	for (n = tc->backlog; n; n = next, left++) {
+	for (n = tc->backlog; n; n = next) {
 		next = n->next;
-		t = llist_entry(n, struct twheel_timer, llnode);
-		atomic_long_andnot(TW_PENDING | TW_QUEUED | TW_HELD, &t->state);
+		left += tw_drop(llist_entry(n, struct twheel_timer, llnode));
 	}
 	tc->backlog = NULL;
-	for (n = llist_del_all(&tc->submit); n; n = next, left++) {
+	for (n = llist_del_all(&tc->submit); n; n = next) {
 		next = n->next;
-		t = llist_entry(n, struct twheel_timer, llnode);
-		atomic_long_andnot(TW_PENDING | TW_QUEUED | TW_HELD, &t->state);
+		left += tw_drop(llist_entry(n, struct twheel_timer, llnode));
 	}
 	for (i = 0; i <= w->levels << w->bits; i++) {
 		struct list_head *head = i < w->levels << w->bits ?
@@ -1291,9 +1399,7 @@ static void tw_flush_cpu(void *unused)
 		while (!list_empty(head)) {
 			t = list_first_entry(head, struct twheel_timer, entry);
 			tw_wheel_unlink(w, t);
-			atomic_long_andnot(TW_PENDING | TW_QUEUED | TW_HELD,
-					   &t->state);
-			left++;
+			left += tw_drop(t);
 		}
 	}
 	if (left)

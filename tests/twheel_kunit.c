@@ -20,6 +20,7 @@
 
 #include "../twheel.h"
 #include "../wheel.h"
+#include "../internal.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
@@ -444,6 +445,56 @@ static void tw_test_cancel_in_llist(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&p.runs), 0);
 }
 
+/*
+ * A cancel from another CPU sends no IPI: the timer waits on its owner's
+ * list until the owner's next run. twheel_cancel_sync() kicks the owner,
+ * since it waits for it.
+ */
+#define LAZY_N	64
+
+static void tw_test_lazy_cancel(struct kunit *test)
+{
+	struct tw_probe *p, probe;
+	u64 kicks;
+	int this, other, i;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	p = kunit_kcalloc(test, LAZY_N, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	migrate_disable();
+	this = smp_processor_id();
+	other = cpumask_any_but(cpu_online_mask, this);
+	for (i = 0; i < LAZY_N; i++) {
+		tw_probe_init(&p[i]);
+		twheel_timer_set_cpu(&p[i].timer, other);
+		KUNIT_EXPECT_EQ(test, twheel_schedule(&p[i].timer, 60 * NSEC_PER_SEC), 0);
+	}
+	/* The owner drains in order: once this one fires, all are linked. */
+	tw_probe_init(&probe);
+	twheel_timer_set_cpu(&probe.timer, other);
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&probe.timer, 0), 0);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&probe.done, WAIT_MAX), 0);
+	twheel_cancel_sync(&probe.timer);
+
+	kicks = twheel_kicks(other);
+	for (i = 0; i < LAZY_N; i++)
+		KUNIT_EXPECT_TRUE(test, twheel_cancel(&p[i].timer));
+	/* Room for a wrong IPI to land: none may. */
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, twheel_kicks(other) - kicks, 0);
+
+	/* Waiting for the owner to let go kicks it, once for the lot. */
+	KUNIT_EXPECT_FALSE(test, twheel_cancel_sync(&p[0].timer));
+	KUNIT_EXPECT_GE(test, twheel_kicks(other) - kicks, 1);
+	for (i = 1; i < LAZY_N; i++)
+		KUNIT_EXPECT_FALSE(test, twheel_cancel_sync(&p[i].timer));
+	KUNIT_EXPECT_LE(test, twheel_kicks(other) - kicks, 2);
+	migrate_enable();
+	for (i = 0; i < LAZY_N; i++)
+		KUNIT_EXPECT_EQ(test, atomic_read(&p[i].runs), 0);
+}
+
 /* Cancel from its own callback; re-arm from its own callback. */
 static void tw_test_callback_rearm(struct kunit *test)
 {
@@ -765,6 +816,7 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_bad_args),
 	KUNIT_CASE(tw_test_cancel_pending),
 	KUNIT_CASE(tw_test_cancel_in_llist),
+	KUNIT_CASE(tw_test_lazy_cancel),
 	KUNIT_CASE(tw_test_callback_rearm),
 	KUNIT_CASE(tw_test_periodic_rate),
 	KUNIT_CASE(tw_test_periodic_delay),
