@@ -1038,10 +1038,15 @@ struct tw_shot {
 static bool tw_claim(struct twheel_cpu *tc, struct twheel_timer *t,
 		     struct tw_shot *shot)
 {
-	unsigned long old = tw_read_settled(t), new;
+	unsigned long old, new;
 
 	lockdep_assert_irqs_disabled();
-	do {
+	for (;;) {
+		/*
+		 * Settled first, every time: a failed cmpxchg may have seen an
+		 * arming take TW_BUSY, and its fields are then half written.
+		 */
+		old = tw_read_settled(t);
 		/* Re-armed or cancelled from afar: its submission decides. */
 		if (old & TW_QUEUED)
 			return false;
@@ -1061,8 +1066,10 @@ static bool tw_claim(struct twheel_cpu *tc, struct twheel_timer *t,
 		new = (old | TW_RUNNING) & ~TW_HELD;
 		if (shot->mode == TWHEEL_ONESHOT)
 			new &= ~TW_PENDING;
-	} while (!atomic_long_try_cmpxchg(&t->state, &old, new));
-	return true;
+		/* Fails if an arming took TW_BUSY since: the fields may be new. */
+		if (atomic_long_try_cmpxchg(&t->state, &old, new))
+			return true;
+	}
 }
 
 /*
