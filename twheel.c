@@ -1082,11 +1082,16 @@ static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
 	unsigned long flags, old, new;
 	u64 next;
 
+	if (shot->mode == TWHEEL_ONESHOT) {
+		/* Pairs with the acquire in tw_read_settled() of a later claim. */
+		old = atomic_long_fetch_andnot_release(TW_RUNNING, &t->state);
+		tw_wake_waiters(t, old);
+		return;
+	}
 	local_irq_save(flags);
 	old = atomic_long_read(&t->state);
 	/* Still pending and nobody re-armed it (re-arming sets TW_HELD). */
-	if (shot->mode != TWHEEL_ONESHOT && (old & TW_PENDING) &&
-	    !(old & (TW_HELD | TW_SHUTDOWN))) {
+	if ((old & TW_PENDING) && !(old & (TW_HELD | TW_SHUTDOWN))) {
 		if (shot->mode == TWHEEL_FIXED_RATE) {
 			if (check_mul_overflow(missed + 1, shot->period, &next) ||
 			    check_add_overflow(next, shot->expires, &next))
@@ -1117,8 +1122,7 @@ static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
 		 * TW_SHUTDOWN, so that it is counted as stopped (it was
 		 * pending when the shutdown began).
 		 */
-		if (shot->mode != TWHEEL_ONESHOT &&
-		    !(old & (TW_HELD | TW_SHUTDOWN)))
+		if (!(old & (TW_HELD | TW_SHUTDOWN)))
 			new &= ~TW_PENDING;
 		/* Pairs with the acquire in tw_read_settled() of a later claim. */
 	} while (!atomic_long_try_cmpxchg_release(&t->state, &old, new));
@@ -1129,9 +1133,12 @@ static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
 static void tw_run_callback(struct twheel_timer *t, const struct tw_shot *shot)
 {
 	struct twheel_cpu *tc = NULL;
-	ktime_t now = ktime_get();
+	ktime_t now = 0;
 	u64 missed = 0;
 
+	/* The clock only for a fixed-rate overrun count, or for tracing. */
+	if (shot->mode == TWHEEL_FIXED_RATE || trace_twheel_expire_enabled())
+		now = ktime_get();
 	if (shot->mode == TWHEEL_FIXED_RATE && now > (ktime_t)shot->expires)
 		missed = div64_u64(now - shot->expires, shot->period);
 	trace_twheel_expire(t, shot->expires, now, missed);
