@@ -556,20 +556,28 @@ static void tw_test_periodic_delay(struct kunit *test)
 		KUNIT_EXPECT_GE(test, p.deadlines[i], p.ends[i - 1] + (ktime_t)period);
 }
 
+/*
+ * Start @p's callback on another CPU, where it spins for 100 ms, and return
+ * once it runs. Skips the test on a single CPU.
+ */
+static void tw_start_remote_callback(struct kunit *test, struct tw_probe *p)
+{
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	tw_probe_init(p);
+	p->delay_ms = 100;
+	twheel_timer_set_cpu(&p->timer, cpumask_any_but(cpu_online_mask,
+							raw_smp_processor_id()));
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&p->timer, NSEC_PER_MSEC), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p->started, WAIT_MAX), 0);
+}
+
 /* cancel_sync from another CPU waits for a callback that is running. */
 static void tw_test_cancel_sync_waits(struct kunit *test)
 {
 	struct tw_probe p;
-	int other;
 
-	if (num_online_cpus() < 2)
-		kunit_skip(test, "needs two CPUs");
-	tw_probe_init(&p);
-	p.delay_ms = 100;
-	other = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
-	twheel_timer_set_cpu(&p.timer, other);
-	KUNIT_ASSERT_EQ(test, twheel_schedule(&p.timer, NSEC_PER_MSEC), 0);
-	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p.started, WAIT_MAX), 0);
+	tw_start_remote_callback(test, &p);
 	/* The callback runs: the expiry won, so cancel says false, and waits. */
 	KUNIT_EXPECT_FALSE(test, twheel_cancel_sync(&p.timer));
 	KUNIT_EXPECT_EQ(test, atomic_read(&p.runs), 1);
@@ -579,16 +587,8 @@ static void tw_test_cancel_sync_waits(struct kunit *test)
 static void tw_test_deadline_in_callback(struct kunit *test)
 {
 	struct tw_probe p;
-	int other;
 
-	if (num_online_cpus() < 2)
-		kunit_skip(test, "needs two CPUs");
-	tw_probe_init(&p);
-	p.delay_ms = 100;
-	other = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
-	twheel_timer_set_cpu(&p.timer, other);
-	KUNIT_ASSERT_EQ(test, twheel_schedule(&p.timer, NSEC_PER_MSEC), 0);
-	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p.started, WAIT_MAX), 0);
+	tw_start_remote_callback(test, &p);
 	/* Running, so not pending: the new arming is a fresh one. */
 	KUNIT_EXPECT_EQ(test, twheel_schedule(&p.timer, 10 * NSEC_PER_SEC), 0);
 	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p.done, WAIT_MAX), 0);
