@@ -13,5 +13,7 @@ void twheel_chardev_exit(void);
 
 /* twheel.c, for the KUnit tests only: kick IPIs @cpu received so far. */
 u64 twheel_kicks(int cpu);
+/* twheel.c, for the KUnit tests only: expiries parked, all CPUs. */
+u64 twheel_parks(void);
 
 #endif /* _TWHEEL_INTERNAL_H */

@@ -44,12 +44,34 @@
  * never early, and late by at most one level-0 tick plus system latency.
  * Each timer moves down at most once per level. Due timers are sorted by
  * deadline and then by arming order (a per-CPU counter), so timers with
- * equal deadlines armed on one CPU fire in the order they were armed.
+ * equal deadlines armed on one CPU fire in the order they were armed, in
+ * every tick with at most TW_SORT_MAX due timers (bigger ticks are left in
+ * each level's linking order: the sort runs with interrupts off).
  *
  * A run of the wheel (the hrtimer callback, in softirq context) drains the
  * submission list, advances the wheel, and runs due callbacks, processing at
  * most `expire_batch` timers; if more remain it re-arms itself at once, so a
  * million timers expiring together never stall the CPU.
+ *
+ * Bounded work. No pass runs with interrupts off, or in one softirq run,
+ * for a number of timers that a user can raise:
+ *
+ *   pass                              bound per section (defaults)
+ *   --------------------------------  ------------------------------------
+ *   wheel run: drain, move down,      TW_IRQ_CHUNK timers (256) per
+ *   sort, claim (interrupts on         interrupts-off step, expire_batch
+ *   between steps and around each      (8192) per softirq run; a tick with
+ *   callback)                          more than TW_SORT_MAX (4096) due
+ *                                      timers is not sorted (a sort of up
+ *                                      to 4096 is the longest step)
+ *   kick IPI (hard interrupt)         TW_KICK_BUDGET submissions (64)
+ *   group cancel, close of a file     TW_GROUP_CHUNK members (256) under
+ *                                      the group lock, then cond_resched()
+ *   CPU offline, module unload        TW_EVICT_CHUNK timers (256) per
+ *                                      interrupts-off step, cond_resched()
+ *
+ * The worst case of a section is thus a constant number of timers, about
+ * a millisecond under emulation, whatever the number pending.
  *
  * Ownership and locking
  * =====================
@@ -71,8 +93,11 @@
  *                                   for TW_BUSY to clear, validated by the
  *                                   arming sequence in ::state
  *   twheel_timer::cpu               written by whoever sets TW_QUEUED while
- *                                   TW_HELD is clear, or by the owner while it
- *                                   holds TW_QUEUED; read by those that set
+ *                                   TW_HELD is clear, by the owner while it
+ *                                   holds TW_QUEUED, or by tw_end_run() when
+ *                                   it clears TW_PARKED and sets TW_QUEUED
+ *                                   (a stale read then only kicks a CPU for
+ *                                   nothing); read by those that set
  *                                   TW_QUEUED on a held timer
  *
  * Timer state (twheel_timer::state)
@@ -86,13 +111,26 @@
  *   TW_RUNNING   the callback runs, or is queued to run on the workqueue
  *   TW_SHUTDOWN  twheel_shutdown_sync(): arming fails with -ESHUTDOWN
  *   TW_BUSY      an arming is writing the timer's fields
- *   TW_WAITER    someone sleeps in twheel_cancel_sync(): wake on release
+ *   TW_WAITER    someone waited in twheel_cancel_sync() or a group wait;
+ *                set by the waiter, never cleared: every later release
+ *                wakes tw_idle_wq (a spurious wake-up costs a re-check)
+ *   TW_PARKED    due again while its callback still ran (a work timer, or
+ *                one re-armed onto another CPU): no wheel links it; set by
+ *                the owner in tw_claim(), cleared by tw_end_run() when the
+ *                callback returns, which queues it again (still pending)
+ *                or releases it (cancelled meanwhile). While it is set,
+ *                arming and cancelling only change the state word.
  *   bits 32-63   arming sequence, bumped by every arming
  *
  *   idle --arm--> PENDING|HELD (linked, or QUEUED to its wheel)
  *   PENDING|HELD --expiry--> RUNNING (one-shot) or RUNNING|PENDING (periodic)
  *   PENDING|HELD --cancel--> HELD --holder unlinks--> idle
  *   RUNNING --callback returns--> idle, or re-armed (periodic)
+ *   RUNNING|PENDING|HELD --due--> +PARKED --callback returns--> QUEUED
+ *
+ * Waking a waiter takes a spinlock_t (a sleeping lock on PREEMPT_RT), so it
+ * never happens with interrupts off or in hard interrupt context: there
+ * tw_wake_waiters() leaves it to the CPU's wheel softirq.
  *
  * Cancel and expiry race on TW_PENDING with cmpxchg, so exactly one wins:
  * twheel_cancel() returns true exactly when the callback will not run for
@@ -140,6 +178,7 @@
 #define TW_SHUTDOWN	BIT(4)
 #define TW_BUSY		BIT(5)
 #define TW_WAITER	BIT(6)
+#define TW_PARKED	BIT(7)
 #define TW_SEQ_SHIFT	32
 #define TW_SEQ_ONE	BIT(TW_SEQ_SHIFT)
 
@@ -170,6 +209,7 @@ MODULE_PARM_DESC(expire_batch,
  * @max_lateness_ns: the latest expiry of this CPU's wheel
  * @max_batch: most expiries in one run
  * @kicks: kick IPIs this CPU received
+ * @parked: expiries found with their callback still running (tw_claim())
  *
  * Written by this CPU only; read racily for display.
  */
@@ -179,6 +219,7 @@ struct twheel_stats {
 	u64	cancelled;
 	u64	max_lateness_ns;
 	u64	kicks;
+	u64	parked;
 	u32	max_batch;
 };
 
@@ -197,6 +238,8 @@ struct twheel_stats {
  * @order: arming counter of this CPU, for FIFO among equal deadlines
  * @running: the softirq callback running on this CPU; this CPU only
  * @running_expires: the deadline it runs for, for twheel_deadline()
+ * @wake_pending: a waiter of tw_idle_wq is to be woken once interrupts are
+ *	on again (tw_wake_waiters()); owner, interrupts disabled
  * @stats: counters
  * @cpu: the owner
  */
@@ -212,6 +255,7 @@ struct twheel_cpu {
 	u32			order;
 	struct twheel_timer	*running;
 	u64			running_expires;
+	bool			wake_pending;
 	struct twheel_stats	stats;
 	int			cpu;
 };
@@ -220,6 +264,21 @@ static DEFINE_PER_CPU(struct twheel_cpu, twheel_cpus);
 static enum cpuhp_state twheel_hp_state;
 static struct workqueue_struct *twheel_wq;
 static struct dentry *twheel_debugfs;
+
+/*
+ * Waiters of twheel_cancel_sync() and the group waits sleep here until the
+ * timer they wait for lets go of TW_HELD and TW_RUNNING. One queue for all
+ * timers: waits are rare, a spurious wake-up only re-checks a condition.
+ */
+static DECLARE_WAIT_QUEUE_HEAD(tw_idle_wq);
+
+/* Wakes tw_idle_wq for a CPU that is going offline (tw_wake_waiters()). */
+static void tw_wake_work_fn(struct work_struct *work)
+{
+	wake_up_all(&tw_idle_wq);
+}
+
+static DECLARE_WORK(tw_wake_work, tw_wake_work_fn);
 
 static void tw_work_fn(struct work_struct *work);
 
@@ -256,10 +315,54 @@ static unsigned long tw_read_settled(struct twheel_timer *t)
 	return s;
 }
 
+static struct twheel_cpu *tw_cpu(int cpu);
+static void tw_program(struct twheel_cpu *tc, ktime_t when);
+
+/*
+ * Called after an atomic read-modify-write of @t->state, which returned
+ * @old, cleared TW_HELD or TW_RUNNING. Waking takes tw_idle_wq's lock, a
+ * spinlock_t: a sleeping lock on PREEMPT_RT, so not to be taken in hard
+ * interrupt context or with interrupts disabled. There the wake-up is left
+ * to this CPU's wheel softirq (tw_hrtimer_fn()), programmed to run at once.
+ */
 static void tw_wake_waiters(struct twheel_timer *t, unsigned long old)
 {
-	if (old & TW_WAITER)
-		wake_up_var(&t->state);
+	struct twheel_cpu *tc;
+
+	if (!(old & TW_WAITER))
+		return;
+	/*
+	 * Orders the state change before the waitqueue is looked at; pairs
+	 * with the barrier of set_current_state() in the waiter's
+	 * prepare_to_wait_event() (tw_wait_settled()): either the waiter is
+	 * on the queue, or its check of the condition sees the new state.
+	 */
+	smp_mb__after_atomic();
+	/* Lockless check, made safe by the barrier above (wq_has_sleeper()). */
+	if (!waitqueue_active(&tw_idle_wq))
+		return;
+	if (!irqs_disabled() && !in_hardirq()) {
+		wake_up_all(&tw_idle_wq);
+		return;
+	}
+	tc = this_cpu_ptr(&twheel_cpus);
+	if (!READ_ONCE(tc->online)) {
+		/* Its wheel is going or gone: not its hrtimer, then. */
+		queue_work(system_unbound_wq, &tw_wake_work);
+		return;
+	}
+	tc->wake_pending = true;
+	tw_program(tc, ktime_get());
+}
+
+/* Owner, interrupts disabled: take the wake-up tw_wake_waiters() left. */
+static bool tw_take_wake(struct twheel_cpu *tc)
+{
+	bool wake = tc->wake_pending;
+
+	lockdep_assert_irqs_disabled();
+	tc->wake_pending = false;
+	return wake;
 }
 
 static struct twheel_cpu *tw_cpu(int cpu)
@@ -419,7 +522,31 @@ static void tw_reconcile(struct twheel_cpu *tc, struct twheel_timer *t)
 		tw_wake_waiters(t, old);
 }
 
-/* Owner: process submissions, oldest first, at most *budget of them. */
+/* Most submissions put back in arrival order at once (tw_drain()). */
+#define TW_REVERSE_MAX	256
+
+/*
+ * An llist comes off newest first. Put it back in arrival order if it is
+ * short; a long one (a burst of a million cancels from another CPU) would
+ * take that many steps with interrupts off, so it is processed as it is:
+ * arrival order only decides the order of linking, and the sort of a
+ * tick's due timers restores arming order (twheel_timer::order) anyway.
+ */
+static struct llist_node *tw_arrival_order(struct llist_node *head)
+{
+	struct llist_node *n = head;
+	unsigned int len = 0;
+
+	while (n && ++len <= TW_REVERSE_MAX)
+		n = n->next;
+	return len <= TW_REVERSE_MAX ? llist_reverse_order(head) : head;
+}
+
+/*
+ * Owner: process submissions, at most *budget of them: each batch taken
+ * off the list is finished before the next is taken, oldest first when
+ * it is short (tw_arrival_order()).
+ */
 static void tw_drain(struct twheel_cpu *tc, unsigned int *budget)
 {
 	lockdep_assert_irqs_disabled();
@@ -436,7 +563,7 @@ static void tw_drain(struct twheel_cpu *tc, unsigned int *budget)
 			 */
 			if (atomic_read(&tc->kicked))
 				atomic_xchg(&tc->kicked, 0);
-			tc->backlog = llist_reverse_order(llist_del_all(&tc->submit));
+			tc->backlog = tw_arrival_order(llist_del_all(&tc->submit));
 			if (!tc->backlog)
 				return;
 		}
@@ -500,8 +627,10 @@ static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
 			int holder = READ_ONCE(t->cpu);
 			int pin = READ_ONCE(t->target_cpu);
 
-			if (holder == this && !(old & TW_QUEUED) &&
-			    (pin < 0 || pin == this))
+			if (old & TW_PARKED)
+				;	/* tw_end_run() queues it when it returns */
+			else if (holder == this && !(old & TW_QUEUED) &&
+				 (pin < 0 || pin == this))
 				direct = true;	/* held here: relink in place */
 			else if (!(old & TW_QUEUED))
 				push_to = holder; /* ask its holder to look again */
@@ -517,6 +646,9 @@ static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
 		tw_wake_waiters(t, old);
 		return old & TW_SHUTDOWN ? -ESHUTDOWN : 0;
 	}
+	/* A periodic timer's next expiry ended a run: its waiters may go on. */
+	if (clear & TW_RUNNING)
+		tw_wake_waiters(t, old);
 	trace_twheel_schedule(t, expires, period,
 			      push_to >= 0 ? push_to : this, old & TW_PENDING);
 	/*
@@ -642,9 +774,16 @@ EXPORT_SYMBOL_GPL(twheel_schedule_at);
  *
  * Callable from any context, the timer's own callback included. For a
  * periodic timer it stops every later expiry; a callback already running
- * finishes. Cancelled from a CPU other than its wheel's, the timer stays
- * referenced by that wheel until the wheel's next run (no IPI is sent for
- * it): free it only after twheel_cancel_sync().
+ * finishes.
+ *
+ * Unlike timer_delete(), a true return does not mean that twheel let go of
+ * the timer: cancelled from a CPU other than its wheel's, the timer stays
+ * referenced by that wheel (linked in a bucket, or on its submission
+ * list) until the wheel's next run, since no CPU may touch another's
+ * wheel and no IPI is sent for it. So `if (twheel_cancel(t)) kfree(obj)`
+ * is a use-after-free: free only after twheel_cancel_sync() or
+ * twheel_shutdown_sync() has returned (or twheel_group_*_sync() for a
+ * member of a group).
  *
  * Context: any context but NMI.
  * Return: true exactly when the timer was pending and its callback will not
@@ -670,7 +809,8 @@ bool twheel_cancel(struct twheel_timer *timer)
 		new = old & ~TW_PENDING;
 		local = false;
 		push_to = -1;
-		if ((old & TW_HELD) && !(old & TW_QUEUED)) {
+		/* A parked timer is released by tw_end_run(): nothing to do. */
+		if ((old & TW_HELD) && !(old & (TW_QUEUED | TW_PARKED))) {
 			int holder = READ_ONCE(timer->cpu);
 
 			if (holder == this && !(old & TW_BUSY)) {
@@ -701,28 +841,100 @@ bool twheel_cancel(struct twheel_timer *timer)
 }
 EXPORT_SYMBOL_GPL(twheel_cancel);
 
-static bool tw_idle(struct twheel_timer *t)
+/**
+ * twheel_cancel_running - stop a periodic timer from its own callback
+ * @timer: the timer whose callback is running
+ *
+ * Stops the re-arming of the expiry being run, unless the timer was armed
+ * again or cancelled since that expiry began, which twheel_cancel() cannot
+ * tell apart.
+ *
+ * Context: the timer's own callback.
+ * Return: true if the timer will not run again; false if it was re-armed
+ * (that arming stands) or was not pending.
+ */
+bool twheel_cancel_running(struct twheel_timer *timer)
 {
-	return !(atomic_long_read(&t->state) & (TW_HELD | TW_RUNNING));
+	unsigned long old = atomic_long_read(&timer->state);
+
+	do {
+		/* Re-armed since: held by a wheel, queued, or being written. */
+		if ((old & (TW_PENDING | TW_HELD | TW_QUEUED | TW_BUSY)) !=
+		    TW_PENDING || !(old & TW_RUNNING))
+			return false;
+	} while (!atomic_long_try_cmpxchg(&timer->state, &old,
+					  old & ~TW_PENDING));
+	trace_twheel_cancel(timer, true);
+	return true;
+}
+EXPORT_SYMBOL_GPL(twheel_cancel_running);
+
+static bool tw_idle(unsigned long state)
+{
+	return !(state & (TW_HELD | TW_RUNNING));
 }
 
-static void tw_wait_idle(struct twheel_timer *t)
+/*
+ * The timer is idle, or its callback has returned and re-armed it: either
+ * way there is nothing more to wait for before cancelling again.
+ */
+static bool tw_settled(unsigned long state)
 {
-	unsigned long flags;
+	return !(state & TW_RUNNING) &&
+	       (!(state & TW_HELD) || (state & TW_PENDING));
+}
 
-	if (tw_idle(t))
-		return;
+/* Wait until tw_settled(); return the state seen then. */
+static unsigned long tw_wait_settled(struct twheel_timer *t)
+{
+	unsigned long flags, s;
+
+	s = atomic_long_read(&t->state);
+	if (tw_settled(s))
+		return s;
 	/*
 	 * A cancel from another CPU queued the timer to its holder without a
 	 * kick (twheel_cancel()): kick now. TW_QUEUED set means t->cpu is the
 	 * CPU whose list holds it, or one it is being handed to with a kick.
+	 * TW_WAITER stays set: every later release of the timer wakes
+	 * tw_idle_wq, and a spurious wake-up costs a re-check.
 	 */
 	local_irq_save(flags);
 	if (atomic_long_fetch_or(TW_WAITER, &t->state) & TW_QUEUED)
 		tw_kick(READ_ONCE(t->cpu));
 	local_irq_restore(flags);
-	/* tw_wake_waiters() runs after every clear of TW_HELD or TW_RUNNING. */
-	wait_var_event(&t->state, tw_idle(t));
+	/*
+	 * tw_wake_waiters() runs after every clear of TW_HELD or TW_RUNNING;
+	 * the barrier of set_current_state() in prepare_to_wait_event() pairs
+	 * with its smp_mb__after_atomic().
+	 */
+	wait_event(tw_idle_wq,
+		   tw_settled(s = atomic_long_read(&t->state)));
+	return s;
+}
+
+/*
+ * Cancel until the timer is idle, as timer_delete_sync() does: wait for a
+ * running callback to return, then cancel what is pending, again if the
+ * callback re-armed the timer meanwhile. Cancelling only once no callback
+ * runs means one call stops at most one arming (a callback that re-arms
+ * its timer while we wait moves the pending arming rather than adding
+ * one), so the count of expiries and cancels stays exact.
+ * Return: how many pending armings the cancels stopped (0 or 1, unless a
+ * periodic callback re-arms its own timer by hand).
+ */
+static unsigned int tw_cancel_wait_idle(struct twheel_timer *t)
+{
+	unsigned int cancelled = 0;
+	unsigned long s;
+
+	for (;;) {
+		s = tw_wait_settled(t);
+		if (tw_idle(s))
+			return cancelled;
+		cancelled += twheel_cancel(t);
+		cond_resched();
+	}
 }
 
 static void tw_lockdep_sync(struct twheel_timer *t)
@@ -755,25 +967,24 @@ static bool tw_in_own_callback(struct twheel_timer *t)
  * twheel_cancel_sync - stop a timer and wait until it is quiescent
  * @timer: the timer
  *
- * Like twheel_cancel(), then waits for a running callback to return and for
- * the wheel to let go of the timer: afterwards its memory may be freed,
- * provided nobody arms it again. Must not be called under a lock that the
- * callback takes (lockdep reports it), nor from the timer's own callback.
+ * As timer_delete_sync(): waits for a running callback to return, cancels
+ * the timer, and cancels it again if a callback re-armed it meanwhile,
+ * until it is idle and the wheel has let go of it: afterwards its memory
+ * may be freed, provided nobody else arms it again. Must not be called
+ * under a lock that the callback takes (lockdep reports it), nor from the
+ * timer's own callback.
  *
  * Context: process context; may sleep.
- * Return: as twheel_cancel().
+ * Return: true if it stopped a pending arming (whose callback will not
+ * run), false if there was none.
  */
 bool twheel_cancel_sync(struct twheel_timer *timer)
 {
-	bool ret;
-
 	might_sleep();
 	tw_lockdep_sync(timer);
-	ret = twheel_cancel(timer);
 	if (WARN_ON_ONCE(tw_in_own_callback(timer)))
-		return ret;
-	tw_wait_idle(timer);
-	return ret;
+		return twheel_cancel(timer);
+	return tw_cancel_wait_idle(timer);
 }
 EXPORT_SYMBOL_GPL(twheel_cancel_sync);
 
@@ -848,11 +1059,25 @@ ktime_t twheel_granularity(void)
 }
 EXPORT_SYMBOL_GPL(twheel_granularity);
 
+static void tw_timer_setup(struct twheel_timer *timer, twheel_fn_t func,
+			   unsigned int flags, const char *name,
+			   struct lock_class_key *key)
+{
+	memset(timer, 0, sizeof(*timer));
+	INIT_LIST_HEAD(&timer->entry);
+	INIT_LIST_HEAD(&timer->group_node);
+	timer->func = func;
+	timer->flags = flags;
+	timer->target_cpu = TWHEEL_ANY_CPU;
+	timer->bucket = TW_NO_BUCKET;
+	lockdep_init_map(&timer->lockdep_map, name, key, 0);
+}
+
 /**
  * __twheel_timer_init - initialise a timer; use twheel_timer_init()
  * @timer: the timer
  * @func: the callback
- * @flags: TWHEEL_F_*
+ * @flags: 0; %TWHEEL_F_PROCESS is refused (see twheel_timer_init())
  * @name: lockdep name
  * @key: lockdep class
  *
@@ -862,22 +1087,35 @@ void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t func,
 			 unsigned int flags, const char *name,
 			 struct lock_class_key *key)
 {
-	memset(timer, 0, sizeof(*timer));
-	INIT_LIST_HEAD(&timer->entry);
-	INIT_LIST_HEAD(&timer->group_node);
-	timer->func = func;
-	timer->flags = flags & TWHEEL_F_ALL;
-	timer->target_cpu = TWHEEL_ANY_CPU;
-	timer->bucket = TW_NO_BUCKET;
-	lockdep_init_map(&timer->lockdep_map, name, key, 0);
-	if (flags & TWHEEL_F_PROCESS) {
-		struct twheel_work_timer *wt =
-			container_of(timer, struct twheel_work_timer, timer);
-
-		INIT_WORK(&wt->work, tw_work_fn);
-	}
+	/*
+	 * The process-context expiry treats the timer as the first member of
+	 * a struct twheel_work_timer: on a plain timer it would write past
+	 * the object. Refuse it; the timer runs its callback in softirq.
+	 */
+	if (flags & ~(TWHEEL_F_ALL & ~TWHEEL_F_PROCESS))
+		pr_err("%s: flags %#x refused: use twheel_work_timer_init() for a callback that may sleep\n",
+		       name, flags);
+	tw_timer_setup(timer, func, 0, name, key);
 }
 EXPORT_SYMBOL_GPL(__twheel_timer_init);
+
+/**
+ * __twheel_work_timer_init - initialise a work timer; use
+ *	twheel_work_timer_init()
+ * @wt: the timer
+ * @func: the callback, run in process context
+ * @name: lockdep name
+ * @key: lockdep class
+ *
+ * Context: any context; the timer must not be in use.
+ */
+void __twheel_work_timer_init(struct twheel_work_timer *wt, twheel_fn_t func,
+			      const char *name, struct lock_class_key *key)
+{
+	tw_timer_setup(&wt->timer, func, TWHEEL_F_PROCESS, name, key);
+	INIT_WORK(&wt->work, tw_work_fn);
+}
+EXPORT_SYMBOL_GPL(__twheel_work_timer_init);
 
 /**
  * twheel_timer_set_cpu - choose the CPU whose wheel runs the timer
@@ -962,27 +1200,47 @@ void twheel_group_del(struct twheel_group *group, struct twheel_timer *timer)
 }
 EXPORT_SYMBOL_GPL(twheel_group_del);
 
+/*
+ * Most members cancelled under the group's lock, interrupts off, before it
+ * is dropped and the CPU may reschedule: bounds that section whatever the
+ * size of the group (a file of /dev/twheel holds up to max_timers).
+ */
+#define TW_GROUP_CHUNK	256
+
 static unsigned int tw_group_stop(struct twheel_group *group, bool shutdown)
 {
 	struct twheel_timer *t;
-	unsigned int stopped = 0;
+	unsigned int stopped = 0, n = 0;
 	unsigned long flags;
 
 	might_sleep();
 	spin_lock_irqsave(&group->lock, flags);
 	if (shutdown)
 		group->shutdown = true;
+	/*
+	 * Members are neither added (shutdown, or the caller's promise) nor
+	 * removed while we run, so the walk may drop the lock between nodes.
+	 */
 	list_for_each_entry(t, &group->timers, group_node) {
 		if (shutdown)
 			atomic_long_or(TW_SHUTDOWN, &t->state);
 		stopped += twheel_cancel(t);
+		if (++n % TW_GROUP_CHUNK == 0) {
+			spin_unlock_irqrestore(&group->lock, flags);
+			cond_resched();
+			spin_lock_irqsave(&group->lock, flags);
+		}
 	}
 	spin_unlock_irqrestore(&group->lock, flags);
 
-	/* Members stay put while we wait: deleting them now is a caller bug. */
+	/*
+	 * Members stay put while we wait: deleting them now is a caller bug.
+	 * A callback that was running re-armed its timer: stopped too.
+	 */
 	list_for_each_entry(t, &group->timers, group_node) {
 		tw_lockdep_sync(t);
-		tw_wait_idle(t);
+		stopped += tw_cancel_wait_idle(t);
+		cond_resched();
 	}
 	return stopped;
 }
@@ -995,7 +1253,8 @@ static unsigned int tw_group_stop(struct twheel_group *group, bool shutdown)
  * cancel in one pass. Members must not be added or removed meanwhile.
  *
  * Context: process context; may sleep.
- * Return: how many members were pending.
+ * Return: how many pending armings were stopped: one per member that was
+ * pending, plus one for each that a running callback re-armed meanwhile.
  */
 unsigned int twheel_group_cancel_sync(struct twheel_group *group)
 {
@@ -1011,7 +1270,7 @@ EXPORT_SYMBOL_GPL(twheel_group_cancel_sync);
  * (-ESHUTDOWN), as does twheel_group_add().
  *
  * Context: process context; may sleep.
- * Return: how many members were pending.
+ * Return: as twheel_group_cancel_sync().
  */
 unsigned int twheel_group_shutdown_sync(struct twheel_group *group)
 {
@@ -1056,9 +1315,18 @@ static bool tw_claim(struct twheel_cpu *tc, struct twheel_timer *t,
 			return false;
 		}
 		if (old & TW_RUNNING) {
-			/* Its callback still runs in process context: next tick. */
-			tw_wheel_link_tick(&tc->wheel, t, tc->wheel.clk + 1);
-			return false;
+			/*
+			 * Due again while its callback still runs (in process
+			 * context, or on another CPU): park it, off every
+			 * wheel. tw_finish() queues it again when the callback
+			 * returns, rather than this wheel looking every tick.
+			 */
+			if (atomic_long_try_cmpxchg(&t->state, &old,
+						    old | TW_PARKED)) {
+				tc->stats.parked++;
+				return false;
+			}
+			continue;
 		}
 		shot->expires = READ_ONCE(t->expires);
 		shot->period = READ_ONCE(t->period);
@@ -1076,19 +1344,78 @@ static bool tw_claim(struct twheel_cpu *tc, struct twheel_timer *t,
  * After the callback: re-arm a periodic timer unless it was cancelled or
  * re-armed meanwhile, then let go of TW_RUNNING.
  */
+/*
+ * Let go of TW_RUNNING. A timer parked meanwhile (tw_claim()) goes back to
+ * a wheel if it is still pending, or is released if it was cancelled.
+ * Interrupts are off.
+ */
+static void tw_end_run(struct twheel_timer *t)
+{
+	unsigned long old = atomic_long_read(&t->state), new;
+	bool requeue;
+
+	lockdep_assert_irqs_disabled();
+	do {
+		new = old & ~(TW_RUNNING | TW_PARKED);
+		requeue = false;
+		if (old & TW_PARKED) {
+			/* Nobody else queues a parked timer: see tw_publish(). */
+			WARN_ON_ONCE(old & TW_QUEUED);
+			if (old & TW_PENDING) {
+				new |= TW_QUEUED;
+				requeue = true;
+			} else {
+				new &= ~TW_HELD;
+			}
+		} else if (!(old & (TW_HELD | TW_SHUTDOWN))) {
+			/*
+			 * A periodic timer that is not re-armed now is over;
+			 * but one being shut down stays pending for the cancel
+			 * that follows TW_SHUTDOWN, so that it is counted as
+			 * stopped (it was pending when the shutdown began).
+			 */
+			new &= ~TW_PENDING;
+		}
+		/* Pairs with the acquire in tw_read_settled() of a later claim. */
+	} while (!atomic_long_try_cmpxchg_release(&t->state, &old, new));
+	if (requeue) {
+		/* We set TW_QUEUED on a timer no wheel holds: t->cpu is ours. */
+		int dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
+
+		if (dest < 0)
+			dest = smp_processor_id();	/* no wheel online */
+		WRITE_ONCE(t->cpu, dest);
+		tw_push(t, dest, true);
+		/*
+		 * Re-armed while parked: a waiter of twheel_cancel_sync() now
+		 * has a settled timer to cancel again. tw_wake_waiters() does
+		 * not touch @t, which its new holder may already have freed.
+		 */
+	}
+	tw_wake_waiters(t, old);
+}
+
 static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
 		      u64 missed)
 {
-	unsigned long flags, old, new;
+	unsigned long flags, old;
 	u64 next;
 
 	if (shot->mode == TWHEEL_ONESHOT) {
-		/* Pairs with the acquire in tw_read_settled() of a later claim. */
-		old = atomic_long_fetch_andnot_release(TW_RUNNING, &t->state);
-		tw_wake_waiters(t, old);
-		return;
+		/* Fast path: one atomic, interrupts left alone. */
+		old = atomic_long_read(&t->state);
+		while (!(old & TW_PARKED)) {
+			/* Pairs with the acquire in tw_read_settled(). */
+			if (atomic_long_try_cmpxchg_release(&t->state, &old,
+							    old & ~TW_RUNNING)) {
+				tw_wake_waiters(t, old);
+				return;
+			}
+		}
 	}
 	local_irq_save(flags);
+	if (shot->mode == TWHEEL_ONESHOT)
+		goto end_run;
 	old = atomic_long_read(&t->state);
 	/* Still pending and nobody re-armed it (re-arming sets TW_HELD). */
 	if ((old & TW_PENDING) && !(old & (TW_HELD | TW_SHUTDOWN))) {
@@ -1105,7 +1432,10 @@ static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
 		if ((old & TW_PENDING) && !(old & (TW_HELD | TW_SHUTDOWN))) {
 			WRITE_ONCE(t->expires, next);
 			WRITE_ONCE(t->order, this_cpu_inc_return(twheel_cpus.order));
-			tw_publish(t, tw_pick_cpu(READ_ONCE(t->target_cpu)),
+			int dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
+
+			/* No wheel online (teardown): keep it on this one. */
+			tw_publish(t, dest < 0 ? smp_processor_id() : dest,
 				   TW_RUNNING);
 			local_irq_restore(flags);
 			return;
@@ -1113,20 +1443,8 @@ static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
 		/* Pairs with the acquire in tw_lock_busy()/tw_read_settled(). */
 		atomic_long_fetch_andnot_release(TW_BUSY, &t->state);
 	}
-	old = atomic_long_read(&t->state);
-	do {
-		new = old & ~TW_RUNNING;
-		/*
-		 * A periodic timer that is not re-armed now is over; but one
-		 * being shut down stays pending for the cancel that follows
-		 * TW_SHUTDOWN, so that it is counted as stopped (it was
-		 * pending when the shutdown began).
-		 */
-		if (!(old & (TW_HELD | TW_SHUTDOWN)))
-			new &= ~TW_PENDING;
-		/* Pairs with the acquire in tw_read_settled() of a later claim. */
-	} while (!atomic_long_try_cmpxchg_release(&t->state, &old, new));
-	tw_wake_waiters(t, old);
+end_run:
+	tw_end_run(t);
 	local_irq_restore(flags);
 }
 
@@ -1194,6 +1512,19 @@ static void tw_queue_work(struct twheel_timer *t, const struct tw_shot *shot)
 	queue_work(twheel_wq, &wt->work);
 }
 
+/*
+ * Most timers the wheel's softirq handles in one interrupts-off step; the
+ * longest such section is this many timers' work, whatever expire_batch.
+ */
+#define TW_IRQ_CHUNK	256
+
+/* Let pending interrupts in, between two steps of a wheel run. */
+static void tw_irq_window(void)
+{
+	local_irq_enable();
+	local_irq_disable();
+}
+
 /* The wheel's hrtimer: runs in softirq context on the owner CPU. */
 static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 {
@@ -1201,13 +1532,34 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	unsigned int budget = expire_batch, fired = 0;
 	struct tw_wheel *w = &tc->wheel;
 	ktime_t now, next;
-	bool done;
+	bool done, wake;
 
 	local_irq_disable();
 	tc->programmed = KTIME_MAX;
-	tw_drain(tc, &budget);
+	/*
+	 * TW_IRQ_CHUNK timers at a time, letting interrupts in between:
+	 * the wheel is consistent between two steps, and a hard interrupt
+	 * that arms or cancels here finds it so.
+	 */
+	for (;;) {
+		unsigned int chunk = min(budget, TW_IRQ_CHUNK), left = chunk;
+
+		tw_drain(tc, &left);
+		budget -= chunk - left;
+		if (left || !budget)
+			break;
+		tw_irq_window();
+	}
 	now = ktime_get();
-	done = tw_wheel_advance(w, now, &budget);
+	for (;;) {
+		unsigned int chunk = min(budget, TW_IRQ_CHUNK), left = chunk;
+
+		done = tw_wheel_advance(w, now, &left);
+		budget -= chunk - left;
+		if (done || !budget)
+			break;
+		tw_irq_window();
+	}
 	while (budget && !list_empty(&w->expired)) {
 		struct twheel_timer *t;
 		struct tw_shot shot;
@@ -1238,7 +1590,11 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	else
 		next = tw_tick_time(w, tw_wheel_next(w));
 	tw_program(tc, next);
+	wake = tw_take_wake(tc);
 	local_irq_enable();
+	/* Softirq, interrupts on: tw_idle_wq's lock may be taken here. */
+	if (wake)
+		wake_up_all(&tw_idle_wq);
 	return HRTIMER_NORESTART;
 }
 
@@ -1281,27 +1637,46 @@ static void tw_evict(struct twheel_timer *t)
 	tw_push(t, dest, true);
 }
 
-static void tw_evict_all(struct twheel_cpu *tc)
+/*
+ * Most timers one interrupts-off step of CPU offline or module unload
+ * handles: bounds the section whatever the number of timers on the wheel.
+ */
+#define TW_EVICT_CHUNK	256
+
+/*
+ * Owner, wheel offline, interrupts off: hand up to TW_EVICT_CHUNK timers
+ * to live CPUs. Return: true once the wheel is empty.
+ */
+static bool tw_evict_some(struct twheel_cpu *tc)
 {
-	struct tw_wheel *w = &tc->wheel;
-	unsigned int i, budget = UINT_MAX;
+	unsigned int budget = TW_EVICT_CHUNK;
 	struct twheel_timer *t;
 
 	lockdep_assert_irqs_disabled();
 	tw_drain(tc, &budget);
-	for (i = 0; i < w->levels << w->bits; i++) {
-		while (!list_empty(&w->buckets[i])) {
-			t = list_first_entry(&w->buckets[i], struct twheel_timer,
-					     entry);
-			tw_wheel_unlink(w, t);
-			tw_evict(t);
-		}
-	}
-	while (!list_empty(&w->expired)) {
-		t = list_first_entry(&w->expired, struct twheel_timer, entry);
-		tw_wheel_unlink(w, t);
+	while (budget--) {
+		t = tw_wheel_pop(&tc->wheel);
+		if (!t)
+			return !tc->backlog && llist_empty(&tc->submit);
 		tw_evict(t);
 	}
+	return false;
+}
+
+/* Process context: a chunk at a time, rescheduling in between. */
+static void tw_evict_all(struct twheel_cpu *tc)
+{
+	bool empty, wake;
+
+	do {
+		local_irq_disable();
+		empty = tw_evict_some(tc);
+		wake = tw_take_wake(tc);
+		local_irq_enable();
+		if (wake)
+			wake_up_all(&tw_idle_wq);
+		cond_resched();
+	} while (!empty);
 }
 
 static int tw_cpu_online(unsigned int cpu)
@@ -1321,22 +1696,23 @@ static int tw_cpu_online(unsigned int cpu)
 static int tw_cpu_offline(unsigned int cpu)
 {
 	struct twheel_cpu *tc = tw_cpu(cpu);
-	unsigned int budget = UINT_MAX;
+	bool wake;
 
 	WRITE_ONCE(tc->online, false);
 	/* Armings that still saw us online run with interrupts off. */
 	synchronize_rcu();
-	local_irq_disable();
 	tw_evict_all(tc);
-	local_irq_enable();
 	/* Pushes that raced with the eviction have landed on our list... */
 	synchronize_rcu();
 	/* ...and nothing can be queued here any more: hand those off too. */
-	local_irq_disable();
-	tw_drain(tc, &budget);
-	local_irq_enable();
+	tw_evict_all(tc);
 	hrtimer_cancel(&tc->hrt);
+	local_irq_disable();
 	tc->programmed = KTIME_MAX;
+	wake = tw_take_wake(tc);
+	local_irq_enable();
+	if (wake)
+		wake_up_all(&tw_idle_wq);
 	return 0;
 }
 
@@ -1373,6 +1749,20 @@ u64 twheel_kicks(int cpu)
 }
 EXPORT_SYMBOL_IF_KUNIT(twheel_kicks);
 
+/* For the KUnit tests: expiries parked behind a running callback, all CPUs. */
+u64 twheel_parks(void)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		/* Each owner counts with interrupts off: a racy sum will do. */
+		sum += data_race(tw_cpu(cpu)->stats.parked);
+	}
+	return sum;
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_parks);
+
 /* ---------------------------------------------------------------------
  * Module load and unload
  */
@@ -1388,37 +1778,55 @@ static unsigned int tw_drop(struct twheel_timer *t)
 					   &t->state) & TW_PENDING);
 }
 
-/* Unload: drop what leaked users left behind on this CPU's wheel. */
-static void tw_flush_cpu(void *unused)
+/*
+ * Unload, interrupts off: drop up to TW_EVICT_CHUNK of what leaked users
+ * left on @tc's wheel, adding to *@left those still armed.
+ * Return: true if more may remain.
+ */
+static bool tw_flush_some(struct twheel_cpu *tc, unsigned int *left)
 {
-	struct twheel_cpu *tc = this_cpu_ptr(&twheel_cpus);
-	struct tw_wheel *w = &tc->wheel;
-	struct llist_node *n, *next;
 	struct twheel_timer *t;
-	unsigned int i, left = 0;
+	struct llist_node *n;
+	unsigned int i;
 
-	for (n = tc->backlog; n; n = next) {
-		next = n->next;
-		left += tw_drop(llist_entry(n, struct twheel_timer, llnode));
-	}
-	tc->backlog = NULL;
-	for (n = llist_del_all(&tc->submit); n; n = next) {
-		next = n->next;
-		left += tw_drop(llist_entry(n, struct twheel_timer, llnode));
-	}
-	for (i = 0; i <= w->levels << w->bits; i++) {
-		struct list_head *head = i < w->levels << w->bits ?
-					 &w->buckets[i] : &w->expired;
-
-		while (!list_empty(head)) {
-			t = list_first_entry(head, struct twheel_timer, entry);
-			tw_wheel_unlink(w, t);
-			left += tw_drop(t);
+	lockdep_assert_irqs_disabled();
+	for (i = 0; i < TW_EVICT_CHUNK; i++) {
+		if (tc->backlog) {
+			n = tc->backlog;
+			tc->backlog = n->next;
+			*left += tw_drop(llist_entry(n, struct twheel_timer,
+						     llnode));
+			continue;
 		}
+		if (!llist_empty(&tc->submit)) {
+			tc->backlog = llist_del_all(&tc->submit);
+			continue;
+		}
+		t = tw_wheel_pop(&tc->wheel);
+		if (!t)
+			return false;
+		*left += tw_drop(t);
 	}
+	return true;
+}
+
+/* Unload: empty one CPU's wheel, a chunk at a time. */
+static long tw_flush_cpu(void *arg)
+{
+	struct twheel_cpu *tc = arg;
+	unsigned int left = 0;
+	bool more;
+
+	do {
+		local_irq_disable();
+		more = tw_flush_some(tc, &left);
+		local_irq_enable();
+		cond_resched();
+	} while (more);
 	if (left)
 		pr_warn("cpu %d: %u timers left armed at unload, dropped\n",
-			smp_processor_id(), left);
+			tc->cpu, left);
+	return 0;
 }
 
 static void tw_free_wheels(void)
@@ -1456,7 +1864,7 @@ static int __init twheel_init(void)
 		tc->cpu = cpu;
 	}
 
-	twheel_wq = alloc_workqueue("twheel", WQ_HIGHPRI, 0);
+	twheel_wq = alloc_workqueue("twheel", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!twheel_wq) {
 		ret = -ENOMEM;
 		goto err_free_wheels;
@@ -1498,12 +1906,27 @@ static void __exit twheel_exit(void)
 	twheel_chardev_exit();
 	debugfs_remove_recursive(twheel_debugfs);
 	cpuhp_remove_state_nocalls(twheel_hp_state);
-	/* Users are gone (they hold module references): only leaks remain. */
-	on_each_cpu(tw_flush_cpu, NULL, 1);
+	/*
+	 * Users are gone (they hold module references): only leaks remain.
+	 * Stop the wheels, then empty each on its own CPU (serialised with
+	 * late kicks by interrupts off), or here for a CPU that is offline.
+	 */
 	for_each_possible_cpu(cpu)
 		hrtimer_cancel(&tw_cpu(cpu)->hrt);
-	/* Waits for process-context callbacks: none runs after we return. */
+	/* Process-context callbacks end first: they may queue timers. */
 	destroy_workqueue(twheel_wq);
+	cpus_read_lock();
+	for_each_possible_cpu(cpu) {
+		if (cpu_online(cpu))
+			work_on_cpu(cpu, tw_flush_cpu, tw_cpu(cpu));
+		else
+			tw_flush_cpu(tw_cpu(cpu));
+	}
+	cpus_read_unlock();
+	/* A late kick may have programmed a wheel again: nothing is left. */
+	for_each_possible_cpu(cpu)
+		hrtimer_cancel(&tw_cpu(cpu)->hrt);
+	flush_work(&tw_wake_work);
 	tw_free_wheels();
 }
 

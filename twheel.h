@@ -16,6 +16,7 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/lockdep_types.h>
+#include <linux/build_bug.h>
 
 struct twheel_timer;
 
@@ -32,7 +33,12 @@ struct twheel_timer;
  */
 typedef void (*twheel_fn_t)(struct twheel_timer *timer, u64 missed);
 
-/* Flags for twheel_timer_init(). */
+/*
+ * twheel_timer::flags. %TWHEEL_F_PROCESS is set only by
+ * twheel_work_timer_init(), on the timer inside a struct twheel_work_timer:
+ * twheel_timer_init() refuses it, at build time when the flags are a
+ * constant, else by ignoring it with an error in the log.
+ */
 #define TWHEEL_F_PROCESS	0x1u	/* callback may sleep: runs on a workqueue */
 #define TWHEEL_F_ALL		TWHEEL_F_PROCESS
 
@@ -112,25 +118,31 @@ struct twheel_group {
 void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t func,
 			 unsigned int flags, const char *name,
 			 struct lock_class_key *key);
+void __twheel_work_timer_init(struct twheel_work_timer *wt, twheel_fn_t func,
+			      const char *name, struct lock_class_key *key);
 
 /**
  * twheel_timer_init - initialise a timer before its first use
  * @timer: the timer
  * @func: the callback
- * @flags: 0; %TWHEEL_F_PROCESS only through twheel_work_timer_init()
+ * @flags: 0. A timer whose callback may sleep is a struct
+ *	twheel_work_timer, set up with twheel_work_timer_init():
+ *	%TWHEEL_F_PROCESS here fails the build, or is ignored if not constant.
  *
  * Context: any context. The timer must not be in use.
  */
 #define twheel_timer_init(timer, func, flags)				\
 	do {								\
 		static struct lock_class_key __key;			\
+		BUILD_BUG_ON(__builtin_constant_p(flags) &&		\
+			     ((flags) & TWHEEL_F_PROCESS));		\
 		__twheel_timer_init((timer), (func), (flags), #timer,	\
 				    &__key);				\
 	} while (0)
 
 /**
  * twheel_work_timer_init - initialise a timer whose callback may sleep
- * @wt: the timer
+ * @wt: the timer, a struct twheel_work_timer (type-checked)
  * @func: the callback, called in process context on the twheel workqueue
  *
  * Context: any context. The timer must not be in use.
@@ -138,8 +150,7 @@ void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t func,
 #define twheel_work_timer_init(wt, func)				\
 	do {								\
 		static struct lock_class_key __key;			\
-		__twheel_timer_init(&(wt)->timer, (func),		\
-				    TWHEEL_F_PROCESS, #wt, &__key);	\
+		__twheel_work_timer_init((wt), (func), #wt, &__key);	\
 	} while (0)
 
 int twheel_timer_set_cpu(struct twheel_timer *timer, int cpu);
@@ -149,6 +160,7 @@ int twheel_schedule(struct twheel_timer *timer, u64 delay_ns);
 int twheel_schedule_at(struct twheel_timer *timer, ktime_t deadline);
 bool twheel_cancel(struct twheel_timer *timer);
 bool twheel_cancel_sync(struct twheel_timer *timer);
+bool twheel_cancel_running(struct twheel_timer *timer);
 void twheel_shutdown_sync(struct twheel_timer *timer);
 bool twheel_pending(const struct twheel_timer *timer);
 ktime_t twheel_deadline(const struct twheel_timer *timer);

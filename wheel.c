@@ -230,17 +230,29 @@ static int tw_cmp(void *priv, const struct list_head *a,
 	return (s32)(ta->order - tb->order) > 0 ? 1 : 0;
 }
 
-/* Sort the due timers by deadline then arming order, in O(n) if in order. */
-static void tw_sort_due(struct list_head *due)
+/*
+ * Sort the due timers by deadline then arming order, in O(n) if in order.
+ * Return: how many timers were looked at, at most %TW_SORT_MAX + 1.
+ * The caller has interrupts off: a tick with more than %TW_SORT_MAX due
+ * timers is left in bucket order (for each level, the order in which its
+ * timers were linked) rather than sorted, which bounds this work to
+ * O(%TW_SORT_MAX log %TW_SORT_MAX) whatever the number of timers.
+ */
+static unsigned int tw_sort_due(struct list_head *due)
 {
 	struct list_head *pos;
+	unsigned int n = 0;
+	bool sorted = true;
 
 	list_for_each(pos, due) {
-		if (pos->next != due && tw_cmp(NULL, pos, pos->next) > 0) {
-			list_sort(NULL, due, tw_cmp);
-			return;
-		}
+		if (++n > TW_SORT_MAX)
+			return n;
+		if (sorted && pos->next != due && tw_cmp(NULL, pos, pos->next) > 0)
+			sorted = false;
 	}
+	if (!sorted)
+		list_sort(NULL, due, tw_cmp);
+	return n;
 }
 
 /* Process the buckets that start at @tick, highest level first. */
@@ -291,7 +303,8 @@ static bool tw_collect(struct tw_wheel *w, u64 tick, struct list_head *due,
  * tw_wheel_advance - bring the wheel up to a given time
  * @w: the wheel
  * @now_ns: the current time
- * @budget: how many timers may be moved between levels; decremented
+ * @budget: how many timers may be moved between levels or looked at for
+ *	sorting; decremented
  *
  * Moves every timer due at @now_ns to the expired list, sorted by deadline
  * and then by arming order, and puts the timers of higher-level buckets
@@ -312,9 +325,10 @@ bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget)
 			break;
 		w->clk = tick;
 		done = tw_collect(w, tick, &due, budget);
-		tw_sort_due(&due);
+		/* Sorting costs budget too: one run sorts a bounded number. */
+		*budget -= min(*budget, tw_sort_due(&due));
 		list_splice_tail(&due, &w->expired);
-		if (!done)
+		if (!done || !*budget)
 			return false;
 	}
 	if (now > w->clk)
@@ -336,3 +350,36 @@ void tw_wheel_forward(struct tw_wheel *w, u64 now_ns)
 		w->clk = now;
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_forward);
+
+/**
+ * tw_wheel_pop - take any linked timer off the wheel
+ * @w: the wheel
+ *
+ * For emptying a wheel (CPU offline, unload) a timer at a time, in O(levels)
+ * per timer whatever the number linked.
+ *
+ * Return: the timer, now unlinked, or NULL if the wheel is empty.
+ */
+struct twheel_timer *tw_wheel_pop(struct tw_wheel *w)
+{
+	unsigned int n = w->levels << w->bits, idx;
+	struct twheel_timer *t;
+
+	if (!list_empty(&w->expired)) {
+		t = list_first_entry(&w->expired, struct twheel_timer, entry);
+	} else {
+		for (;;) {
+			idx = find_first_bit(w->pending, n);
+			if (idx >= n)
+				return NULL;
+			if (!list_empty(&w->buckets[idx]))
+				break;
+			__clear_bit(idx, w->pending);
+		}
+		t = list_first_entry(&w->buckets[idx], struct twheel_timer,
+				     entry);
+	}
+	tw_wheel_unlink(w, t);
+	return t;
+}
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_pop);

@@ -16,6 +16,8 @@ struct twheel_timer;
 #define TW_BITS_MAX	8
 #define TW_LEVELS_MAX	10
 #define TW_NO_BUCKET	0xffff	/* twheel_timer::bucket when not linked */
+/* Most due timers of one tick sorted, with interrupts off (tw_sort_due()). */
+#define TW_SORT_MAX	4096
 
 /**
  * struct tw_wheel - one hierarchical timing wheel
@@ -53,5 +55,6 @@ void tw_wheel_unlink(struct tw_wheel *w, struct twheel_timer *t);
 u64 tw_wheel_next(const struct tw_wheel *w);
 bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget);
 void tw_wheel_forward(struct tw_wheel *w, u64 now_ns);
+struct twheel_timer *tw_wheel_pop(struct tw_wheel *w);
 
 #endif /* _TWHEEL_WHEEL_H */

@@ -12,6 +12,7 @@
 #include <linux/completion.h>
 #include <linux/cpu.h>
 #include <linux/delay.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/random.h>
@@ -258,6 +259,59 @@ static void tw_test_unlink(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tw_wheel_next(w), U64_MAX);
 }
 
+
+/* Emptying a wheel a timer at a time finds every timer, from every level. */
+static void tw_test_pop(struct kunit *test)
+{
+	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
+	static struct twheel_timer t[200];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		tw_test_timer(&t[i], BASE_NS + (1ULL << (i % 40)) * GRAN, i);
+		tw_wheel_link(w, &t[i]);
+	}
+	while (tw_wheel_pop(w))
+		n++;
+	KUNIT_EXPECT_EQ(test, n, (unsigned int)ARRAY_SIZE(t));
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+	KUNIT_EXPECT_EQ(test, tw_wheel_next(w), U64_MAX);
+}
+
+/*
+ * A tick with more due timers than TW_SORT_MAX is not sorted with
+ * interrupts off: they stay in bucket order, and the work of one advance
+ * is bounded by its budget.
+ */
+static void tw_test_sort_bounded(struct kunit *test)
+{
+	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
+	unsigned int i, n = TW_SORT_MAX + 100, budget, runs = 0, seen = 0;
+	u64 deadline = BASE_NS + 5 * GRAN;
+	struct twheel_timer *t, *pos;
+
+	t = kvcalloc(n, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	/* Reverse deadlines within one tick: out of order. */
+	for (i = 0; i < n; i++) {
+		tw_test_timer(&t[i], deadline - (i % 1000), i);
+		tw_wheel_link(w, &t[i]);
+	}
+	do {
+		budget = 256;
+		runs++;
+	} while (!tw_wheel_advance(w, deadline, &budget) && runs < 1000);
+	list_for_each_entry(pos, &w->expired, entry)
+		seen++;
+	KUNIT_EXPECT_EQ(test, seen, n);
+	/* Left in linking order: the sort was skipped. */
+	KUNIT_EXPECT_EQ(test, list_first_entry(&w->expired, struct twheel_timer,
+					       entry)->order, 0U);
+	for (i = 0; i < n; i++)
+		tw_wheel_unlink(w, &t[i]);
+	kvfree(t);
+}
+
 static struct kunit_case tw_wheel_cases[] = {
 	KUNIT_CASE_PARAM(tw_test_delay, tw_delay_gen_params),
 	KUNIT_CASE(tw_test_max_deadline),
@@ -266,6 +320,8 @@ static struct kunit_case tw_wheel_cases[] = {
 	KUNIT_CASE(tw_test_fifo),
 	KUNIT_CASE_SLOW(tw_test_mass_expiry),
 	KUNIT_CASE(tw_test_unlink),
+	KUNIT_CASE(tw_test_pop),
+	KUNIT_CASE(tw_test_sort_bounded),
 	{}
 };
 
@@ -727,9 +783,17 @@ static void tw_test_million(struct kunit *test)
 }
 
 /* 100,000 timers due at the same instant: all fire once, in order. */
-static void tw_test_mass_same_instant(struct kunit *test)
+/*
+ * Timers with one deadline, armed on one CPU, fire in arming order as long
+ * as at most TW_SORT_MAX come due in one tick: the sort that makes it so
+ * runs with interrupts off, so a bigger tick is left in bucket order (a
+ * bound on interrupts-off work, see wheel.c). Either way every timer fires
+ * once and none early.
+ */
+static void tw_mass_same_instant(struct kunit *test, unsigned int n,
+				 bool ordered)
 {
-	unsigned int i, n = 100000, runs = 0, early = 0;
+	unsigned int i, runs = 0, early = 0;
 	atomic_t order = ATOMIC_INIT(0), disorder = ATOMIC_INIT(0);
 	atomic_t fired = ATOMIC_INIT(0);
 	unsigned long limit;
@@ -739,7 +803,8 @@ static void tw_test_mass_same_instant(struct kunit *test)
 
 	p = tw_probes(test, n);
 	cpu = get_cpu();
-	deadline = ktime_get() + 200 * NSEC_PER_MSEC;
+	/* Far enough that every arming is done first, even under KASAN. */
+	deadline = ktime_get() + 200 * NSEC_PER_MSEC + n * 50 * NSEC_PER_USEC;
 	for (i = 0; i < n; i++) {
 		p[i].order = &order;
 		p[i].disorder = &disorder;
@@ -758,8 +823,19 @@ static void tw_test_mass_same_instant(struct kunit *test)
 	}
 	KUNIT_EXPECT_EQ(test, runs, n);
 	KUNIT_EXPECT_EQ(test, early, 0U);
-	KUNIT_EXPECT_EQ(test, atomic_read(&disorder), 0);
+	if (ordered)
+		KUNIT_EXPECT_EQ(test, atomic_read(&disorder), 0);
 	kvfree(p);
+}
+
+static void tw_test_mass_same_instant(struct kunit *test)
+{
+	tw_mass_same_instant(test, 100000, false);
+}
+
+static void tw_test_same_instant_fifo(struct kunit *test)
+{
+	tw_mass_same_instant(test, TW_SORT_MAX, true);
 }
 
 /* Take a CPU down with timers pending on it: none lost, none twice. */
@@ -811,6 +887,251 @@ static void tw_test_hotplug(struct kunit *test)
 	kvfree(p);
 }
 
+
+/*
+ * Item 4 of the safety review: a one-shot timer whose callback re-arms it
+ * every time. twheel_cancel_sync() must cancel again once the callback has
+ * returned, and end with the timer idle; the old code waited for ever.
+ * Run in a thread and bounded, so that a regression fails instead of
+ * hanging the suite.
+ */
+struct tw_rearmer {
+	struct twheel_timer	timer;
+	atomic_t		runs;
+	atomic_t		stop;
+	struct completion	started;
+	struct completion	synced;
+};
+
+static void tw_rearmer_fn(struct twheel_timer *t, u64 missed)
+{
+	struct tw_rearmer *r = container_of(t, struct tw_rearmer, timer);
+
+	atomic_inc(&r->runs);
+	complete(&r->started);
+	if (!atomic_read(&r->stop))
+		twheel_schedule(t, 0);
+}
+
+static int tw_rearmer_sync(void *arg)
+{
+	struct tw_rearmer *r = arg;
+
+	twheel_cancel_sync(&r->timer);
+	complete(&r->synced);
+	return 0;
+}
+
+static void tw_test_cancel_sync_self_rearm(struct kunit *test)
+{
+	struct tw_rearmer *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	struct task_struct *task;
+	unsigned long left;
+	int runs;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	twheel_timer_init(&r->timer, tw_rearmer_fn, 0);
+	init_completion(&r->started);
+	init_completion(&r->synced);
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&r->timer, 0), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&r->started, WAIT_MAX), 0);
+	task = kthread_run(tw_rearmer_sync, r, "tw_rearm_sync");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	left = wait_for_completion_timeout(&r->synced, 10 * HZ);
+	if (!left) {
+		/* Let the old code's waiter finish before failing. */
+		atomic_set(&r->stop, 1);
+		wait_for_completion(&r->synced);
+	}
+	KUNIT_EXPECT_GT_MSG(test, left, 0UL,
+			    "twheel_cancel_sync() did not return within 10 s");
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&r->timer));
+	runs = atomic_read(&r->runs);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->runs), runs);
+	atomic_set(&r->stop, 1);
+	twheel_cancel_sync(&r->timer);
+}
+
+/*
+ * Item 5: twheel_cancel() from another CPU returns true while the owner's
+ * wheel may still reference the timer; the documented way to free it is
+ * after twheel_cancel_sync(). Free right after that, then make the owner
+ * run its wheel and drain: KASAN reports any touch of the freed timer.
+ */
+static void tw_test_remote_cancel_free(struct kunit *test)
+{
+	struct tw_probe *p, probe;
+	int this, other, i;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	for (i = 0; i < 16; i++) {
+		p = kmalloc(sizeof(*p), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, p);
+		tw_probe_init(p);
+		migrate_disable();
+		this = smp_processor_id();
+		other = cpumask_any_but(cpu_online_mask, this);
+		twheel_timer_set_cpu(&p->timer, other);
+		KUNIT_EXPECT_EQ(test, twheel_schedule(&p->timer, 20 * NSEC_PER_MSEC), 0);
+		if (i & 1)
+			udelay(200);	/* linked on @other's wheel by now */
+		KUNIT_EXPECT_TRUE(test, twheel_cancel(&p->timer));
+		migrate_enable();
+		KUNIT_EXPECT_FALSE(test, twheel_cancel_sync(&p->timer));
+		KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+		kfree(p);
+	}
+	/* The owner's wheel runs and drains after the frees. */
+	tw_probe_init(&probe);
+	twheel_timer_set_cpu(&probe.timer, other);
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&probe.timer, 30 * NSEC_PER_MSEC), 0);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&probe.done, WAIT_MAX), 0);
+	twheel_cancel_sync(&probe.timer);
+}
+
+/*
+ * Item 8: TWHEEL_F_PROCESS given to twheel_timer_init() on a plain timer
+ * made the core treat it as a twheel_work_timer and write past it (KASAN:
+ * slab-out-of-bounds). It is refused: the timer stays a softirq timer.
+ */
+/* TWHEEL_F_PROCESS where the compiler cannot see it. */
+static unsigned int tw_process_flag = TWHEEL_F_PROCESS;
+
+static void tw_softirq_fn(struct twheel_timer *t, u64 missed)
+{
+	struct tw_probe *p = container_of(t, struct tw_probe, timer);
+
+	if (!in_serving_softirq())
+		atomic_inc(&p->early);	/* reused as "wrong context" */
+	atomic_inc(&p->runs);
+	complete(&p->done);
+}
+
+static void tw_test_process_flag_refused(struct kunit *test)
+{
+	/* Not a constant: a constant TWHEEL_F_PROCESS fails the build. */
+	unsigned int flags = READ_ONCE(tw_process_flag);
+	struct twheel_timer *t = kmalloc(sizeof(*t), GFP_KERNEL);
+	struct tw_probe *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	twheel_timer_init(t, tw_softirq_fn, flags);
+	kfree(t);
+
+	init_completion(&p->done);
+	twheel_timer_init(&p->timer, tw_softirq_fn, flags);
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&p->timer, NSEC_PER_MSEC), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p->done, WAIT_MAX), 0);
+	twheel_cancel_sync(&p->timer);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->runs), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->early), 0);
+}
+
+/*
+ * Item 9: a work timer due again while its callback still sleeps is parked
+ * once, not relinked on every tick of the 200 ms the callback takes (about
+ * 200 times with the default 1 ms tick before), and still runs again after.
+ */
+struct tw_slow_work {
+	struct twheel_work_timer	wt;
+	atomic_t			runs;
+	struct completion		started;
+	struct completion		second;
+};
+
+static void tw_slow_work_fn(struct twheel_timer *t, u64 missed)
+{
+	struct tw_slow_work *s = container_of(t, struct tw_slow_work, wt.timer);
+
+	if (atomic_inc_return(&s->runs) == 1) {
+		complete(&s->started);
+		msleep(200);
+	} else {
+		complete(&s->second);
+	}
+}
+
+static void tw_test_work_due_while_running(struct kunit *test)
+{
+	struct tw_slow_work *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	bool cancelled;
+	u64 parks;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	twheel_work_timer_init(&s->wt, tw_slow_work_fn);
+	init_completion(&s->started);
+	init_completion(&s->second);
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&s->wt.timer, 0), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&s->started, WAIT_MAX), 0);
+	parks = twheel_parks();
+	/* Due at once, while the first run sleeps. */
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&s->wt.timer, 0), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&s->second, WAIT_MAX), 0);
+	KUNIT_EXPECT_LE(test, twheel_parks() - parks, 2ULL);
+	KUNIT_EXPECT_GE(test, twheel_parks() - parks, 1ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->runs), 2);
+	twheel_cancel_sync(&s->wt.timer);
+	/*
+	 * Parked, then cancel_sync while the callback still sleeps: it waits
+	 * for the callback, then the parked expiry either runs or is the one
+	 * cancelled, exactly one of the two, and the timer ends idle.
+	 */
+	reinit_completion(&s->started);
+	atomic_set(&s->runs, 0);
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&s->wt.timer, 0), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&s->started, WAIT_MAX), 0);
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&s->wt.timer, 0), 0);
+	msleep(20);
+	cancelled = twheel_cancel_sync(&s->wt.timer);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&s->wt.timer));
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->runs) + cancelled, 2);
+	/* And a parked expiry cancelled without waiting is released. */
+	reinit_completion(&s->started);
+	atomic_set(&s->runs, 0);
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&s->wt.timer, 0), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&s->started, WAIT_MAX), 0);
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&s->wt.timer, 0), 0);
+	msleep(20);
+	KUNIT_EXPECT_TRUE(test, twheel_cancel(&s->wt.timer));
+	twheel_cancel_sync(&s->wt.timer);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->runs), 1);
+}
+
+/*
+ * Item 7: the release of a timer by a kick's drain runs in hard interrupt
+ * context, where waking a waiter (a spinlock_t, a sleeping lock on
+ * PREEMPT_RT) is invalid; with PROVE_RAW_LOCK_NESTING lockdep reports it
+ * ("Invalid wait context"). Wait for lazily cancelled timers many times so
+ * that the kick's drain releases them while we sleep.
+ */
+static void tw_test_wake_from_kick(struct kunit *test)
+{
+	struct tw_probe *p;
+	int this, other, i;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	p = kunit_kcalloc(test, 64, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	for (i = 0; i < 64; i++) {
+		tw_probe_init(&p[i]);
+		migrate_disable();
+		this = smp_processor_id();
+		other = cpumask_any_but(cpu_online_mask, this);
+		twheel_timer_set_cpu(&p[i].timer, other);
+		KUNIT_EXPECT_EQ(test, twheel_schedule(&p[i].timer, NSEC_PER_SEC), 0);
+		udelay(100);
+		KUNIT_EXPECT_TRUE(test, twheel_cancel(&p[i].timer));
+		migrate_enable();
+		KUNIT_EXPECT_FALSE(test, twheel_cancel_sync(&p[i].timer));
+	}
+	for (i = 0; i < 64; i++)
+		KUNIT_EXPECT_EQ(test, atomic_read(&p[i].runs), 0);
+}
+
 static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_oneshot),
 	KUNIT_CASE(tw_test_bad_args),
@@ -827,7 +1148,13 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE_SLOW(tw_test_group_cancel),
 	KUNIT_CASE_SLOW(tw_test_million),
 	KUNIT_CASE_SLOW(tw_test_mass_same_instant),
+	KUNIT_CASE(tw_test_same_instant_fifo),
 	KUNIT_CASE_SLOW(tw_test_hotplug),
+	KUNIT_CASE(tw_test_cancel_sync_self_rearm),
+	KUNIT_CASE(tw_test_remote_cancel_free),
+	KUNIT_CASE(tw_test_process_flag_refused),
+	KUNIT_CASE(tw_test_work_due_while_running),
+	KUNIT_CASE(tw_test_wake_from_kick),
 	{}
 };
 

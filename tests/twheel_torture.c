@@ -675,11 +675,15 @@ static void tt_group_quiesce(struct tt_thread *th)
 			continue;
 		}
 		out = tt_outstanding(s);
-		if (out == 1) {
-			/* The group cancel stopped it. */
-			expect++;
-			atomic64_inc(&s->cancelled);
-			atomic64_inc(&tt.cancelled);
+		if (out >= 1) {
+			/*
+			 * The group cancel stopped it; and a second arming
+			 * if its callback, running then, re-armed it before
+			 * it saw @stopping (the group cancels that one too).
+			 */
+			expect += out;
+			atomic64_add(out, &s->cancelled);
+			atomic64_add(out, &tt.cancelled);
 		}
 		tt_oneshot_quiesced(th, s);
 		WRITE_ONCE(s->stopping, false);
