@@ -36,7 +36,8 @@ uring = $(if $(shell grep -l 'liburing.h' $(1) 2>/dev/null),-luring)
 
 USER_PROGS := $(patsubst %.c,%,$(wildcard tools/twheelctl.c tools/twheel_bench.c tests/userspace/twheel_test.c))
 RELIABILITY_PROGS := $(patsubst %.c,%,$(wildcard tests/userspace/twheel_torture.c \
-	tests/userspace/twheel_failnth.c tests/userspace/twheel_fuzz.c))
+	tests/userspace/twheel_failnth.c tests/userspace/twheel_fuzz.c \
+	tests/userspace/twheel_abuse.c))
 USER_PROGS += $(RELIABILITY_PROGS)
 
 KERNELS ?= distro debug

@@ -67,10 +67,16 @@
 #include <linux/build_bug.h>
 #include <linux/compiler.h>
 #include <linux/eventfd.h>
+#include <linux/cred.h>
 #include <linux/fs.h>
+#include <linux/hashtable.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/capability.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/limits.h>
+#include <linux/math64.h>
 #include <linux/lockdep.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -106,7 +112,8 @@ static_assert(offsetof(struct twheel_op, spec) == 8);
 static_assert(sizeof(struct twheel_batch) == 24);
 static_assert(offsetof(struct twheel_batch, reserved) == 16);
 static_assert(sizeof(struct twheel_info) == 56);
-static_assert(offsetof(struct twheel_info, reserved) == 24);
+static_assert(offsetof(struct twheel_info, user_timers) == 24);
+static_assert(offsetof(struct twheel_info, max_total_timers) == 48);
 static_assert(sizeof(struct twheel_event) == 48);
 static_assert(offsetof(struct twheel_event, flags) == 40);
 
@@ -120,6 +127,52 @@ static_assert(offsetof(struct twheel_event, flags) == 40);
 #define TWHEEL_FD_READ_CHUNK		8
 
 static unsigned int max_timers = 65536;
+
+/*
+ * Per-user and global caps on timer objects, across all open files.
+ * 0 at load time means the default, scaled to the memory of the machine as
+ * epoll's max_user_watches is: a user may pin 1/25th (4%) of low memory
+ * in timers, and all users together a quarter, at TWHEEL_TIMER_COST bytes
+ * per timer. Root may change both at any time; a lower cap refuses new
+ * timers, it does not take existing ones away.
+ */
+static unsigned long max_user_timers;
+module_param(max_user_timers, ulong, 0644);
+MODULE_PARM_DESC(max_user_timers,
+		 "most timers of one user across all open files (default: 4% of low memory / 256 B)");
+
+static unsigned long max_total_timers;
+module_param(max_total_timers, ulong, 0644);
+MODULE_PARM_DESC(max_total_timers,
+		 "most timers of all users together (default: 25% of low memory / 256 B)");
+
+/*
+ * What one timer costs the kernel, rounded up: the object (its slab slot)
+ * plus its share of the id table. Used only to scale the default caps.
+ */
+#define TWHEEL_TIMER_COST	256
+
+/**
+ * struct twheel_user - what one user's open files hold together
+ * @node: in twheel_users, under twheel_users_lock
+ * @uid: the user, from the credentials of open()
+ * @files: open files charged to this user; under twheel_users_lock
+ * @timers: timer objects of those files; atomic, changed by
+ *	twheel_fd_reserve() and twheel_fd_unreserve() only
+ */
+struct twheel_user {
+	struct hlist_node	node;
+	kuid_t			uid;
+	unsigned int		files;
+	atomic_long_t		timers;
+};
+
+/* uid -> struct twheel_user of every user with an open file. */
+static DEFINE_HASHTABLE(twheel_users, 6);
+static DEFINE_SPINLOCK(twheel_users_lock);	/* twheel_users, ::files */
+
+/* Timer objects of all files; against max_total_timers. */
+static atomic_long_t twheel_total_timers = ATOMIC_LONG_INIT(0);
 
 static int max_timers_set(const char *val, const struct kernel_param *kp)
 {
@@ -148,6 +201,9 @@ MODULE_PARM_DESC(max_timers,
  *	and erased under @ctl_mutex only, and looked up under it.
  * @next_id: cursor of xa_alloc_cyclic(); under @ctl_mutex
  * @max_timers: the cap on @ntimers; set at open, constant afterwards
+ * @user: the user charged for this file's timers (per-user cap); constant
+ * @cap_exempt: the opener had CAP_SYS_RESOURCE: the per-user cap does not
+ *	apply (the per-file and global caps do); constant
  * @group: every timer of this file, so that release() can stop them all
  * @lock: protects @ready, @nqueued, @ntimers, @evctx and the event record
  *	of every timer (see struct twheel_fd_timer). Taken by the callback in
@@ -169,6 +225,8 @@ struct twheel_fd {
 	struct xarray		timers;
 	u32			next_id;
 	unsigned int		max_timers;
+	struct twheel_user	*user;
+	bool			cap_exempt;
 	struct twheel_group	group;
 
 	spinlock_t		lock;		/* events; also taken in softirq */
@@ -186,6 +244,12 @@ struct twheel_fd {
  * @tf: the file the timer belongs to; constant
  * @id: its id; set before it becomes live, constant afterwards
  * @armed_deadline: the deadline of the latest arming; under tf->ctl_mutex
+ * @period: the period of the latest arming; written with both locks held
+ * @parked: a periodic timer that expired while its previous event was
+ *	still unread, and was therefore not re-armed (lazy re-arming, see
+ *	twheel_fd_expire()); read() arms it again. Set by the callback under
+ *	tf->lock; cleared with both locks held. It counts as pending.
+ * @park_deadline: when a parked timer is next due; under tf->lock
  * @mode: the mode of the latest arming. Written with both tf->ctl_mutex
  *	and tf->lock held, so either is enough to read it (the callback uses
  *	tf->lock).
@@ -212,8 +276,11 @@ struct twheel_fd_timer {
 	struct twheel_fd	*tf;
 	u32			id;
 	ktime_t			armed_deadline;
+	u64			period;
 	enum twheel_mode	mode;
 	bool			live;
+	bool			parked;
+	ktime_t			park_deadline;
 	u64			user_data;
 	struct list_head	ready_node;
 
@@ -235,6 +302,55 @@ static u64 twheel_fd_sat_add(u64 a, u64 b)
 	if (check_add_overflow(a, b, &sum))
 		return U64_MAX;
 	return sum;
+}
+
+/*
+ * Counts a new timer object against the caps: this file's (ENOSPC), its
+ * user's unless the opener had CAP_SYS_RESOURCE (EDQUOT), and the global
+ * one (EAGAIN). On failure nothing is counted.
+ */
+static int twheel_fd_reserve(struct twheel_fd *tf)
+{
+	int ret;
+
+	spin_lock_bh(&tf->lock);
+	if (tf->ntimers >= tf->max_timers) {
+		spin_unlock_bh(&tf->lock);
+		return -ENOSPC;
+	}
+	tf->ntimers++;
+	spin_unlock_bh(&tf->lock);
+
+	if ((unsigned long)atomic_long_inc_return(&tf->user->timers) >
+	    READ_ONCE(max_user_timers) && !tf->cap_exempt) {
+		ret = -EDQUOT;
+		goto err_user;
+	}
+	if ((unsigned long)atomic_long_inc_return(&twheel_total_timers) >
+	    READ_ONCE(max_total_timers)) {
+		ret = -EAGAIN;
+		goto err_total;
+	}
+	return 0;
+
+err_total:
+	atomic_long_dec(&twheel_total_timers);
+err_user:
+	atomic_long_dec(&tf->user->timers);
+	spin_lock_bh(&tf->lock);
+	tf->ntimers--;
+	spin_unlock_bh(&tf->lock);
+	return ret;
+}
+
+/* Gives back what twheel_fd_reserve() counted, once the object is doomed. */
+static void twheel_fd_unreserve_locked(struct twheel_fd *tf)
+{
+	lockdep_assert_held(&tf->lock);
+
+	tf->ntimers--;
+	atomic_long_dec(&tf->user->timers);
+	atomic_long_dec(&twheel_total_timers);
 }
 
 /*
@@ -267,6 +383,65 @@ static void twheel_fd_wake(struct twheel_fd *tf)
 }
 
 /*
+ * Lazy re-arming: a periodic timer that comes due while its previous event
+ * is still unread is not re-armed; it stays parked, costing no CPU, until
+ * read() takes its event and arms it again for the deadline it would have
+ * had (twheel_fd_settle()). A fixed-rate timer then fires at once if that
+ * deadline has passed, and its next event counts the periods skipped
+ * meanwhile, so the counts still add up to every period that passed: the
+ * reader's view is the same as if the kernel had kept firing, as timerfd
+ * computes its overrun count at read(). Without this, an unread timer with
+ * a 1 ns period would run its callback back to back on its CPU for as long
+ * as the file stays open.
+ *
+ * Called by the callback, under tf->lock; twheel_cancel_running() stops
+ * the core's re-arming of the expiry being run and takes no lock.
+ */
+static void twheel_fd_park_locked(struct twheel_fd_timer *ft, u64 missed)
+{
+	u64 next;
+
+	lockdep_assert_held(&ft->tf->lock);
+
+	if (ft->mode == TWHEEL_FIXED_RATE) {
+		if (check_mul_overflow(missed + 1, ft->period, &next) ||
+		    check_add_overflow(next, ft->ev_deadline, &next))
+			next = KTIME_MAX;
+	} else {
+		next = twheel_fd_sat_add(ft->ev_fired, ft->period);
+	}
+	/* False if MODIFY re-armed the timer since this expiry began. */
+	if (!twheel_cancel_running(&ft->timer))
+		return;
+	ft->park_deadline = min_t(u64, next, KTIME_MAX);
+	ft->parked = true;
+}
+
+/*
+ * read() of a parked timer's event: count the periods that passed since it
+ * was parked, as if it had kept firing; the event then names the latest
+ * of them, and its @ev_fired is now, when it was accounted for.
+ */
+static void twheel_fd_catch_up_locked(struct twheel_fd_timer *ft)
+{
+	u64 now = ktime_get_ns(), n;
+
+	lockdep_assert_held(&ft->tf->lock);
+
+	if (now < ft->park_deadline)
+		return;
+	n = div64_u64(now - ft->park_deadline, ft->period);
+	/* park_deadline + n * period <= now: no overflow. */
+	ft->ev_deadline = ft->park_deadline + n * ft->period;
+	ft->ev_fired = now;
+	ft->ev_user_data = ft->user_data;
+	ft->count = twheel_fd_sat_add(ft->count, n + 1);
+	ft->park_deadline = min_t(u64, twheel_fd_sat_add(ft->ev_deadline,
+							 ft->period),
+				  KTIME_MAX);
+}
+
+/*
  * The callback, in softirq context. The timer and the file outlive it: both
  * are freed only after a twheel_cancel_sync() or
  * twheel_group_shutdown_sync() that waits for it.
@@ -277,13 +452,18 @@ static void twheel_fd_expire(struct twheel_timer *timer, u64 missed)
 						  timer);
 	struct twheel_fd *tf = ft->tf;
 
+	bool unread;
+
 	spin_lock(&tf->lock);
+	unread = ft->count;
 	ft->count = twheel_fd_sat_add(ft->count,
 				      twheel_fd_sat_add(missed, 1));
 	ft->ev_deadline = ktime_to_ns(twheel_deadline(timer));
 	ft->ev_fired = ktime_get_ns();
 	ft->ev_user_data = ft->user_data;
 	ft->ev_flags = ft->mode == TWHEEL_ONESHOT ? 0 : TWHEEL_EVENT_PERIODIC;
+	if (ft->mode != TWHEEL_ONESHOT && unread)
+		twheel_fd_park_locked(ft, missed);
 	if (!ft->on_list && !ft->in_flight)
 		twheel_fd_queue_tail_locked(tf, ft);
 	/*
@@ -373,13 +553,9 @@ static int twheel_fd_schedule(struct twheel_fd *tf,
 	if (ret)
 		return ret;
 
-	spin_lock_bh(&tf->lock);
-	if (tf->ntimers >= tf->max_timers) {
-		spin_unlock_bh(&tf->lock);
-		return -ENOSPC;
-	}
-	tf->ntimers++;
-	spin_unlock_bh(&tf->lock);
+	ret = twheel_fd_reserve(tf);
+	if (ret)
+		return ret;
 
 	ft = kmem_cache_zalloc(twheel_fd_timer_cache, GFP_KERNEL_ACCOUNT);
 	if (!ft) {
@@ -407,6 +583,7 @@ static int twheel_fd_schedule(struct twheel_fd *tf,
 	}
 	ft->id = id;
 	ft->armed_deadline = arm.deadline;
+	ft->period = arm.period;
 
 	spin_lock_bh(&tf->lock);
 	ft->mode = arm.mode;
@@ -430,7 +607,7 @@ err_free:
 	kmem_cache_free(twheel_fd_timer_cache, ft);
 err_unreserve:
 	spin_lock_bh(&tf->lock);
-	tf->ntimers--;
+	twheel_fd_unreserve_locked(tf);
 	spin_unlock_bh(&tf->lock);
 	return ret;
 }
@@ -441,6 +618,7 @@ static int twheel_fd_modify(struct twheel_fd *tf,
 {
 	struct twheel_fd_arming arm;
 	struct twheel_fd_timer *ft;
+	bool parked;
 	int ret;
 
 	lockdep_assert_held(&tf->ctl_mutex);
@@ -458,12 +636,27 @@ static int twheel_fd_modify(struct twheel_fd *tf,
 	 * see the new mode and user_data: it is reported as the new timer's.
 	 */
 	ft->armed_deadline = arm.deadline;
+	/*
+	 * Armed under tf->lock (twheel_arm() takes no lock and does not
+	 * wait), so that a running callback decides whether to park the
+	 * timer (twheel_fd_park_locked()) either before this arming, which
+	 * then undoes the parking, or after it, and then leaves it alone.
+	 */
 	spin_lock_bh(&tf->lock);
+	parked = ft->parked;
+	if (parked) {
+		/* The periods of the old arming, up to now, are counted. */
+		twheel_fd_catch_up_locked(ft);
+		ft->parked = false;
+	}
 	ft->mode = arm.mode;
+	ft->period = arm.period;
 	ft->user_data = spec->user_data;
+	ret = twheel_arm(&ft->timer, arm.deadline, arm.period, arm.mode);
 	spin_unlock_bh(&tf->lock);
 
-	return twheel_arm(&ft->timer, arm.deadline, arm.period, arm.mode);
+	/* A parked periodic timer was pending, as far as its user knows. */
+	return ret < 0 ? ret : ret || parked;
 }
 
 /*
@@ -484,6 +677,12 @@ static int twheel_fd_cancel_timer(struct twheel_fd *tf,
 
 	spin_lock_bh(&tf->lock);
 	ft->live = false;
+	/* Parked: not armed in the core, but pending for its user. */
+	if (ft->parked) {
+		twheel_fd_catch_up_locked(ft);
+		ft->parked = false;
+		pending = true;
+	}
 	if (discard && ft->on_list) {
 		list_del_init(&ft->ready_node);
 		ft->on_list = false;
@@ -498,7 +697,7 @@ static int twheel_fd_cancel_timer(struct twheel_fd *tf,
 		if (ft->mode != TWHEEL_ONESHOT)
 			ft->ev_flags |= TWHEEL_EVENT_CANCELLED;
 	} else {
-		tf->ntimers--;
+		twheel_fd_unreserve_locked(tf);
 		free_now = true;
 	}
 	spin_unlock_bh(&tf->lock);
@@ -692,6 +891,11 @@ static long twheel_fd_ioc_info(struct twheel_fd *tf,
 	info.timers = tf->ntimers;
 	info.queued = tf->nqueued;
 	spin_unlock_bh(&tf->lock);
+	info.flags = tf->cap_exempt ? TWHEEL_INFO_USER_CAP_EXEMPT : 0;
+	info.user_timers = atomic_long_read(&tf->user->timers);
+	info.max_user_timers = READ_ONCE(max_user_timers);
+	info.total_timers = atomic_long_read(&twheel_total_timers);
+	info.max_total_timers = READ_ONCE(max_total_timers);
 
 	if (copy_to_user(ui, &info, sizeof(info)))
 		return -EFAULT;
@@ -742,6 +946,8 @@ static unsigned int twheel_fd_pop(struct twheel_fd *tf,
 		ft->on_list = false;
 		ft->in_flight = true;
 		WRITE_ONCE(tf->nqueued, tf->nqueued - 1);
+		if (ft->parked)
+			twheel_fd_catch_up_locked(ft);
 
 		ev[n] = (struct twheel_event) {
 			.id		= ft->id,
@@ -794,12 +1000,12 @@ static bool twheel_fd_release_oneshot(struct twheel_fd *tf,
 		woke = true;
 	} else if (!ft->live) {
 		/* Cancelled meanwhile, (c) by that cancel. */
-		tf->ntimers--;
+		twheel_fd_unreserve_locked(tf);
 		free_now = true;
 	} else if (!armed) {
 		/* (c) by the cancel_sync above. */
 		ft->live = false;
-		tf->ntimers--;
+		twheel_fd_unreserve_locked(tf);
 		erase = true;
 		free_now = true;
 	}
@@ -810,6 +1016,51 @@ static bool twheel_fd_release_oneshot(struct twheel_fd *tf,
 	if (free_now)
 		twheel_fd_timer_free(tf, ft);
 	return woke;
+}
+
+/*
+ * The second half of reading a parked periodic timer's event: arm it again
+ * for the deadline it would have had (see twheel_fd_park_locked()), or
+ * free it if it was cancelled meanwhile. @ft is in_flight.
+ */
+static bool twheel_fd_resume(struct twheel_fd *tf, struct twheel_fd_timer *ft)
+{
+	bool woke = false, free_now = false;
+
+	lockdep_assert_held(&tf->ctl_mutex);
+
+	spin_lock_bh(&tf->lock);
+	ft->in_flight = false;
+	if (ft->live && ft->parked) {
+		ft->parked = false;
+		/* Under tf->lock, as in twheel_fd_modify(). */
+		WARN_ON_ONCE(twheel_arm(&ft->timer, ft->park_deadline,
+					ft->period, ft->mode) < 0);
+	}
+	if (ft->count) {
+		/* MODIFY re-armed it and it fired again meanwhile. */
+		twheel_fd_queue_tail_locked(tf, ft);
+		woke = true;
+	} else if (!ft->live) {
+		/* Cancelled meanwhile, (c) by that cancel. */
+		twheel_fd_unreserve_locked(tf);
+		free_now = true;
+	}
+	spin_unlock_bh(&tf->lock);
+
+	if (free_now)
+		twheel_fd_timer_free(tf, ft);
+	return woke;
+}
+
+/* Under ctl_mutex, what twheel_fd_finish() could not do under tf->lock. */
+static bool twheel_fd_settle(struct twheel_fd *tf, struct twheel_fd_timer *ft)
+{
+	lockdep_assert_held(&tf->ctl_mutex);
+
+	if (ft->mode == TWHEEL_ONESHOT)
+		return twheel_fd_release_oneshot(tf, ft);
+	return twheel_fd_resume(tf, ft);
 }
 
 /*
@@ -848,10 +1099,10 @@ static void twheel_fd_finish(struct twheel_fd *tf,
 		} else if (!ft->live) {
 			/* An orphan: (c) by the cancel that orphaned it. */
 			ft->in_flight = false;
-			tf->ntimers--;
+			twheel_fd_unreserve_locked(tf);
 			list_add_tail(&ft->ready_node, &dead);
-		} else if (ft->mode == TWHEEL_ONESHOT) {
-			/* Stays in_flight until released under ctl_mutex. */
+		} else if (ft->mode == TWHEEL_ONESHOT || ft->parked) {
+			/* Stays in_flight until settled under ctl_mutex. */
 			list_add_tail(&ft->ready_node, &release);
 		} else {
 			ft->in_flight = false;
@@ -866,7 +1117,7 @@ static void twheel_fd_finish(struct twheel_fd *tf,
 		mutex_lock(&tf->ctl_mutex);
 		list_for_each_entry_safe(ft, tmp, &release, ready_node) {
 			list_del_init(&ft->ready_node);
-			woke |= twheel_fd_release_oneshot(tf, ft);
+			woke |= twheel_fd_settle(tf, ft);
 		}
 		mutex_unlock(&tf->ctl_mutex);
 	}
@@ -932,6 +1183,47 @@ static __poll_t twheel_fd_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
+/* The accounting record of the opener's user, created on first use. */
+static struct twheel_user *twheel_user_get(kuid_t uid)
+{
+	struct twheel_user *u, *fresh;
+
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+	if (!fresh)
+		return NULL;
+	spin_lock(&twheel_users_lock);
+	hash_for_each_possible(twheel_users, u, node, __kuid_val(uid)) {
+		if (uid_eq(u->uid, uid))
+			goto found;
+	}
+	u = fresh;
+	fresh = NULL;
+	u->uid = uid;
+	atomic_long_set(&u->timers, 0);
+	hash_add(twheel_users, &u->node, __kuid_val(uid));
+found:
+	u->files++;
+	spin_unlock(&twheel_users_lock);
+	kfree(fresh);
+	return u;
+}
+
+/* A file of @u is gone, with all its timers. */
+static void twheel_user_put(struct twheel_user *u)
+{
+	bool last;
+
+	spin_lock(&twheel_users_lock);
+	last = !--u->files;
+	if (last)
+		hash_del(&u->node);
+	spin_unlock(&twheel_users_lock);
+	if (last) {
+		WARN_ON_ONCE(atomic_long_read(&u->timers));
+		kfree(u);
+	}
+}
+
 static int twheel_fd_open(struct inode *inode, struct file *file)
 {
 	struct twheel_fd *tf;
@@ -939,6 +1231,13 @@ static int twheel_fd_open(struct inode *inode, struct file *file)
 	tf = kzalloc(sizeof(*tf), GFP_KERNEL_ACCOUNT);
 	if (!tf)
 		return -ENOMEM;
+	tf->user = twheel_user_get(current_uid());
+	if (!tf->user) {
+		kfree(tf);
+		return -ENOMEM;
+	}
+	/* As RLIMIT_* are: root may exceed the per-user cap. */
+	tf->cap_exempt = capable(CAP_SYS_RESOURCE);
 
 	mutex_init(&tf->ctl_mutex);
 	xa_init_flags(&tf->timers, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
@@ -963,17 +1262,30 @@ static int twheel_fd_release(struct inode *inode, struct file *file)
 	struct twheel_fd_timer *ft, *tmp;
 	unsigned long id;
 
+	/* Bounded sections, rescheduling in between: see tw_group_stop(). */
 	twheel_group_shutdown_sync(&tf->group);
 
 	/* Orphans are only on the ready list; live timers are in the xarray. */
 	list_for_each_entry_safe(ft, tmp, &tf->ready, ready_node) {
 		list_del(&ft->ready_node);
 		if (!ft->live)
-			twheel_fd_timer_free(tf, ft);
+			kmem_cache_free(twheel_fd_timer_cache, ft);
+		cond_resched();
 	}
-	xa_for_each(&tf->timers, id, ft)
-		twheel_fd_timer_free(tf, ft);
+	/*
+	 * Erased one at a time: xa_destroy() of a full table frees every
+	 * node with interrupts off, a stall that grows with the number of
+	 * timers. The group is dead: its list is not kept any more.
+	 */
+	xa_for_each(&tf->timers, id, ft) {
+		xa_erase(&tf->timers, id);
+		kmem_cache_free(twheel_fd_timer_cache, ft);
+		cond_resched();
+	}
 	xa_destroy(&tf->timers);
+	atomic_long_sub(tf->ntimers, &tf->user->timers);
+	atomic_long_sub(tf->ntimers, &twheel_total_timers);
+	twheel_user_put(tf->user);
 
 	if (tf->evctx)
 		eventfd_ctx_put(tf->evctx);
@@ -995,6 +1307,15 @@ static void twheel_fd_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "twheel-timers:\t%u\n", ntimers);
 	seq_printf(m, "twheel-queued:\t%u\n", nqueued);
 	seq_printf(m, "twheel-max-timers:\t%u\n", tf->max_timers);
+	seq_printf(m, "twheel-user-timers:\t%ld\n",
+		   atomic_long_read(&tf->user->timers));
+	seq_printf(m, "twheel-max-user-timers:\t%lu%s\n",
+		   READ_ONCE(max_user_timers),
+		   tf->cap_exempt ? " (exempt)" : "");
+	seq_printf(m, "twheel-total-timers:\t%ld\n",
+		   atomic_long_read(&twheel_total_timers));
+	seq_printf(m, "twheel-max-total-timers:\t%lu\n",
+		   READ_ONCE(max_total_timers));
 	seq_printf(m, "twheel-granularity-ns:\t%lld\n",
 		   ktime_to_ns(twheel_granularity()));
 }
@@ -1031,7 +1352,14 @@ static struct miscdevice twheel_miscdev = {
  */
 int twheel_chardev_init(void)
 {
+	unsigned long low = totalram_pages() - totalhigh_pages();
 	int ret;
+
+	/* The defaults: see max_user_timers and max_total_timers. */
+	if (!max_user_timers)
+		max_user_timers = max(1UL, (low / 25) * (PAGE_SIZE / TWHEEL_TIMER_COST));
+	if (!max_total_timers)
+		max_total_timers = max(1UL, (low / 4) * (PAGE_SIZE / TWHEEL_TIMER_COST));
 
 	twheel_fd_timer_cache = KMEM_CACHE(twheel_fd_timer, SLAB_ACCOUNT);
 	if (!twheel_fd_timer_cache)

@@ -137,24 +137,39 @@ struct twheel_batch {
 	__u64 reserved;
 };
 
+/* struct twheel_info::flags */
+/* The opener had CAP_SYS_RESOURCE: @max_user_timers does not apply. */
+#define TWHEEL_INFO_USER_CAP_EXEMPT	0x1u
+
 /**
  * struct twheel_info - limits and counters of this fd
  * @granularity_ns: the wheel's tick: expiries are late by at most this
  *	much (plus system latency), never early
- * @max_timers: the most timers this fd may hold (module parameter)
+ * @max_timers: the most timers this fd may hold (module parameter
+ *	max_timers, sampled at open); past it SCHEDULE fails with ENOSPC
  * @timers: timers this fd holds now: pending, or fired or cancelled with
- *	an unread event (those keep their slot against @max_timers until the
+ *	an unread event (those keep their slot against every cap until the
  *	event is read)
  * @queued: events waiting to be read
- * @reserved: zero
+ * @flags: TWHEEL_INFO_*
+ * @user_timers: timers held by all open files of this fd's user (the uid
+ *	that opened it)
+ * @max_user_timers: the most timers one user may hold (module parameter
+ *	max_user_timers); past it SCHEDULE fails with EDQUOT
+ * @total_timers: timers held by all open files of the device
+ * @max_total_timers: the most timers all users together may hold (module
+ *	parameter max_total_timers); past it SCHEDULE fails with EAGAIN
  */
 struct twheel_info {
 	__u64 granularity_ns;
 	__u32 max_timers;
 	__u32 timers;
 	__u32 queued;
-	__u32 pad;
-	__u64 reserved[4];
+	__u32 flags;
+	__u64 user_timers;
+	__u64 max_user_timers;
+	__u64 total_timers;
+	__u64 max_total_timers;
 };
 
 /* struct twheel_event::flags */

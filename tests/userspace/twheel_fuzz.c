@@ -274,11 +274,11 @@ static void check_info(struct mfd *m)
 
 	if (i.timers != m->nexists || i.queued != m->nq ||
 	    i.max_timers != m->max_timers || i.granularity_ns != g_granularity ||
-	    i.pad || i.reserved[0] || i.reserved[1] || i.reserved[2] ||
-	    i.reserved[3])
-		die("INFO: timers %u queued %u max %u gran %llu pad %u; model: %u %u %u %llu",
+	    i.user_timers < i.timers || i.max_user_timers == 0 ||
+	    i.max_total_timers == 0)
+		die("INFO: timers %u queued %u max %u gran %llu flags %u; model: %u %u %u %llu",
 		    i.timers, i.queued, i.max_timers,
-		    (unsigned long long)i.granularity_ns, i.pad, m->nexists,
+		    (unsigned long long)i.granularity_ns, i.flags, m->nexists,
 		    m->nq, m->max_timers, (unsigned long long)g_granularity);
 }
 

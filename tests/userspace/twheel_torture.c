@@ -743,9 +743,10 @@ static void op_info(struct worker *w)
 		err("worker %d: INFO: %s", w->idx, strerror((int)-r));
 		return;
 	}
-	if (info.pad || info.reserved[0] || info.reserved[1] ||
-	    info.reserved[2] || info.reserved[3] || !info.granularity_ns)
-		err("worker %d: INFO: pad/reserved not zero or no granularity",
+	/* The user and device counts move with the other workers: no order. */
+	if ((info.flags & ~TWHEEL_INFO_USER_CAP_EXEMPT) || !info.granularity_ns ||
+	    !info.max_user_timers || !info.max_total_timers)
+		err("worker %d: INFO: unknown flags, or no granularity or caps",
 		    w->idx);
 	/* Dead ids whose expiries are unread still hold a slot. */
 	if (info.timers < w->nlive || info.timers > w->nlive + w->norphans)

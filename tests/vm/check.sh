@@ -15,7 +15,7 @@
 #                           no matching test is skipped, not failed.
 #   KUNIT_GLOB=<glob>       KUnit's filter_glob, overriding the one from T
 #   STYLE=0                 skip checkpatch
-#   TWHEEL_VM_TIMEOUT=900   seconds before a hung guest is killed
+#   TWHEEL_VM_TIMEOUT=1500  seconds before a hung guest is killed
 #   TWHEEL_ACCEL=kvm|tcg    skip the KVM probe
 #
 # Every test is one "PASS name" / "FAIL name" line in build/logs/results.txt;
@@ -124,7 +124,7 @@ step_userspace() {
 	local prog src
 	for prog in tools/twheelctl tests/userspace/twheel_test \
 		tests/userspace/twheel_torture tests/userspace/twheel_failnth \
-		tests/userspace/twheel_fuzz; do
+		tests/userspace/twheel_fuzz tests/userspace/twheel_abuse; do
 		src=$TWHEEL_ROOT/$prog.c
 		if [ ! -f "$src" ]; then
 			skip "build-${prog##*/}" "no $prog.c yet"
@@ -146,11 +146,12 @@ vm_files() {
 		[twheel.ko]=/twheel/twheel.ko
 		[samples/twheel_consumer.ko]=/twheel/twheel_consumer.ko
 		[tests/twheel_kunit.ko]=/twheel/twheel_kunit.ko
+		[tests/twheel_stall.ko]=/twheel/twheel_stall.ko
 	)
 	for f in "${!map[@]}"; do
 		[ ! -f "$TWHEEL_BUILD/$k/$f" ] || echo "$TWHEEL_BUILD/$k/$f:${map[$f]}"
 	done
-	for f in tools/twheelctl tests/userspace/twheel_test; do
+	for f in tools/twheelctl tests/userspace/twheel_test tests/userspace/twheel_abuse; do
 		[ ! -x "$TWHEEL_ROOT/$f" ] || echo "$TWHEEL_ROOT/$f:/bin/${f##*/}"
 	done
 	# The reliability tests (tests/vm/guest/reliability.sh) and their files.
@@ -303,7 +304,7 @@ count_vm() {
 	count_userspace "$k" "$txt"
 	count_kunit "$k" "$txt" "$log"
 	case "$rc" in
-	124) fail "$k/boot" "guest hung: killed after ${TWHEEL_VM_TIMEOUT:-900}s" ;;
+	124) fail "$k/boot" "guest hung: killed after ${TWHEEL_VM_TIMEOUT:-1500}s" ;;
 	125) fail "$k/boot" "guest crashed: $(problem_cause "$log")" ;;
 	*) pass "$k/boot" ;;
 	esac

@@ -19,7 +19,7 @@
 # second serial port, free of interleaved kernel messages).
 #
 # Exit status: the guest script's status (from its "TWHEEL-EXIT: N" line),
-# 124 if the guest hung past --timeout (default $TWHEEL_VM_TIMEOUT or 900 s),
+# 124 if the guest hung past --timeout (default $TWHEEL_VM_TIMEOUT or 1500 s),
 # 125 if the guest died before finishing (panic, WARN with panic_on_warn,
 # sanitizer report, ...); the cause is printed.
 #
@@ -37,7 +37,7 @@ kernel=
 name=
 script=
 cmdline=
-timeout=${TWHEEL_VM_TIMEOUT:-900}
+timeout=${TWHEEL_VM_TIMEOUT:-1500}
 live=0
 QEMU_PID=
 adds=()

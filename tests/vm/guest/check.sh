@@ -143,6 +143,147 @@ userspace_tests() {
 	[ "$st" -eq 0 ] || failed=$((failed + 1))
 }
 
+# Like run_test, but the output (the figures) is shown either way.
+run_show() {
+	name=$1
+	shift
+	out=$("$@" 2>&1)
+	st=$?
+	[ -z "$out" ] || echo "$out" | sed 's/^/# /'
+	if [ "$st" -eq 0 ]; then
+		result ok "$name"
+	else
+		result "not ok" "$name" "'$*' exited $st"
+	fi
+}
+
+TRACING=/sys/kernel/tracing
+STALL=/sys/module/twheel_stall/parameters
+
+# The irqsoff tracer, where the kernel has one (the debug kernel).
+irqsoff_start() {
+	[ -d "$TRACING/options" ] || mount -t tracefs nodev "$TRACING" 2>/dev/null
+	grep -qw irqsoff "$TRACING/available_tracers" 2>/dev/null || return 1
+	echo irqsoff >"$TRACING/current_tracer"
+}
+
+irqsoff_reset() {
+	[ ! -w "$TRACING/tracing_max_latency" ] || echo 0 >"$TRACING/tracing_max_latency"
+}
+
+irqsoff_max() {
+	if [ "${tracer:-0}" -eq 1 ]; then
+		cat "$TRACING/tracing_max_latency"
+	else
+		echo -1
+	fi
+}
+
+stall_cmd() {
+	echo "$1" >"$STALL/cmd" || {
+		echo "# twheel_stall: '$1' failed: $(cat "$STALL/result")"
+		return 1
+	}
+	echo "# twheel_stall: $(cat "$STALL/result")"
+}
+
+# One scenario at one size; writes "<tracer us> <probe us>" to /tmp/lat:
+# the longest interrupts-off section during its step by the irqsoff tracer
+# (-1 without one) and the worst lateness of the module's probe on CPU 1.
+stall_scenario() {
+	scen=$1
+	n=$2
+	case "$scen" in
+	tick) stall_cmd "arm $n tick" || return 1 ;;
+	offline) stall_cmd "arm $n far" || return 1 ;;
+	group) stall_cmd "arm $n group" || return 1 ;;
+	esac
+	stall_cmd probe >/dev/null || return 1
+	irqsoff_reset
+	case "$scen" in
+	tick) stall_cmd wait || return 1 ;;
+	offline)
+		t0=$(cut -d' ' -f1 /proc/uptime)
+		echo 0 >/sys/devices/system/cpu/cpu1/online || return 1
+		t1=$(cut -d' ' -f1 /proc/uptime)
+		echo "# cpu1 offline with $n timers on it: $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s"
+		;;
+	group) stall_cmd stop || return 1 ;;
+	close) /bin/twheel_abuse close "$n" | sed 's/^/# /' || return 1 ;;
+	esac
+	echo "$(irqsoff_max) $(cat "$STALL/probe_max_us")" >/tmp/lat
+	# Where the longest section was, for the log.
+	[ "${tracer:-0}" -eq 0 ] ||
+		grep -E 'latency:|started at|ended at|^ => ' "$TRACING/trace" 2>/dev/null |
+		head -n 10 | sed "s/^/# $scen $n irqsoff: /"
+	[ "$scen" != offline ] || echo 1 >/sys/devices/system/cpu/cpu1/online || return 1
+	[ "$scen" = close ] || stall_cmd free
+}
+
+# Items 1-3 of the safety issue: what one user can cost the machine.
+abuse_tests() {
+	[ -x /bin/twheel_abuse ] || {
+		result skip abuse "tests/userspace/twheel_abuse not built"
+		return
+	}
+	step "abuse: unread short-period timers, per-user cap"
+	run_show abuse-cpu /bin/twheel_abuse cpu 1000
+	# The debug kernel schedules about 40 times slower: a smaller cap there
+	# tests the same code in a few seconds (root may set it at any time).
+	cap=/sys/module/twheel/parameters/max_user_timers
+	saved_cap=$(cat "$cap")
+	[ "${TWHEEL_KERNEL:-}" != debug ] || echo 40000 >"$cap"
+	run_show abuse-user-cap /bin/twheel_abuse user-cap
+	echo "$saved_cap" >"$cap"
+
+	# The distro kernel arms a million timers in about a second; the
+	# debug kernel (KASAN, lockdep) takes 40 times as long: 50k there.
+	small=10000
+	big=1000000
+	[ "${TWHEEL_KERNEL:-}" != debug ] || big=50000
+	step "abuse: longest interrupts-off section, $small against $big timers"
+	run_test insmod-twheel_stall insmod /twheel/twheel_stall.ko || return
+	if irqsoff_start; then
+		tracer=1
+	else
+		tracer=0
+		echo "# no irqsoff tracer in this kernel: the probe on CPU 1 measures"
+	fi
+	for scen in tick offline group close; do
+		b=$big
+		# A file holds at most max_timers (65536 by default): what one
+		# user can close; root may raise it (the distro kernel closes
+		# a file of a million, filled by root).
+		[ "$scen" != close ] || [ "${TWHEEL_KERNEL:-}" != debug ] || b=65536
+		ok=1
+		for n in $small $b; do
+			if stall_scenario "$scen" "$n"; then
+				read -r t p </tmp/lat
+				eval "tr_$n=$t pr_$n=$p"
+			else
+				ok=0
+			fi
+		done
+		eval "ts=\$tr_$small tb=\$tr_$b ps=\$pr_$small pb=\$pr_$b"
+		echo "# $scen: longest interrupts-off section (irqsoff tracer) $ts us with $small timers, $tb us with $b; probe on CPU 1: $ps us, $pb us"
+		# The probe runs on CPU 1, where each scenario puts its timers
+		# (and the close its file): the tracer sees every CPU, and on
+		# the debug kernel a console write under TCG can hold
+		# interrupts off for tens of ms, whatever twheel does.
+		s_=$ps
+		b_=$pb
+		if [ "$ok" -eq 0 ]; then
+			result "not ok" "abuse-irqsoff-$scen" "the scenario failed"
+		elif [ "$b_" -gt $((4 * s_ + 20000)) ]; then
+			result "not ok" "abuse-irqsoff-$scen" "grows with the timers: $s_ us -> $b_ us"
+		else
+			result ok "abuse-irqsoff-$scen"
+		fi
+	done
+	[ "$tracer" -eq 0 ] || echo nop >"$TRACING/current_tracer"
+	run_test rmmod-twheel_stall rmmod twheel_stall
+}
+
 kunit_tests() {
 	ko=/twheel/twheel_kunit.ko
 	if [ ! -f "$ko" ]; then
@@ -195,6 +336,7 @@ main() {
 	kmemleak_start
 	if load_twheel; then
 		userspace_tests
+		abuse_tests
 		# Torture, fault injection, fuzzing, module lifetime: debug only.
 		if [ "${TWHEEL_KERNEL:-}" = debug ] && [ -x /twheel/reliability.sh ]; then
 			/twheel/reliability.sh short || failed=$((failed + 1))

@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel_abuse: what one local user can cost the machine through
+ * /dev/twheel (mode 0666), measured in the VM by tests/vm/guest/check.sh.
+ * Each mode prints its figures as "# " lines and exits 0 if the bound
+ * holds, 1 if not, 2 if it could not run.
+ *
+ *   twheel_abuse cpu [TIMERS]
+ *	As uid 65534: a busy loop on every CPU counts its iterations for a
+ *	second, with and without TIMERS (default 1000) periodic timers of a
+ *	1 ns period armed from every CPU and never read. Each CPU must keep
+ *	at least 90% of its baseline.
+ *   twheel_abuse user-cap
+ *	As uid 65534: fill files until the per-user cap refuses a timer with
+ *	EDQUOT, at exactly INFO.max_user_timers; another uid is unaffected;
+ *	the count goes back to 0 when the files are closed. Then, as root,
+ *	the global cap refuses with EAGAIN. Prints the timers and the bytes
+ *	(MemAvailable) one uid could pin.
+ *   twheel_abuse close N
+ *	One file holding N far-future timers is closed, by uid 65534 if N
+ *	is within max_timers, else by root after raising it; prints how long
+ *	the close took and, when the irqsoff tracer is on, the longest
+ *	interrupts-off section seen meanwhile (in us).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "uapi/twheel.h"
+
+#define NOBODY		65534
+#define OTHER_UID	65533
+#define MAX_CPUS	64
+#define BATCH		4096
+#define FAR_NS		(3600ULL * 1000000000ULL)
+#define TRACING		"/sys/kernel/tracing"
+#define PARAMS		"/sys/module/twheel/parameters"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void become(uid_t uid)
+{
+	if (setgroups(0, NULL) || setgid(uid) || setuid(uid)) {
+		printf("# setuid(%u): %s\n", uid, strerror(errno));
+		exit(2);
+	}
+}
+
+static int tw_open(void)
+{
+	int fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0) {
+		printf("# open %s: %s\n", TWHEEL_DEVICE, strerror(errno));
+		exit(2);
+	}
+	return fd;
+}
+
+static struct twheel_info tw_info(int fd)
+{
+	struct twheel_info info;
+
+	if (ioctl(fd, TWHEEL_IOC_INFO, &info)) {
+		printf("# INFO: %s\n", strerror(errno));
+		exit(2);
+	}
+	return info;
+}
+
+/*
+ * Schedule up to @n timers on @fd in batches; each far in the future, or
+ * periodic with @period from now. Return how many were scheduled; *@err
+ * gets the errno of the op that stopped it, 0 if none did.
+ */
+static uint64_t fill(int fd, uint64_t n, uint64_t period, int *err)
+{
+	static struct twheel_op ops[BATCH];
+	uint64_t done = 0;
+
+	*err = 0;
+	while (done < n) {
+		uint32_t k = n - done < BATCH ? (uint32_t)(n - done) : BATCH;
+		struct twheel_batch b = { .ops = (uintptr_t)ops, .count = k };
+		long r;
+
+		memset(ops, 0, sizeof(ops[0]) * k);
+		for (uint32_t i = 0; i < k; i++) {
+			ops[i].op = TWHEEL_OP_SCHEDULE;
+			ops[i].spec.clockid = TWHEEL_CLOCK_MONOTONIC;
+			if (period) {
+				ops[i].spec.period = period;
+				ops[i].spec.flags = TWHEEL_TIMER_PERIODIC;
+			} else {
+				ops[i].spec.value = FAR_NS;
+			}
+		}
+		r = ioctl(fd, TWHEEL_IOC_BATCH, &b);
+		if (r < 0) {
+			*err = errno;
+			return done;
+		}
+		done += (uint64_t)r;
+		if ((uint32_t)r < k) {
+			*err = -ops[r].result;
+			return done;
+		}
+	}
+	return done;
+}
+
+static long meminfo_kb(const char *key)
+{
+	char line[128];
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) && line[strlen(key)] == ':')
+			v = strtol(line + strlen(key) + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+static int write_file(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fputs(val, f) < 0 ? -1 : 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* ---- cpu: busy loops against unread short-period timers ---- */
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+
+static atomic_int busy_stop;
+static uint64_t busy_count[MAX_CPUS];
+
+static void *busy_thread(void *arg)
+{
+	long cpu = (long)arg;
+	cpu_set_t set;
+	uint64_t n = 0;
+	volatile uint64_t x = 0;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	while (!atomic_load_explicit(&busy_stop, memory_order_relaxed)) {
+		for (int i = 0; i < 1000; i++)
+			x += (uint64_t)i;
+		n++;
+	}
+	busy_count[cpu] = n;
+	return NULL;
+}
+
+/* Per-CPU ticks from /proc/stat: [0] user (and nice), [1] all. */
+static void cpu_ticks(int ncpu, uint64_t (*t)[2])
+{
+	char line[512];
+	FILE *f = fopen("/proc/stat", "r");
+
+	memset(t, 0, sizeof(*t) * (size_t)ncpu);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v[10] = { 0 };
+		int cpu;
+
+		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu",
+			   &cpu, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+			   &v[7]) < 9 || cpu < 0 || cpu >= ncpu)
+			continue;
+		t[cpu][0] = v[0] + v[1];
+		for (int i = 0; i < 8; i++)
+			t[cpu][1] += v[i];
+	}
+	fclose(f);
+}
+
+/*
+ * Every CPU's loop iterations in @ms milliseconds, added to @iters, and
+ * its user and total ticks (/proc/stat), added to @ticks. Under emulation
+ * the host schedules the virtual CPUs unevenly, so iterations are noisy;
+ * the share of ticks the guest charged to user time is not: the kernel's
+ * work (softirq, ksoftirqd) takes its ticks from the loop.
+ */
+static void busy(int ncpu, unsigned int ms, uint64_t *iters,
+		 uint64_t (*ticks)[2])
+{
+	pthread_t th[MAX_CPUS];
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	uint64_t t0[MAX_CPUS][2], t1[MAX_CPUS][2];
+
+	atomic_store(&busy_stop, 0);
+	for (long i = 0; i < ncpu; i++)
+		pthread_create(&th[i], NULL, busy_thread, (void *)i);
+	usleep(20 * 1000);	/* every loop running before counting ticks */
+	cpu_ticks(ncpu, t0);
+	nanosleep(&ts, NULL);
+	cpu_ticks(ncpu, t1);
+	atomic_store(&busy_stop, 1);
+	for (int i = 0; i < ncpu; i++) {
+		pthread_join(th[i], NULL);
+		iters[i] += busy_count[i];
+		ticks[i][0] += t1[i][0] - t0[i][0];
+		ticks[i][1] += t1[i][1] - t0[i][1];
+	}
+}
+
+/* Arm @ntimers 1 ns periodic timers on @fd, spread over every CPU. */
+static uint64_t arm_short(int fd, int ncpu, int ntimers)
+{
+	uint64_t armed = 0;
+	int err;
+
+	for (int c = 0; c < ncpu; c++) {
+		uint64_t share = (uint64_t)ntimers / (uint64_t)ncpu +
+				 (c < ntimers % ncpu);
+
+		pin(c);
+		armed += fill(fd, share, 1, &err);
+		if (err)
+			printf("# cpu %d: SCHEDULE: %s\n", c, strerror(err));
+	}
+	return armed;
+}
+
+/* Rounds of baseline then loaded: drift and noise of emulation average out. */
+#define CPU_ROUNDS	4
+
+static int mode_cpu(int ntimers)
+{
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), fd, ok = 1;
+	uint64_t bi[MAX_CPUS] = { 0 }, li[MAX_CPUS] = { 0 };
+	uint64_t bt[MAX_CPUS][2] = { { 0 } }, lt[MAX_CPUS][2] = { { 0 } };
+	uint64_t armed = 0;
+	struct twheel_info info = { 0 };
+	double worst = 1e9;
+
+	if (ncpu > MAX_CPUS)
+		ncpu = MAX_CPUS;
+	become(NOBODY);
+	for (int r = 0; r < CPU_ROUNDS; r++) {
+		busy(ncpu, 500, bi, bt);
+		fd = tw_open();
+		armed = arm_short(fd, ncpu, ntimers);
+		usleep(200 * 1000);
+		info = tw_info(fd);
+		busy(ncpu, 500, li, lt);
+		close(fd);
+		if (armed != (uint64_t)ntimers)
+			ok = 0;
+	}
+
+	printf("# %llu periodic timers of 1 ns armed from %d CPUs as uid %d, never read; %u events queued\n",
+	       (unsigned long long)armed, ncpu, NOBODY, info.queued);
+	for (int c = 0; c < ncpu; c++) {
+		double bs = bt[c][1] ? (double)bt[c][0] / (double)bt[c][1] : 0;
+		double ls = lt[c][1] ? (double)lt[c][0] / (double)lt[c][1] : 0;
+		double share = bs > 0 ? ls / bs : 0;
+
+		printf("# cpu %d: the loop had %.1f%% of the ticks alone, %.1f%% with the timers: %.1f%% of its baseline (iterations: %.1f%%)\n",
+		       c, bs * 100, ls * 100, share * 100,
+		       bi[c] ? (double)li[c] * 100 / (double)bi[c] : 0);
+		if (share < worst)
+			worst = share;
+	}
+	printf("# worst CPU keeps %.1f%% of its baseline (bound: 90%%)\n", worst * 100);
+	if (worst < 0.90)
+		ok = 0;
+	return ok ? 0 : 1;
+}
+
+/* ---- user-cap: one uid against the per-user cap ---- */
+
+static int other_uid_can_schedule(void)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (!pid) {
+		int fd, err;
+
+		become(OTHER_UID);
+		fd = tw_open();
+		_exit(fill(fd, 16, 0, &err) == 16 ? 0 : 1);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) < 0)
+		return 0;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* The parent's half of the other-uid check: see mode_user_cap(). */
+static int at_cap_fd = -1, go_on_fd = -1;
+
+static int user_cap_child(void)
+{
+	static int fds[4096];
+	struct twheel_info info;
+	uint64_t total = 0, cap;
+	long avail0, avail1;
+	int nfd = 0, err = 0, ok = 1;
+
+	become(NOBODY);
+	fds[nfd++] = tw_open();
+	info = tw_info(fds[0]);
+	cap = info.max_user_timers;
+	if (info.flags & TWHEEL_INFO_USER_CAP_EXEMPT) {
+		printf("# uid %d is exempt from the per-user cap?\n", NOBODY);
+		return 1;
+	}
+	avail0 = meminfo_kb("MemAvailable");
+	for (;;) {
+		total += fill(fds[nfd - 1], UINT64_MAX, 0, &err);
+		if (err != ENOSPC || nfd == 4096)
+			break;
+		fds[nfd++] = tw_open();	/* this file is full: next one */
+	}
+	avail1 = meminfo_kb("MemAvailable");
+	info = tw_info(fds[0]);
+	printf("# uid %d: %llu timers in %d files, then %s (%s); cap %llu, per file %u\n",
+	       NOBODY, (unsigned long long)total, nfd, strerror(err),
+	       err == EDQUOT ? "EDQUOT" : "?", (unsigned long long)cap,
+	       info.max_timers);
+	printf("# pinned: %ld KiB of MemAvailable, %.0f B per timer; the cap is %.2f%% of MemTotal\n",
+	       avail0 - avail1, total ? (double)(avail0 - avail1) * 1024 / (double)total : 0,
+	       (double)(avail0 - avail1) * 100 / (double)meminfo_kb("MemTotal"));
+	if (err != EDQUOT || total != cap || info.user_timers != cap) {
+		printf("# expected EDQUOT at exactly %llu (INFO says %llu)\n",
+		       (unsigned long long)cap, (unsigned long long)info.user_timers);
+		ok = 0;
+	}
+	/* Hold the files while root checks that another uid is unaffected. */
+	{
+		char c = 'F';
+
+		if (write(at_cap_fd, &c, 1) != 1 || read(go_on_fd, &c, 1) != 1)
+			ok = 0;
+	}
+	for (int i = 0; i < nfd; i++)
+		close(fds[i]);
+	fds[0] = tw_open();
+	info = tw_info(fds[0]);
+	if (info.user_timers) {
+		printf("# %llu timers still counted after every file closed\n",
+		       (unsigned long long)info.user_timers);
+		ok = 0;
+	}
+	close(fds[0]);
+	return ok ? 0 : 1;
+}
+
+static int mode_user_cap(void)
+{
+	char buf[32];
+	struct twheel_info info;
+	long saved;
+	int fd, err, st, ok = 1;
+	uint64_t n;
+	int at_cap[2], go_on[2];
+	char c;
+	pid_t pid;
+
+	if (pipe(at_cap) || pipe(go_on))
+		return 2;
+	pid = fork();
+	if (!pid) {
+		at_cap_fd = at_cap[1];
+		go_on_fd = go_on[0];
+		_exit(user_cap_child());
+	}
+	if (pid < 0)
+		return 2;
+	if (read(at_cap[0], &c, 1) == 1 && !other_uid_can_schedule()) {
+		printf("# uid %d could not schedule while uid %d is at its cap\n",
+		       OTHER_UID, NOBODY);
+		ok = 0;
+	}
+	c = 'G';
+	if (write(go_on[1], &c, 1) != 1 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+		return 2;
+	ok &= WEXITSTATUS(st) == 0;
+
+	/* The global cap, lowered by root for the test. */
+	fd = tw_open();
+	info = tw_info(fd);
+	saved = read_long(PARAMS "/max_total_timers");
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)info.total_timers + 10);
+	if (saved < 0 || write_file(PARAMS "/max_total_timers", buf)) {
+		printf("# cannot set max_total_timers\n");
+		return 2;
+	}
+	n = fill(fd, 20, 0, &err);
+	snprintf(buf, sizeof(buf), "%ld", saved);
+	write_file(PARAMS "/max_total_timers", buf);
+	printf("# global cap lowered to %llu: %llu scheduled, then %s\n",
+	       (unsigned long long)info.total_timers + 10, (unsigned long long)n,
+	       strerror(err));
+	if (n != 10 || err != EAGAIN)
+		ok = 0;
+	close(fd);
+	return ok ? 0 : 1;
+}
+
+/* ---- close: the cost of closing a full file ---- */
+
+/*
+ * The file is filled and closed by uid 65534 when N is within the default
+ * per-file cap, else by root after raising max_timers; root resets and
+ * reads the irqsoff tracer around the close.
+ */
+static int mode_close(uint64_t n)
+{
+	char buf[32], c;
+	long saved = read_long(PARAMS "/max_timers"), lat = -1;
+	int tracer, ready[2], go[2], done[2], st;
+	uint64_t t0, t1;
+	pid_t pid;
+
+	if (saved < 0 || pipe(ready) || pipe(go) || pipe(done))
+		return 2;
+	if ((uint64_t)saved < n) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)n);
+		if (write_file(PARAMS "/max_timers", buf))
+			return 2;
+	}
+	pid = fork();
+	if (!pid) {
+		int fd, err;
+		uint64_t got;
+
+		/* On CPU 1, where tests/twheel_stall.ko's probe runs. */
+		pin(1);
+		if ((uint64_t)saved >= n)
+			become(NOBODY);
+		fd = tw_open();
+		got = fill(fd, n, 0, &err);
+		if (got != n)
+			printf("# filled %llu of %llu: %s\n", (unsigned long long)got,
+			       (unsigned long long)n, strerror(err));
+		c = got == n ? 'F' : 'E';
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		close(fd);
+		c = 'C';
+		_exit(write(done[1], &c, 1) == 1 ? 0 : 2);
+	}
+	if (pid < 0)
+		return 2;
+	if (read(ready[0], &c, 1) != 1 || c != 'F') {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		return 2;
+	}
+	if ((uint64_t)saved < n) {
+		snprintf(buf, sizeof(buf), "%ld", saved);
+		write_file(PARAMS "/max_timers", buf);
+	}
+	tracer = !write_file(TRACING "/tracing_max_latency", "0");
+	/* Restart tests/twheel_stall.ko's probe, if loaded, for the close only. */
+	write_file("/sys/module/twheel_stall/parameters/cmd", "probe");
+	t0 = now_ns();
+	c = 'G';
+	if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
+		return 2;
+	t1 = now_ns();
+	if (tracer)
+		lat = read_long(TRACING "/tracing_max_latency");
+	waitpid(pid, &st, 0);
+	printf("# close of a file with %llu timers by uid %d: %llu ms; longest interrupts-off section %ld us\n",
+	       (unsigned long long)n, (uint64_t)saved >= n ? NOBODY : 0,
+	       (unsigned long long)(t1 - t0) / 1000000, lat);
+	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 2 && !strcmp(argv[1], "cpu"))
+		return mode_cpu(argc > 2 ? atoi(argv[2]) : 1000);
+	if (argc == 2 && !strcmp(argv[1], "user-cap"))
+		return mode_user_cap();
+	if (argc == 3 && !strcmp(argv[1], "close"))
+		return mode_close(strtoull(argv[2], NULL, 0));
+	fprintf(stderr, "usage: twheel_abuse cpu [TIMERS] | user-cap | close N\n");
+	return 2;
+}
