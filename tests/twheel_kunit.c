@@ -906,9 +906,13 @@ struct tw_rearmer {
 static void tw_rearmer_fn(struct twheel_timer *t, u64 missed)
 {
 	struct tw_rearmer *r = container_of(t, struct tw_rearmer, timer);
+	/* Long enough that the cancel lands while the callback runs. */
+	ktime_t end = ktime_get() + 20 * NSEC_PER_MSEC;
 
 	atomic_inc(&r->runs);
 	complete(&r->started);
+	while (ktime_get() < end)
+		cpu_relax();
 	if (!atomic_read(&r->stop))
 		twheel_schedule(t, 0);
 }
@@ -935,6 +939,7 @@ static void tw_test_cancel_sync_self_rearm(struct kunit *test)
 	init_completion(&r->synced);
 	KUNIT_ASSERT_EQ(test, twheel_schedule(&r->timer, 0), 0);
 	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&r->started, WAIT_MAX), 0);
+	/* The callback runs now, and will re-arm its timer. */
 	task = kthread_run(tw_rearmer_sync, r, "tw_rearm_sync");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
 	left = wait_for_completion_timeout(&r->synced, 10 * HZ);
