@@ -965,6 +965,30 @@ static unsigned int twheel_fd_pop(struct twheel_fd *tf,
 }
 
 /*
+ * A reader is done with @ft (in_flight): queue it again if it fired again
+ * meanwhile (*@woke is then set), or tell the caller to free it if it was
+ * cancelled meanwhile, which makes (c) true.
+ * Return: true if the caller must free @ft, now not counted any more.
+ */
+static bool twheel_fd_reader_done_locked(struct twheel_fd *tf,
+					 struct twheel_fd_timer *ft, bool *woke)
+{
+	lockdep_assert_held(&tf->lock);
+
+	ft->in_flight = false;
+	if (ft->count) {
+		twheel_fd_queue_tail_locked(tf, ft);
+		*woke = true;
+		return false;
+	}
+	if (!ft->live) {
+		twheel_fd_unreserve_locked(tf);
+		return true;
+	}
+	return false;
+}
+
+/*
  * The second half of reading a fired one-shot timer's event: release its id
  * and free it, unless MODIFY re-armed it or it fired again meanwhile. @ft
  * is in_flight, so it is still allocated.
@@ -993,16 +1017,8 @@ static bool twheel_fd_release_oneshot(struct twheel_fd *tf,
 	}
 
 	spin_lock_bh(&tf->lock);
-	ft->in_flight = false;
-	if (ft->count) {
-		/* It fired again while its event was being read. */
-		twheel_fd_queue_tail_locked(tf, ft);
-		woke = true;
-	} else if (!ft->live) {
-		/* Cancelled meanwhile, (c) by that cancel. */
-		twheel_fd_unreserve_locked(tf);
-		free_now = true;
-	} else if (!armed) {
+	free_now = twheel_fd_reader_done_locked(tf, ft, &woke);
+	if (!free_now && !woke && !armed) {
 		/* (c) by the cancel_sync above. */
 		ft->live = false;
 		twheel_fd_unreserve_locked(tf);
@@ -1030,22 +1046,13 @@ static bool twheel_fd_resume(struct twheel_fd *tf, struct twheel_fd_timer *ft)
 	lockdep_assert_held(&tf->ctl_mutex);
 
 	spin_lock_bh(&tf->lock);
-	ft->in_flight = false;
 	if (ft->live && ft->parked) {
 		ft->parked = false;
 		/* Under tf->lock, as in twheel_fd_modify(). */
 		WARN_ON_ONCE(twheel_arm(&ft->timer, ft->park_deadline,
 					ft->period, ft->mode) < 0);
 	}
-	if (ft->count) {
-		/* MODIFY re-armed it and it fired again meanwhile. */
-		twheel_fd_queue_tail_locked(tf, ft);
-		woke = true;
-	} else if (!ft->live) {
-		/* Cancelled meanwhile, (c) by that cancel. */
-		twheel_fd_unreserve_locked(tf);
-		free_now = true;
-	}
+	free_now = twheel_fd_reader_done_locked(tf, ft, &woke);
 	spin_unlock_bh(&tf->lock);
 
 	if (free_now)

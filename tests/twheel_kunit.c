@@ -1059,6 +1059,17 @@ static void tw_slow_work_fn(struct twheel_timer *t, u64 missed)
 	}
 }
 
+/* Start the slow callback, and arm the timer due again while it sleeps. */
+static void tw_slow_work_park(struct kunit *test, struct tw_slow_work *s)
+{
+	reinit_completion(&s->started);
+	atomic_set(&s->runs, 0);
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&s->wt.timer, 0), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&s->started, WAIT_MAX), 0);
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&s->wt.timer, 0), 0);
+	msleep(20);
+}
+
 static void tw_test_work_due_while_running(struct kunit *test)
 {
 	struct tw_slow_work *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
@@ -1084,22 +1095,12 @@ static void tw_test_work_due_while_running(struct kunit *test)
 	 * for the callback, then the parked expiry either runs or is the one
 	 * cancelled, exactly one of the two, and the timer ends idle.
 	 */
-	reinit_completion(&s->started);
-	atomic_set(&s->runs, 0);
-	KUNIT_ASSERT_EQ(test, twheel_schedule(&s->wt.timer, 0), 0);
-	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&s->started, WAIT_MAX), 0);
-	KUNIT_EXPECT_EQ(test, twheel_schedule(&s->wt.timer, 0), 0);
-	msleep(20);
+	tw_slow_work_park(test, s);
 	cancelled = twheel_cancel_sync(&s->wt.timer);
 	KUNIT_EXPECT_FALSE(test, twheel_pending(&s->wt.timer));
 	KUNIT_EXPECT_EQ(test, atomic_read(&s->runs) + cancelled, 2);
 	/* And a parked expiry cancelled without waiting is released. */
-	reinit_completion(&s->started);
-	atomic_set(&s->runs, 0);
-	KUNIT_ASSERT_EQ(test, twheel_schedule(&s->wt.timer, 0), 0);
-	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&s->started, WAIT_MAX), 0);
-	KUNIT_EXPECT_EQ(test, twheel_schedule(&s->wt.timer, 0), 0);
-	msleep(20);
+	tw_slow_work_park(test, s);
 	KUNIT_EXPECT_TRUE(test, twheel_cancel(&s->wt.timer));
 	twheel_cancel_sync(&s->wt.timer);
 	KUNIT_EXPECT_EQ(test, atomic_read(&s->runs), 1);
