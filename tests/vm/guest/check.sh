@@ -216,7 +216,12 @@ stall_scenario() {
 	[ "${tracer:-0}" -eq 0 ] ||
 		grep -E 'latency:|started at|ended at|^ => ' "$TRACING/trace" 2>/dev/null |
 		head -n 10 | sed "s/^/# $scen $n irqsoff: /"
-	[ "$scen" != offline ] || echo 1 >/sys/devices/system/cpu/cpu1/online || return 1
+	if [ "$scen" = offline ]; then
+		echo 1 >/sys/devices/system/cpu/cpu1/online || return 1
+		# Let the CPU settle (its workers, its slab state) before
+		# the next step arms timers there through a bound worker.
+		sleep 1
+	fi
 	[ "$scen" = close ] || stall_cmd free
 }
 
