@@ -403,6 +403,9 @@ static void twheel_fd_park_locked(struct twheel_fd_timer *ft, u64 missed)
 
 	lockdep_assert_held(&ft->tf->lock);
 
+	/* False if MODIFY re-armed the timer since this expiry began. */
+	if (!twheel_cancel_running(&ft->timer))
+		return;
 	if (ft->mode == TWHEEL_FIXED_RATE) {
 		if (check_mul_overflow(missed + 1, ft->period, &next) ||
 		    check_add_overflow(next, ft->ev_deadline, &next))
@@ -410,9 +413,6 @@ static void twheel_fd_park_locked(struct twheel_fd_timer *ft, u64 missed)
 	} else {
 		next = twheel_fd_sat_add(ft->ev_fired, ft->period);
 	}
-	/* False if MODIFY re-armed the timer since this expiry began. */
-	if (!twheel_cancel_running(&ft->timer))
-		return;
 	ft->park_deadline = min_t(u64, next, KTIME_MAX);
 	ft->parked = true;
 }
@@ -439,6 +439,19 @@ static void twheel_fd_catch_up_locked(struct twheel_fd_timer *ft)
 	ft->park_deadline = min_t(u64, twheel_fd_sat_add(ft->ev_deadline,
 							 ft->period),
 				  KTIME_MAX);
+}
+
+/*
+ * MODIFY or CANCEL of a parked timer: count the periods that passed, as
+ * read() would, and end the parking. Return: whether it was parked.
+ */
+static bool twheel_fd_unpark_locked(struct twheel_fd_timer *ft)
+{
+	if (!ft->parked)
+		return false;
+	twheel_fd_catch_up_locked(ft);
+	ft->parked = false;
+	return true;
 }
 
 /*
@@ -643,12 +656,8 @@ static int twheel_fd_modify(struct twheel_fd *tf,
 	 * then undoes the parking, or after it, and then leaves it alone.
 	 */
 	spin_lock_bh(&tf->lock);
-	parked = ft->parked;
-	if (parked) {
-		/* The periods of the old arming, up to now, are counted. */
-		twheel_fd_catch_up_locked(ft);
-		ft->parked = false;
-	}
+	/* The periods of the old arming, up to now, are counted. */
+	parked = twheel_fd_unpark_locked(ft);
 	ft->mode = arm.mode;
 	ft->period = arm.period;
 	ft->user_data = spec->user_data;
@@ -678,11 +687,8 @@ static int twheel_fd_cancel_timer(struct twheel_fd *tf,
 	spin_lock_bh(&tf->lock);
 	ft->live = false;
 	/* Parked: not armed in the core, but pending for its user. */
-	if (ft->parked) {
-		twheel_fd_catch_up_locked(ft);
-		ft->parked = false;
+	if (twheel_fd_unpark_locked(ft))
 		pending = true;
-	}
 	if (discard && ft->on_list) {
 		list_del_init(&ft->ready_node);
 		ft->on_list = false;

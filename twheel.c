@@ -65,9 +65,9 @@
  *                                      timers is not sorted (a sort of up
  *                                      to 4096 is the longest step)
  *   kick IPI (hard interrupt)         TW_KICK_BUDGET submissions (64)
- *   group cancel, close of a file     TW_GROUP_CHUNK members (256) under
+ *   group cancel, close of a file     TW_IRQ_CHUNK members (256) under
  *                                      the group lock, then cond_resched()
- *   CPU offline, module unload        TW_EVICT_CHUNK timers (256) per
+ *   CPU offline, module unload        TW_IRQ_CHUNK timers (256) per
  *                                      interrupts-off step, cond_resched()
  *
  * The worst case of a section is thus a constant number of timers, about
@@ -179,6 +179,13 @@
 #define TW_BUSY		BIT(5)
 #define TW_WAITER	BIT(6)
 #define TW_PARKED	BIT(7)
+/*
+ * Most timers handled in one interrupts-off section (or under one spinlock)
+ * by any pass: the wheel run, a long submission list, a group cancel, CPU
+ * offline, module unload. See "Bounded work" above.
+ */
+#define TW_IRQ_CHUNK	256
+
 #define TW_SEQ_SHIFT	32
 #define TW_SEQ_ONE	BIT(TW_SEQ_SHIFT)
 
@@ -355,14 +362,19 @@ static void tw_wake_waiters(struct twheel_timer *t, unsigned long old)
 	tw_program(tc, ktime_get());
 }
 
-/* Owner, interrupts disabled: take the wake-up tw_wake_waiters() left. */
-static bool tw_take_wake(struct twheel_cpu *tc)
+/*
+ * Owner: turn interrupts back on, then do the wake-up tw_wake_waiters()
+ * left for this CPU, if any. Softirq or process context.
+ */
+static void tw_irq_enable_wake(struct twheel_cpu *tc)
 {
 	bool wake = tc->wake_pending;
 
 	lockdep_assert_irqs_disabled();
 	tc->wake_pending = false;
-	return wake;
+	local_irq_enable();
+	if (wake)
+		wake_up_all(&tw_idle_wq);
 }
 
 static struct twheel_cpu *tw_cpu(int cpu)
@@ -522,9 +534,6 @@ static void tw_reconcile(struct twheel_cpu *tc, struct twheel_timer *t)
 		tw_wake_waiters(t, old);
 }
 
-/* Most submissions put back in arrival order at once (tw_drain()). */
-#define TW_REVERSE_MAX	256
-
 /*
  * An llist comes off newest first. Put it back in arrival order if it is
  * short; a long one (a burst of a million cancels from another CPU) would
@@ -537,9 +546,9 @@ static struct llist_node *tw_arrival_order(struct llist_node *head)
 	struct llist_node *n = head;
 	unsigned int len = 0;
 
-	while (n && ++len <= TW_REVERSE_MAX)
+	while (n && ++len <= TW_IRQ_CHUNK)
 		n = n->next;
-	return len <= TW_REVERSE_MAX ? llist_reverse_order(head) : head;
+	return len <= TW_IRQ_CHUNK ? llist_reverse_order(head) : head;
 }
 
 /*
@@ -1200,13 +1209,6 @@ void twheel_group_del(struct twheel_group *group, struct twheel_timer *timer)
 }
 EXPORT_SYMBOL_GPL(twheel_group_del);
 
-/*
- * Most members cancelled under the group's lock, interrupts off, before it
- * is dropped and the CPU may reschedule: bounds that section whatever the
- * size of the group (a file of /dev/twheel holds up to max_timers).
- */
-#define TW_GROUP_CHUNK	256
-
 static unsigned int tw_group_stop(struct twheel_group *group, bool shutdown)
 {
 	struct twheel_timer *t;
@@ -1225,7 +1227,7 @@ static unsigned int tw_group_stop(struct twheel_group *group, bool shutdown)
 		if (shutdown)
 			atomic_long_or(TW_SHUTDOWN, &t->state);
 		stopped += twheel_cancel(t);
-		if (++n % TW_GROUP_CHUNK == 0) {
+		if (++n % TW_IRQ_CHUNK == 0) {
 			spin_unlock_irqrestore(&group->lock, flags);
 			cond_resched();
 			spin_lock_irqsave(&group->lock, flags);
@@ -1512,12 +1514,6 @@ static void tw_queue_work(struct twheel_timer *t, const struct tw_shot *shot)
 	queue_work(twheel_wq, &wt->work);
 }
 
-/*
- * Most timers the wheel's softirq handles in one interrupts-off step; the
- * longest such section is this many timers' work, whatever expire_batch.
- */
-#define TW_IRQ_CHUNK	256
-
 /* Let pending interrupts in, between two steps of a wheel run. */
 static void tw_irq_window(void)
 {
@@ -1532,7 +1528,7 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	unsigned int budget = expire_batch, fired = 0;
 	struct tw_wheel *w = &tc->wheel;
 	ktime_t now, next;
-	bool done, wake;
+	bool done;
 
 	local_irq_disable();
 	tc->programmed = KTIME_MAX;
@@ -1590,11 +1586,7 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	else
 		next = tw_tick_time(w, tw_wheel_next(w));
 	tw_program(tc, next);
-	wake = tw_take_wake(tc);
-	local_irq_enable();
-	/* Softirq, interrupts on: tw_idle_wq's lock may be taken here. */
-	if (wake)
-		wake_up_all(&tw_idle_wq);
+	tw_irq_enable_wake(tc);
 	return HRTIMER_NORESTART;
 }
 
@@ -1638,18 +1630,12 @@ static void tw_evict(struct twheel_timer *t)
 }
 
 /*
- * Most timers one interrupts-off step of CPU offline or module unload
- * handles: bounds the section whatever the number of timers on the wheel.
- */
-#define TW_EVICT_CHUNK	256
-
-/*
- * Owner, wheel offline, interrupts off: hand up to TW_EVICT_CHUNK timers
+ * Owner, wheel offline, interrupts off: hand up to TW_IRQ_CHUNK timers
  * to live CPUs. Return: true once the wheel is empty.
  */
 static bool tw_evict_some(struct twheel_cpu *tc)
 {
-	unsigned int budget = TW_EVICT_CHUNK;
+	unsigned int budget = TW_IRQ_CHUNK;
 	struct twheel_timer *t;
 
 	lockdep_assert_irqs_disabled();
@@ -1666,15 +1652,12 @@ static bool tw_evict_some(struct twheel_cpu *tc)
 /* Process context: a chunk at a time, rescheduling in between. */
 static void tw_evict_all(struct twheel_cpu *tc)
 {
-	bool empty, wake;
+	bool empty;
 
 	do {
 		local_irq_disable();
 		empty = tw_evict_some(tc);
-		wake = tw_take_wake(tc);
-		local_irq_enable();
-		if (wake)
-			wake_up_all(&tw_idle_wq);
+		tw_irq_enable_wake(tc);
 		cond_resched();
 	} while (!empty);
 }
@@ -1696,7 +1679,6 @@ static int tw_cpu_online(unsigned int cpu)
 static int tw_cpu_offline(unsigned int cpu)
 {
 	struct twheel_cpu *tc = tw_cpu(cpu);
-	bool wake;
 
 	WRITE_ONCE(tc->online, false);
 	/* Armings that still saw us online run with interrupts off. */
@@ -1709,10 +1691,7 @@ static int tw_cpu_offline(unsigned int cpu)
 	hrtimer_cancel(&tc->hrt);
 	local_irq_disable();
 	tc->programmed = KTIME_MAX;
-	wake = tw_take_wake(tc);
-	local_irq_enable();
-	if (wake)
-		wake_up_all(&tw_idle_wq);
+	tw_irq_enable_wake(tc);
 	return 0;
 }
 
@@ -1779,7 +1758,7 @@ static unsigned int tw_drop(struct twheel_timer *t)
 }
 
 /*
- * Unload, interrupts off: drop up to TW_EVICT_CHUNK of what leaked users
+ * Unload, interrupts off: drop up to TW_IRQ_CHUNK of what leaked users
  * left on @tc's wheel, adding to *@left those still armed.
  * Return: true if more may remain.
  */
@@ -1790,7 +1769,7 @@ static bool tw_flush_some(struct twheel_cpu *tc, unsigned int *left)
 	unsigned int i;
 
 	lockdep_assert_irqs_disabled();
-	for (i = 0; i < TW_EVICT_CHUNK; i++) {
+	for (i = 0; i < TW_IRQ_CHUNK; i++) {
 		if (tc->backlog) {
 			n = tc->backlog;
 			tc->backlog = n->next;

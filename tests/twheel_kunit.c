@@ -259,7 +259,6 @@ static void tw_test_unlink(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tw_wheel_next(w), U64_MAX);
 }
 
-
 /* Emptying a wheel a timer at a time finds every timer, from every level. */
 static void tw_test_pop(struct kunit *test)
 {
@@ -887,7 +886,6 @@ static void tw_test_hotplug(struct kunit *test)
 	kvfree(p);
 }
 
-
 /*
  * Item 4 of the safety review: a one-shot timer whose callback re-arms it
  * every time. twheel_cancel_sync() must cancel again once the callback has
@@ -981,7 +979,7 @@ static void tw_test_remote_cancel_free(struct kunit *test)
 		twheel_timer_set_cpu(&p->timer, other);
 		KUNIT_EXPECT_EQ(test, twheel_schedule(&p->timer, 20 * NSEC_PER_MSEC), 0);
 		if (i & 1)
-			udelay(200);	/* linked on @other's wheel by now */
+			usleep_range(200, 400);	/* linked on @other's wheel */
 		KUNIT_EXPECT_TRUE(test, twheel_cancel(&p->timer));
 		migrate_enable();
 		KUNIT_EXPECT_FALSE(test, twheel_cancel_sync(&p->timer));
@@ -1129,7 +1127,7 @@ static void tw_test_wake_from_kick(struct kunit *test)
 		other = cpumask_any_but(cpu_online_mask, this);
 		twheel_timer_set_cpu(&p[i].timer, other);
 		KUNIT_EXPECT_EQ(test, twheel_schedule(&p[i].timer, NSEC_PER_SEC), 0);
-		udelay(100);
+		usleep_range(100, 200);
 		KUNIT_EXPECT_TRUE(test, twheel_cancel(&p[i].timer));
 		migrate_enable();
 		KUNIT_EXPECT_FALSE(test, twheel_cancel_sync(&p[i].timer));

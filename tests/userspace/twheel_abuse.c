@@ -178,7 +178,6 @@ static void pin(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-
 static atomic_int busy_stop;
 static uint64_t busy_count[MAX_CPUS];
 
@@ -186,15 +185,17 @@ static void *busy_thread(void *arg)
 {
 	long cpu = (long)arg;
 	cpu_set_t set;
-	uint64_t n = 0;
-	volatile uint64_t x = 0;
+	uint64_t n = 0, x = 0;
 
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
 	while (!atomic_load_explicit(&busy_stop, memory_order_relaxed)) {
-		for (int i = 0; i < 1000; i++)
+		for (int i = 0; i < 1000; i++) {
 			x += (uint64_t)i;
+			/* Keeps the loop: the compiler may not fold it. */
+			__asm__ __volatile__("" : "+r"(x));
+		}
 		n++;
 	}
 	busy_count[cpu] = n;
