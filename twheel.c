@@ -1029,6 +1029,30 @@ bool twheel_pending(const struct twheel_timer *timer)
 EXPORT_SYMBOL_GPL(twheel_pending);
 
 /**
+ * twheel_running - is the timer's callback running?
+ * @timer: the timer
+ *
+ * Lets a user that cancelled with twheel_cancel() skip the wait of
+ * twheel_cancel_sync() when no callback is in flight: once twheel_cancel()
+ * has cleared the pending state no new run can begin, so a false return
+ * after it means that no callback touches the timer's container any more
+ * and that the timer may be armed again for another purpose. The timer
+ * may still be linked on its wheel: freeing it still takes
+ * twheel_cancel_sync().
+ *
+ * Context: any context.
+ * Return: true while the callback runs (or, for a work timer, is queued
+ * to run); the load is an acquire, so a false return orders the
+ * callback's stores before the caller's later accesses.
+ */
+bool twheel_running(const struct twheel_timer *timer)
+{
+	/* Pairs with the releases that clear TW_RUNNING (tw_finish() and on). */
+	return atomic_long_read_acquire(&timer->state) & TW_RUNNING;
+}
+EXPORT_SYMBOL_GPL(twheel_running);
+
+/**
  * twheel_deadline - the deadline of the current arming
  * @timer: the timer
  *

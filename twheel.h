@@ -163,6 +163,7 @@ bool twheel_cancel_sync(struct twheel_timer *timer);
 bool twheel_cancel_running(struct twheel_timer *timer);
 void twheel_shutdown_sync(struct twheel_timer *timer);
 bool twheel_pending(const struct twheel_timer *timer);
+bool twheel_running(const struct twheel_timer *timer);
 ktime_t twheel_deadline(const struct twheel_timer *timer);
 ktime_t twheel_granularity(void);
 
