@@ -2,66 +2,78 @@
 /*
  * twheel: /dev/twheel, the userspace interface (uapi/twheel.h).
  *
- * Every open file is a context of its own (struct twheel_fd): a set of
- * timers named by ids, a FIFO of timers that have expiries to report, a
- * waitqueue for read() and poll(), and optionally an eventfd signalled on
- * every expiry. Nothing is shared between open files.
+ * Every open file is a context of its own (struct twheel_fd): a table of
+ * timers named by ids (fd_table.c), a FIFO of timers that have expiries to
+ * report, a waitqueue for read() and poll(), optionally an eventfd
+ * signalled on every expiry, and optionally the deadline array that
+ * mmap() shares with the program. Nothing is shared between open files.
  *
  * A timer of this interface (struct twheel_fd_timer) embeds a struct
  * twheel_timer and carries the record of its next event. Its states:
  *
- *   SCHEDULE -> ARMED:    id live (in tf->timers), pending in the core.
- *   ARMED --expiry-->     the event record is updated (count += 1 + missed)
- *                         and the timer is put on tf->ready unless it is
- *                         there already. A periodic timer stays ARMED; a
- *                         one-shot one becomes FIRED (id still live).
+ *   SCHEDULE -> ARMED:    id live (in tf->table), pending in the core.
+ *   ARMED --expiry-->     if the program moved the timer's deadline later
+ *                         in the mapped array (one-shot timers), the timer
+ *                         is filed again for it and nothing else happens
+ *                         (twheel_fd_extend_locked()). Otherwise the event
+ *                         record is updated (count += 1 + missed) and the
+ *                         timer is put on tf->ready unless it is there
+ *                         already. A periodic timer stays ARMED; a one-shot
+ *                         one becomes FIRED (id still live).
  *   MODIFY:               ARMED or FIRED -> ARMED; a queued event stays.
  *   read() of the event:  ARMED: count goes back to 0, nothing else.
- *                         FIRED: the id is released and the object freed.
+ *                         FIRED: the id is released, the object recycled.
  *   CANCEL:               the id is released at once. Without a queued
- *                         event the object is freed; with one it becomes an
- *                         ORPHAN, reachable only from tf->ready, freed when
- *                         that event (TWHEEL_EVENT_CANCELLED if periodic)
- *                         is read.
+ *                         event the object is recycled; with one it becomes
+ *                         an ORPHAN, reachable only from tf->ready, recycled
+ *                         when that event (TWHEEL_EVENT_CANCELLED if
+ *                         periodic) is read.
  *   close():              every object is freed.
  *
- * So an object is freed once (a) its id is no longer live, (b) it has no
- * queued event, and (c) the core no longer references it, which is
- * guaranteed by twheel_cancel_sync() or twheel_group_shutdown_sync() having
- * returned with nobody allowed to re-arm it since. Each free path below
- * says which of these makes (c) true.
+ * Objects are recycled, not freed: a released object goes to the file's
+ * spare list (at most TWHEEL_FD_SPARE_MAX) and SCHEDULE takes it from
+ * there, so the steady state of schedule and cancel allocates nothing. An
+ * object may be recycled once (a) its id is no longer live, (b) it has no
+ * queued event, and (c) no callback runs for it: twheel_cancel() ended its
+ * arming and twheel_running() was false afterwards (or a
+ * twheel_cancel_sync() returned). The core may still link a recycled timer
+ * on another CPU's wheel until that wheel's next run: arming it again is
+ * fine, freeing it is not, so an object leaves for the slab only through
+ * twheel_fd_timer_destroy(), which waits for the wheel to let go.
  *
  * Locking, outermost first:
  *
  *   tf->ctl_mutex  serialises everything that makes an id live or not live
  *                  and everything that arms or cancels a timer: the ioctls,
- *                  and the part of read() that releases the ids of fired
- *                  one-shot timers. Held across twheel_cancel_sync(), which
- *                  is fine: the callback never takes it. Never held across
- *                  a user copy, so a thread stuck in a page fault cannot
- *                  stall another one on the mutex.
+ *                  mmap(), and the part of read() that releases the ids of
+ *                  fired one-shot timers. Held across twheel_cancel_sync(),
+ *                  which is fine: the callback never takes it. Never held
+ *                  across a user copy, so a thread stuck in a page fault
+ *                  cannot stall another one on the mutex (and mmap(), which
+ *                  runs under mmap_lock, may take it).
  *   tf->lock       a spinlock taken by the timer callback (softirq) and with
  *                  bottom halves disabled everywhere else. Protects the
- *                  event records, the ready list and the counters, and the
- *                  eventfd pointer. Never held across a twheel_* call.
- *   xa_lock        taken inside the xarray helpers, under ctl_mutex only.
+ *                  event records, the ready and spare lists and the
+ *                  counters, and the eventfd pointer. A batch holds it for
+ *                  at most TWHEEL_FD_LOCK_ROUND operations at a time.
  *
  * A reader takes events off tf->ready under tf->lock, marks their timers
  * in_flight, copies the events out with no lock held, and then, under
  * tf->lock again (and ctl_mutex for a fired one-shot timer, whose id it must
  * release), either puts back what it could not copy or finishes the
- * timers. While a timer is in_flight nobody else frees it, and the callback
- * only updates its record: it does not requeue it, the reader does that if
- * the timer fired again meanwhile.
+ * timers. While a timer is in_flight nobody else recycles it, and the
+ * callback only updates its record: it does not requeue it, the reader
+ * does that if the timer fired again meanwhile.
  *
  * fork(): the child shares the parent's struct file, so both processes
- * operate on the same context; nothing is copied and nothing needs doing.
- * The memory stays charged to the memory cgroup of whoever allocated it.
+ * operate on the same context, and a mapping of the deadline array is
+ * shared too (it is MAP_SHARED). The memory stays charged to the memory
+ * cgroup of whoever allocated it.
  *
  * Accounting: the context, the timer objects (SLAB_ACCOUNT cache), the
- * xarray nodes and the batch buffers are charged to the caller's memory
- * cgroup, and the number of timer objects of one file is capped, which is
- * why the device is world read-writable.
+ * table and the deadline array are charged to the caller's memory cgroup
+ * and counted against the caps below (struct twheel_user), which is why
+ * the device is world read-writable.
  */
 
 #include <linux/build_bug.h>
@@ -88,11 +100,12 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include <linux/wait.h>
-#include <linux/xarray.h>
 
 #include "twheel.h"
 #include "internal.h"
+#include "fd_table.h"
 #include "uapi/twheel.h"
 
 /*
@@ -119,12 +132,16 @@ static_assert(offsetof(struct twheel_event, flags) == 40);
 
 /* Upper bound of the max_timers parameter: 16M timers per open file. */
 #define TWHEEL_FD_MAX_TIMERS_LIMIT	(16u << 20)
-
-/* Ids are never 0 (XA_FLAGS_ALLOC1) and fit the xarray index everywhere. */
-#define TWHEEL_FD_ID_LIMIT		XA_LIMIT(1, U32_MAX)
+static_assert(TWHEEL_FD_MAX_TIMERS_LIMIT < U32_MAX);
 
 /* Events taken off the ready list per round of read(); lives on the stack. */
 #define TWHEEL_FD_READ_CHUNK		8
+
+/* Most operations of a batch run per hold of tf->lock (bottom halves off). */
+#define TWHEEL_FD_LOCK_ROUND		64
+
+/* Most released objects a file keeps for reuse: one full batch. */
+#define TWHEEL_FD_SPARE_MAX		TWHEEL_BATCH_MAX
 
 static unsigned int max_timers = 65536;
 
@@ -147,32 +164,35 @@ MODULE_PARM_DESC(max_total_timers,
 		 "most timers of all users together (default: 25% of low memory / 256 B)");
 
 /*
- * What one timer costs the kernel, rounded up: the object (its slab slot)
- * plus its share of the id table. Used only to scale the default caps.
+ * The unit of the caps: what one timer costs the kernel, rounded up (its
+ * object and its slot). Every object counts one unit, whether it holds a
+ * timer or waits on the spare list; a page of the slot table or of the
+ * deadline array counts PAGE_SIZE / TWHEEL_TIMER_COST units.
  */
 #define TWHEEL_TIMER_COST	256
+#define TWHEEL_PAGE_UNITS	(PAGE_SIZE / TWHEEL_TIMER_COST)
 
 /**
  * struct twheel_user - what one user's open files hold together
  * @node: in twheel_users, under twheel_users_lock
  * @uid: the user, from the credentials of open()
  * @files: open files charged to this user; under twheel_users_lock
- * @timers: timer objects of those files; atomic, changed by
- *	twheel_fd_reserve() and twheel_fd_unreserve() only
+ * @units: cap units of those files (see TWHEEL_TIMER_COST); atomic,
+ *	changed by twheel_fd_charge() and twheel_fd_uncharge() only
  */
 struct twheel_user {
 	struct hlist_node	node;
 	kuid_t			uid;
 	unsigned int		files;
-	atomic_long_t		timers;
+	atomic_long_t		units;
 };
 
 /* uid -> struct twheel_user of every user with an open file. */
 static DEFINE_HASHTABLE(twheel_users, 6);
 static DEFINE_SPINLOCK(twheel_users_lock);	/* twheel_users, ::files */
 
-/* Timer objects of all files; against max_total_timers. */
-static atomic_long_t twheel_total_timers = ATOMIC_LONG_INIT(0);
+/* Cap units of all files; against max_total_timers. */
+static atomic_long_t twheel_total_units = ATOMIC_LONG_INIT(0);
 
 static int max_timers_set(const char *val, const struct kernel_param *kp)
 {
@@ -197,24 +217,35 @@ MODULE_PARM_DESC(max_timers,
  * struct twheel_fd - the context of one open /dev/twheel
  * @ctl_mutex: serialises id allocation and release and every arm or cancel
  *	(see the top of this file)
- * @timers: id -> struct twheel_fd_timer for the live ids. Entries are added
- *	and erased under @ctl_mutex only, and looked up under it.
- * @next_id: cursor of xa_alloc_cyclic(); under @ctl_mutex
- * @max_timers: the cap on @ntimers; set at open, constant afterwards
- * @user: the user charged for this file's timers (per-user cap); constant
+ * @table: id -> struct twheel_fd_timer for the live ids; under @ctl_mutex
+ * @max_timers: the cap on @ntimers and on the table's slots; set at open,
+ *	constant afterwards
+ * @user: the user charged for this file's units; constant
  * @cap_exempt: the opener had CAP_SYS_RESOURCE: the per-user cap does not
  *	apply (the per-file and global caps do); constant
- * @group: every timer of this file, so that release() can stop them all
- * @lock: protects @ready, @nqueued, @ntimers, @evctx and the event record
- *	of every timer (see struct twheel_fd_timer). Taken by the callback in
- *	softirq context, so with bottom halves disabled everywhere else.
+ * @charged: cap units this file holds (objects, table and array pages);
+ *	atomic, since objects are freed both under @ctl_mutex and by read()
+ * @deadlines: the deadline array shared by mmap(), one u64 per slot, or
+ *	NULL until the first mmap(); set once under @ctl_mutex with a release
+ *	store, read by the callback with an acquire load. Its contents are the
+ *	program's: the kernel stores the deadline of every arming there and
+ *	reads it once per expiry, never trusting what it finds.
+ * @dl_pages: the pages of @deadlines; @dl_npages of them; under @ctl_mutex
+ * @dl_npages: see @dl_pages
+ * @lock: protects @ready, @nqueued, @ntimers, @spare, @nspare, @extended,
+ *	@evctx and the event record of every timer (see struct
+ *	twheel_fd_timer). Taken by the callback in softirq context, so with
+ *	bottom halves disabled everywhere else.
  * @ready: timers with a queued event, in the order their expiries ran;
  *	linked through twheel_fd_timer::ready_node; under @lock
  * @nqueued: length of @ready; written under @lock, read locklessly by the
  *	wait condition of read()
- * @ntimers: timer objects allocated (live ids, plus orphans whose event is
- *	queued); under @lock. Reserved before an object is allocated and
- *	dropped when the decision to free it is taken.
+ * @ntimers: timers this file holds (live ids, plus orphans whose event is
+ *	queued), against @max_timers; under @lock
+ * @spare: released objects ready for reuse, through ready_node; under @lock
+ * @nspare: length of @spare; under @lock
+ * @extended: expiries that moved their timer to a later deadline found in
+ *	@deadlines instead of firing; under @lock
  * @evctx: the registered eventfd, or NULL; under @lock, which the callback
  *	holds while signalling it, so that TWHEEL_IOC_SET_EVENTFD can swap it
  *	and put the old one after unlocking
@@ -222,17 +253,22 @@ MODULE_PARM_DESC(max_timers,
  */
 struct twheel_fd {
 	struct mutex		ctl_mutex;	/* ids, arming, cancelling */
-	struct xarray		timers;
-	u32			next_id;
+	struct twheel_fd_table	table;
 	unsigned int		max_timers;
 	struct twheel_user	*user;
 	bool			cap_exempt;
-	struct twheel_group	group;
+	atomic_long_t		charged;
+	u64			*deadlines;
+	struct page		**dl_pages;
+	unsigned int		dl_npages;
 
 	spinlock_t		lock;		/* events; also taken in softirq */
 	struct list_head	ready;
 	unsigned int		nqueued;
 	unsigned int		ntimers;
+	struct list_head	spare;
+	unsigned int		nspare;
+	u64			extended;
 	struct eventfd_ctx	*evctx;
 
 	wait_queue_head_t	wq;
@@ -240,25 +276,26 @@ struct twheel_fd {
 
 /**
  * struct twheel_fd_timer - one timer of an open /dev/twheel
- * @timer: the core's timer; armed and cancelled under tf->ctl_mutex only
+ * @timer: the core's timer; armed and cancelled under tf->ctl_mutex only,
+ *	but for the re-filing of a one-shot timer by its own callback
  * @tf: the file the timer belongs to; constant
- * @id: its id; set before it becomes live, constant afterwards
- * @armed_deadline: the deadline of the latest arming; under tf->ctl_mutex
+ * @id: its id (see fd_table.h); set before it becomes live, constant until
+ *	the object is recycled
  * @period: the period of the latest arming; written with both locks held
+ * @park_deadline: when a parked timer is next due; under tf->lock
+ * @user_data: the latest one given by SCHEDULE or MODIFY; under tf->lock
+ * @ready_node: on tf->ready while @on_list, on tf->spare while recycled.
+ *	While the timer is in_flight and off the list, the reader that holds it
+ *	may link it on a list of its own (nobody else touches it then).
+ * @mode: the mode of the latest arming. Written with both tf->ctl_mutex
+ *	and tf->lock held, so either is enough to read it (the callback uses
+ *	tf->lock).
+ * @live: @id is in tf->table and usable by the ioctls. Written with both
+ *	locks held, like @mode.
  * @parked: a periodic timer that expired while its previous event was
  *	still unread, and was therefore not re-armed (lazy re-arming, see
  *	twheel_fd_expire()); read() arms it again. Set by the callback under
  *	tf->lock; cleared with both locks held. It counts as pending.
- * @park_deadline: when a parked timer is next due; under tf->lock
- * @mode: the mode of the latest arming. Written with both tf->ctl_mutex
- *	and tf->lock held, so either is enough to read it (the callback uses
- *	tf->lock).
- * @live: @id is in tf->timers and usable by the ioctls. Written with both
- *	locks held, like @mode.
- * @user_data: the latest one given by SCHEDULE or MODIFY; under tf->lock
- * @ready_node: on tf->ready while @on_list. While the timer is in_flight and
- *	off the list, the reader that holds it may link it on a list of its
- *	own (nobody else touches it then).
  *
  * The event record, all under tf->lock; written by the callback, taken and
  * reset by read():
@@ -274,23 +311,22 @@ struct twheel_fd {
 struct twheel_fd_timer {
 	struct twheel_timer	timer;
 	struct twheel_fd	*tf;
-	u32			id;
-	ktime_t			armed_deadline;
+	u64			id;
 	u64			period;
-	enum twheel_mode	mode;
-	bool			live;
-	bool			parked;
 	ktime_t			park_deadline;
 	u64			user_data;
 	struct list_head	ready_node;
+	u8			mode;
+	bool			live;
+	bool			parked;
+	bool			on_list;
+	bool			in_flight;
 
+	u32			ev_flags;
 	u64			ev_user_data;
 	u64			ev_deadline;
 	u64			ev_fired;
 	u64			count;
-	u32			ev_flags;
-	bool			on_list;
-	bool			in_flight;
 };
 
 static struct kmem_cache *twheel_fd_timer_cache __read_mostly;
@@ -305,64 +341,79 @@ static u64 twheel_fd_sat_add(u64 a, u64 b)
 }
 
 /*
- * Counts a new timer object against the caps: this file's (ENOSPC), its
- * user's unless the opener had CAP_SYS_RESOURCE (EDQUOT), and the global
- * one (EAGAIN). On failure nothing is counted.
+ * Counts @n units against the caps: the user's unless the opener had
+ * CAP_SYS_RESOURCE (EDQUOT), and the global one (EAGAIN). On failure
+ * nothing is counted.
  */
-static int twheel_fd_reserve(struct twheel_fd *tf)
+static int twheel_fd_charge(struct twheel_fd *tf, unsigned long n)
 {
-	int ret;
-
-	spin_lock_bh(&tf->lock);
-	if (tf->ntimers >= tf->max_timers) {
-		spin_unlock_bh(&tf->lock);
-		return -ENOSPC;
-	}
-	tf->ntimers++;
-	spin_unlock_bh(&tf->lock);
-
-	if ((unsigned long)atomic_long_inc_return(&tf->user->timers) >
-	    READ_ONCE(max_user_timers) && !tf->cap_exempt) {
-		ret = -EDQUOT;
+	if ((unsigned long)atomic_long_add_return(n, &tf->user->units) >
+	    READ_ONCE(max_user_timers) && !tf->cap_exempt)
 		goto err_user;
-	}
-	if ((unsigned long)atomic_long_inc_return(&twheel_total_timers) >
-	    READ_ONCE(max_total_timers)) {
-		ret = -EAGAIN;
+	if ((unsigned long)atomic_long_add_return(n, &twheel_total_units) >
+	    READ_ONCE(max_total_timers))
 		goto err_total;
-	}
+	atomic_long_add(n, &tf->charged);
 	return 0;
 
 err_total:
-	atomic_long_dec(&twheel_total_timers);
+	atomic_long_sub(n, &twheel_total_units);
+	atomic_long_sub(n, &tf->user->units);
+	return -EAGAIN;
 err_user:
-	atomic_long_dec(&tf->user->timers);
-	spin_lock_bh(&tf->lock);
-	tf->ntimers--;
-	spin_unlock_bh(&tf->lock);
-	return ret;
+	atomic_long_sub(n, &tf->user->units);
+	return -EDQUOT;
 }
 
-/* Gives back what twheel_fd_reserve() counted, once the object is doomed. */
-static void twheel_fd_unreserve_locked(struct twheel_fd *tf)
+static void twheel_fd_uncharge(struct twheel_fd *tf, unsigned long n)
 {
-	lockdep_assert_held(&tf->lock);
-
-	tf->ntimers--;
-	atomic_long_dec(&tf->user->timers);
-	atomic_long_dec(&twheel_total_timers);
+	atomic_long_sub(n, &tf->charged);
+	atomic_long_sub(n, &tf->user->units);
+	atomic_long_sub(n, &twheel_total_units);
 }
 
 /*
- * Frees a timer object nobody references any more: not live, no queued
- * event, not in the core (the caller says why), and @tf->ntimers already
- * dropped.
+ * Frees an object for good: waits until the core lets go of it (a wheel of
+ * another CPU may still link it, see the top of this file). No id, no
+ * event, nobody may arm it. May sleep.
  */
-static void twheel_fd_timer_free(struct twheel_fd *tf,
-				 struct twheel_fd_timer *ft)
+static void twheel_fd_timer_destroy(struct twheel_fd *tf,
+				    struct twheel_fd_timer *ft)
 {
-	twheel_group_del(&tf->group, &ft->timer);
+	twheel_cancel_sync(&ft->timer);
 	kmem_cache_free(twheel_fd_timer_cache, ft);
+	twheel_fd_uncharge(tf, 1);
+}
+
+/*
+ * An object that may be recycled ((a), (b) and (c) at the top of this
+ * file) goes back to the spare list, or to @doomed if that is full, for
+ * twheel_fd_destroy_list() once tf->lock is dropped.
+ */
+static void twheel_fd_recycle_locked(struct twheel_fd *tf,
+				     struct twheel_fd_timer *ft,
+				     struct list_head *doomed)
+{
+	lockdep_assert_held(&tf->lock);
+
+	if (tf->nspare < TWHEEL_FD_SPARE_MAX) {
+		list_add(&ft->ready_node, &tf->spare);
+		tf->nspare++;
+	} else {
+		list_add(&ft->ready_node, doomed);
+	}
+}
+
+static void twheel_fd_destroy_list(struct twheel_fd *tf,
+				   struct list_head *doomed)
+{
+	struct twheel_fd_timer *ft, *tmp;
+
+	list_for_each_entry_safe(ft, tmp, doomed, ready_node) {
+		list_del(&ft->ready_node);
+		twheel_fd_timer_destroy(tf, ft);
+		cond_resched();
+	}
 }
 
 static void twheel_fd_queue_tail_locked(struct twheel_fd *tf,
@@ -380,6 +431,31 @@ static void twheel_fd_wake(struct twheel_fd *tf)
 	/* Pairs with the barrier in prepare_to_wait() and in poll_wait(). */
 	if (wq_has_sleeper(&tf->wq))
 		wake_up_poll(&tf->wq, EPOLLIN | EPOLLRDNORM);
+}
+
+/* The slot of @ft in the mapped deadline array, if there is one. */
+static u64 *twheel_fd_deadline_slot(u64 *deadlines,
+				    const struct twheel_fd_timer *ft)
+{
+	return deadlines ? &deadlines[TWHEEL_FD_ID_SLOT(ft->id)] : NULL;
+}
+
+/*
+ * Every arming stores its deadline in the mapped array, so that the slot
+ * holds the timer's own deadline, never one the slot's previous timer left,
+ * and the program can read it. Under tf->ctl_mutex, which sets the array.
+ */
+static void twheel_fd_publish_deadline(struct twheel_fd *tf,
+				       const struct twheel_fd_timer *ft,
+				       ktime_t deadline)
+{
+	u64 *slot;
+
+	lockdep_assert_held(&tf->ctl_mutex);
+
+	slot = twheel_fd_deadline_slot(tf->deadlines, ft);
+	if (slot)
+		WRITE_ONCE(*slot, deadline);
 }
 
 /*
@@ -455,19 +531,60 @@ static bool twheel_fd_unpark_locked(struct twheel_fd_timer *ft)
 }
 
 /*
- * The callback, in softirq context. The timer and the file outlive it: both
- * are freed only after a twheel_cancel_sync() or
- * twheel_group_shutdown_sync() that waits for it.
+ * Deadline extension: a one-shot timer comes due, and the program may have
+ * stored a later deadline in the timer's slot of the mapped array. The slot
+ * is read once; a later value (clamped to KTIME_MAX) files the timer again
+ * for it, once per expiry, and the expiry is not reported. Anything else,
+ * garbage included, leaves the expiry to be reported: the value is never
+ * used for anything but this timer's deadline. A store that races the
+ * expiry is thus either seen here (extension, no event) or not (event, and
+ * the timer is no longer pending): never both, never neither.
+ *
+ * Not when MODIFY re-armed the timer since this expiry began (it is
+ * pending again: that arming stands, and this expiry is reported) nor for
+ * a timer whose id was released. Under tf->lock, as MODIFY's arming is.
+ * Return: true if the timer was filed again.
+ */
+static bool twheel_fd_extend_locked(struct twheel_fd *tf,
+				    struct twheel_fd_timer *ft)
+{
+	/* Pairs with smp_store_release() in twheel_fd_map_create(). */
+	u64 *slot = twheel_fd_deadline_slot(smp_load_acquire(&tf->deadlines),
+					    ft);
+	u64 want, due;
+
+	lockdep_assert_held(&tf->lock);
+
+	if (!slot || ft->mode != TWHEEL_ONESHOT || !ft->live ||
+	    twheel_pending(&ft->timer))
+		return false;
+	want = min_t(u64, READ_ONCE(*slot), KTIME_MAX);
+	due = ktime_to_ns(twheel_deadline(&ft->timer));
+	if (want <= due)
+		return false;
+	if (twheel_arm(&ft->timer, (ktime_t)want, 0, TWHEEL_ONESHOT) < 0)
+		return false;
+	tf->extended++;
+	return true;
+}
+
+/*
+ * The callback, in softirq context. The timer and the file outlive it: an
+ * object is recycled or freed only once no callback runs for it, and the
+ * file only after every object.
  */
 static void twheel_fd_expire(struct twheel_timer *timer, u64 missed)
 {
 	struct twheel_fd_timer *ft = container_of(timer, struct twheel_fd_timer,
 						  timer);
 	struct twheel_fd *tf = ft->tf;
-
 	bool unread;
 
 	spin_lock(&tf->lock);
+	if (twheel_fd_extend_locked(tf, ft)) {
+		spin_unlock(&tf->lock);
+		return;
+	}
 	unread = ft->count;
 	ft->count = twheel_fd_sat_add(ft->count,
 				      twheel_fd_sat_add(missed, 1));
@@ -538,96 +655,121 @@ static int twheel_fd_check_spec(const struct twheel_timer_spec *spec,
 	return 0;
 }
 
-static struct twheel_fd_timer *twheel_fd_lookup(struct twheel_fd *tf, u64 id)
+/*
+ * Makes sure the next @n SCHEDULE operations find a free slot and a spare
+ * object, as far as the caps allow: grows the table and allocates objects,
+ * which may sleep, before a batch takes tf->lock. Return: 0, or the error
+ * that stopped it (-EDQUOT, -EAGAIN, -ENOMEM): the first SCHEDULE that
+ * then finds no slot or no object fails with it. A full table is no error
+ * here: the SCHEDULE past it fails with -ENOSPC on the per-file cap.
+ */
+static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 {
+	struct twheel_fd_table *t = &tf->table;
+	struct twheel_fd_timer *ft;
+	unsigned int have, i;
+	int table_err = 0, ret = 0;
+	LIST_HEAD(fresh);
+
 	lockdep_assert_held(&tf->ctl_mutex);
 
-	/* Ids are u32: a larger one would be truncated on 32-bit kernels. */
-	if (!id || id > U32_MAX)
-		return NULL;
-	return xa_load(&tf->timers, (unsigned long)id);
+	while (t->nslots - t->used < n && t->nslots < t->max_slots) {
+		table_err = twheel_fd_charge(tf, TWHEEL_PAGE_UNITS);
+		if (table_err)
+			break;
+		table_err = twheel_fd_table_grow(t);
+		if (table_err) {
+			twheel_fd_uncharge(tf, TWHEEL_PAGE_UNITS);
+			break;
+		}
+	}
+	/* No more objects than free slots. */
+	n = min(n, t->nslots - t->used);
+
+	spin_lock_bh(&tf->lock);
+	have = tf->nspare;
+	spin_unlock_bh(&tf->lock);
+
+	for (i = have; i < n; i++) {
+		ret = twheel_fd_charge(tf, 1);
+		if (ret)
+			break;
+		ft = kmem_cache_alloc(twheel_fd_timer_cache, GFP_KERNEL_ACCOUNT);
+		if (!ft) {
+			twheel_fd_uncharge(tf, 1);
+			ret = -ENOMEM;
+			break;
+		}
+		ft->tf = tf;
+		twheel_timer_init(&ft->timer, twheel_fd_expire, 0);
+		list_add(&ft->ready_node, &fresh);
+	}
+	if (i > have) {
+		spin_lock_bh(&tf->lock);
+		list_splice(&fresh, &tf->spare);
+		tf->nspare += i - have;
+		spin_unlock_bh(&tf->lock);
+	}
+	return table_err ?: ret;
 }
 
 /*
- * TWHEEL_IOC_SCHEDULE and TWHEEL_OP_SCHEDULE: on success, writes the new id
- * to @spec->id and returns 0. On failure nothing has changed.
+ * TWHEEL_OP_SCHEDULE: on success, writes the new id to @spec->id and
+ * returns 0. On failure nothing has changed. @prep_err is what
+ * twheel_fd_prepare() returned.
  */
-static int twheel_fd_schedule(struct twheel_fd *tf,
-			      struct twheel_timer_spec *spec)
+static int twheel_fd_schedule_locked(struct twheel_fd *tf,
+				     struct twheel_timer_spec *spec,
+				     int prep_err)
 {
 	struct twheel_fd_arming arm;
 	struct twheel_fd_timer *ft;
-	u32 id;
 	int ret;
 
 	lockdep_assert_held(&tf->ctl_mutex);
+	lockdep_assert_held(&tf->lock);
 
 	ret = twheel_fd_check_spec(spec, &arm);
 	if (ret)
 		return ret;
+	if (tf->ntimers >= tf->max_timers)
+		return -ENOSPC;
+	if (list_empty(&tf->spare) || !twheel_fd_table_has_free(&tf->table))
+		return prep_err ?: -ENOMEM;
 
-	ret = twheel_fd_reserve(tf);
-	if (ret)
-		return ret;
+	ft = list_first_entry(&tf->spare, struct twheel_fd_timer, ready_node);
+	list_del_init(&ft->ready_node);
+	tf->nspare--;
+	tf->ntimers++;
 
-	ft = kmem_cache_zalloc(twheel_fd_timer_cache, GFP_KERNEL_ACCOUNT);
-	if (!ft) {
-		ret = -ENOMEM;
-		goto err_unreserve;
-	}
-	ft->tf = tf;
-	INIT_LIST_HEAD(&ft->ready_node);
-	twheel_timer_init(&ft->timer, twheel_fd_expire, 0);
-
-	ret = twheel_group_add(&tf->group, &ft->timer);
-	if (ret)
-		goto err_free;
-
-	/*
-	 * Visible to lookups at once, but those all hold ctl_mutex, as we do:
-	 * nobody sees the timer before it is armed.
-	 */
-	ret = xa_alloc_cyclic(&tf->timers, &id, ft, TWHEEL_FD_ID_LIMIT,
-			      &tf->next_id, GFP_KERNEL_ACCOUNT);
-	if (ret < 0) {
-		if (ret == -EBUSY)
-			ret = -ENOSPC;
-		goto err_group_del;
-	}
-	ft->id = id;
-	ft->armed_deadline = arm.deadline;
-	ft->period = arm.period;
-
-	spin_lock_bh(&tf->lock);
+	ft->id = twheel_fd_table_insert(&tf->table, ft);
 	ft->mode = arm.mode;
+	ft->period = arm.period;
 	ft->user_data = spec->user_data;
 	ft->live = true;
-	spin_unlock_bh(&tf->lock);
+	ft->parked = false;
+	ft->on_list = false;
+	ft->in_flight = false;
+	ft->count = 0;
+	twheel_fd_publish_deadline(tf, ft, arm.deadline);
 
 	ret = twheel_arm(&ft->timer, arm.deadline, arm.period, arm.mode);
-	if (ret < 0)
-		goto err_erase;
-
-	spec->id = id;
+	if (ret < 0) {
+		/* Never armed: straight back to the spare list. */
+		ft->live = false;
+		twheel_fd_table_remove(&tf->table, ft->id);
+		tf->ntimers--;
+		list_add(&ft->ready_node, &tf->spare);
+		tf->nspare++;
+		return ret;
+	}
+	spec->id = ft->id;
 	return 0;
-
-err_erase:
-	/* Never armed, so the core does not reference it. */
-	xa_erase(&tf->timers, id);
-err_group_del:
-	twheel_group_del(&tf->group, &ft->timer);
-err_free:
-	kmem_cache_free(twheel_fd_timer_cache, ft);
-err_unreserve:
-	spin_lock_bh(&tf->lock);
-	twheel_fd_unreserve_locked(tf);
-	spin_unlock_bh(&tf->lock);
-	return ret;
 }
 
-/* TWHEEL_IOC_MODIFY and TWHEEL_OP_MODIFY: 1 if it was pending, 0 if not. */
-static int twheel_fd_modify(struct twheel_fd *tf,
-			    const struct twheel_timer_spec *spec)
+/* TWHEEL_OP_MODIFY: 1 if it was pending, 0 if not. */
+static int twheel_fd_modify_locked(struct twheel_fd *tf,
+				   const struct twheel_timer_spec *spec)
 {
 	struct twheel_fd_arming arm;
 	struct twheel_fd_timer *ft;
@@ -635,34 +777,32 @@ static int twheel_fd_modify(struct twheel_fd *tf,
 	int ret;
 
 	lockdep_assert_held(&tf->ctl_mutex);
+	lockdep_assert_held(&tf->lock);
 
 	ret = twheel_fd_check_spec(spec, &arm);
 	if (ret)
 		return ret;
 
-	ft = twheel_fd_lookup(tf, spec->id);
+	ft = twheel_fd_table_lookup(&tf->table, spec->id);
 	if (!ft)
 		return -ENOENT;
 
 	/*
 	 * An expiry of the previous arming may still be running, and will
 	 * see the new mode and user_data: it is reported as the new timer's.
-	 */
-	ft->armed_deadline = arm.deadline;
-	/*
 	 * Armed under tf->lock (twheel_arm() takes no lock and does not
 	 * wait), so that a running callback decides whether to park the
-	 * timer (twheel_fd_park_locked()) either before this arming, which
-	 * then undoes the parking, or after it, and then leaves it alone.
+	 * timer (twheel_fd_park_locked()) or to extend it
+	 * (twheel_fd_extend_locked()) either before this arming, which then
+	 * moves the timer again, or after it, and then leaves it alone.
 	 */
-	spin_lock_bh(&tf->lock);
 	/* The periods of the old arming, up to now, are counted. */
 	parked = twheel_fd_unpark_locked(ft);
 	ft->mode = arm.mode;
 	ft->period = arm.period;
 	ft->user_data = spec->user_data;
+	twheel_fd_publish_deadline(tf, ft, arm.deadline);
 	ret = twheel_arm(&ft->timer, arm.deadline, arm.period, arm.mode);
-	spin_unlock_bh(&tf->lock);
 
 	/* A parked periodic timer was pending, as far as its user knows. */
 	return ret < 0 ? ret : ret || parked;
@@ -670,21 +810,34 @@ static int twheel_fd_modify(struct twheel_fd *tf,
 
 /*
  * Cancels @ft and releases its id; 1 if it was pending, 0 if not. A queued
- * event stays readable (then the object is freed by the reader), unless
- * @discard, which drops an event still on the ready list.
+ * event stays readable (then the object is recycled by the reader), unless
+ * @discard, which drops an event still on the ready list. Drops tf->lock
+ * while it waits for a callback in flight.
  */
-static int twheel_fd_cancel_timer(struct twheel_fd *tf,
-				  struct twheel_fd_timer *ft, bool discard)
+static int twheel_fd_cancel_timer_locked(struct twheel_fd *tf,
+					 struct twheel_fd_timer *ft,
+					 bool discard, struct list_head *doomed)
+	__must_hold(&tf->lock)
 {
-	bool pending, free_now = false;
+	bool pending;
 
 	lockdep_assert_held(&tf->ctl_mutex);
+	lockdep_assert_held(&tf->lock);
 
-	/* Nobody can re-arm it after this: that takes ctl_mutex and the id. */
-	pending = twheel_cancel_sync(&ft->timer);
-	xa_erase(&tf->timers, ft->id);
-
-	spin_lock_bh(&tf->lock);
+	/*
+	 * Nobody can arm it after this but its own callback, which we wait
+	 * for: arming takes ctl_mutex and the id. With no callback in flight
+	 * (the common case) there is nothing to wait for: the record is final
+	 * and the object may be recycled at once.
+	 */
+	pending = twheel_cancel(&ft->timer);
+	if (twheel_running(&ft->timer)) {
+		/* Its callback takes tf->lock. */
+		spin_unlock_bh(&tf->lock);
+		pending |= twheel_cancel_sync(&ft->timer);
+		spin_lock_bh(&tf->lock);
+	}
+	twheel_fd_table_remove(&tf->table, ft->id);
 	ft->live = false;
 	/* Parked: not armed in the core, but pending for its user. */
 	if (twheel_fd_unpark_locked(ft))
@@ -697,54 +850,103 @@ static int twheel_fd_cancel_timer(struct twheel_fd *tf,
 	}
 	if (ft->on_list || ft->in_flight) {
 		/*
-		 * An orphan now: the reader of its event frees it. The event
-		 * of a periodic timer says that no more will follow.
+		 * An orphan now: the reader of its event recycles it. The
+		 * event of a periodic timer says that no more will follow.
 		 */
 		if (ft->mode != TWHEEL_ONESHOT)
 			ft->ev_flags |= TWHEEL_EVENT_CANCELLED;
 	} else {
-		twheel_fd_unreserve_locked(tf);
-		free_now = true;
+		tf->ntimers--;
+		twheel_fd_recycle_locked(tf, ft, doomed);
 	}
-	spin_unlock_bh(&tf->lock);
-
-	if (free_now)
-		twheel_fd_timer_free(tf, ft);	/* (c): cancel_sync above */
 	return pending;
 }
 
-/* TWHEEL_IOC_CANCEL and TWHEEL_OP_CANCEL: 1 if it was pending, 0 if not. */
-static int twheel_fd_cancel(struct twheel_fd *tf, const struct twheel_cancel *c)
+/* TWHEEL_OP_CANCEL: 1 if it was pending, 0 if not. */
+static int twheel_fd_cancel_locked(struct twheel_fd *tf,
+				   const struct twheel_timer_spec *s,
+				   struct list_head *doomed)
+	__must_hold(&tf->lock)
 {
 	struct twheel_fd_timer *ft;
 
-	lockdep_assert_held(&tf->ctl_mutex);
-
-	if (c->flags || c->pad)
+	if (s->value || s->period || s->user_data || s->clockid ||
+	    s->flags || s->reserved[0] || s->reserved[1])
 		return -EINVAL;
-	ft = twheel_fd_lookup(tf, c->id);
+	ft = twheel_fd_table_lookup(&tf->table, s->id);
 	if (!ft)
 		return -ENOENT;
-	return twheel_fd_cancel_timer(tf, ft, false);
+	return twheel_fd_cancel_timer_locked(tf, ft, false, doomed);
+}
+
+static int twheel_fd_run_op_locked(struct twheel_fd *tf, struct twheel_op *op,
+				   int prep_err, struct list_head *doomed)
+	__must_hold(&tf->lock)
+{
+	switch (op->op) {
+	case TWHEEL_OP_SCHEDULE:
+		return twheel_fd_schedule_locked(tf, &op->spec, prep_err);
+	case TWHEEL_OP_MODIFY:
+		return twheel_fd_modify_locked(tf, &op->spec);
+	case TWHEEL_OP_CANCEL:
+		return twheel_fd_cancel_locked(tf, &op->spec, doomed);
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * Runs @ops in order, each op's return in its @result, up to the first that
+ * fails. One hold of ctl_mutex for all of them, tf->lock taken once per
+ * TWHEEL_FD_LOCK_ROUND of them; the allocations for the SCHEDULE ops are
+ * done before (twheel_fd_prepare()), the frees after.
+ * Return: how many succeeded.
+ */
+static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
+				      struct twheel_op *ops, unsigned int count)
+{
+	unsigned int done, nsched = 0, i;
+	LIST_HEAD(doomed);
+	int prep_err = 0, r;
+
+	for (i = 0; i < count; i++)
+		nsched += ops[i].op == TWHEEL_OP_SCHEDULE;
+
+	mutex_lock(&tf->ctl_mutex);
+	if (nsched)
+		prep_err = twheel_fd_prepare(tf, nsched);
+	spin_lock_bh(&tf->lock);
+	for (done = 0; done < count; done++) {
+		r = twheel_fd_run_op_locked(tf, &ops[done], prep_err, &doomed);
+		ops[done].result = r;
+		if (r < 0)
+			break;
+		if ((done + 1) % TWHEEL_FD_LOCK_ROUND == 0 &&
+		    done + 1 < count) {
+			spin_unlock_bh(&tf->lock);
+			cond_resched();
+			spin_lock_bh(&tf->lock);
+		}
+	}
+	spin_unlock_bh(&tf->lock);
+	mutex_unlock(&tf->ctl_mutex);
+
+	twheel_fd_destroy_list(tf, &doomed);
+	return done;
 }
 
 static long twheel_fd_ioc_schedule(struct twheel_fd *tf,
 				   struct twheel_timer_spec __user *uspec)
 {
-	struct twheel_timer_spec spec;
+	struct twheel_op op = { .op = TWHEEL_OP_SCHEDULE };
 	struct twheel_fd_timer *ft;
-	int ret;
+	LIST_HEAD(doomed);
 
-	if (copy_from_user(&spec, uspec, sizeof(spec)))
+	if (copy_from_user(&op.spec, uspec, sizeof(op.spec)))
 		return -EFAULT;
-
-	mutex_lock(&tf->ctl_mutex);
-	ret = twheel_fd_schedule(tf, &spec);
-	mutex_unlock(&tf->ctl_mutex);
-	if (ret)
-		return ret;
-
-	if (!put_user(spec.id, &uspec->id))
+	if (!twheel_fd_run_ops(tf, &op, 1))
+		return op.result;
+	if (!put_user(op.spec.id, &uspec->id))
 		return 0;
 
 	/*
@@ -752,74 +954,50 @@ static long twheel_fd_ioc_schedule(struct twheel_fd *tf,
 	 * unless another thread guessed the id and got there first.
 	 */
 	mutex_lock(&tf->ctl_mutex);
-	ft = twheel_fd_lookup(tf, spec.id);
+	spin_lock_bh(&tf->lock);
+	ft = twheel_fd_table_lookup(&tf->table, op.spec.id);
 	if (ft)
-		twheel_fd_cancel_timer(tf, ft, true);
+		twheel_fd_cancel_timer_locked(tf, ft, true, &doomed);
+	spin_unlock_bh(&tf->lock);
 	mutex_unlock(&tf->ctl_mutex);
+	twheel_fd_destroy_list(tf, &doomed);
 	return -EFAULT;
 }
 
 static long twheel_fd_ioc_modify(struct twheel_fd *tf,
 				 const struct twheel_timer_spec __user *uspec)
 {
-	struct twheel_timer_spec spec;
-	int ret;
+	struct twheel_op op = { .op = TWHEEL_OP_MODIFY };
 
-	if (copy_from_user(&spec, uspec, sizeof(spec)))
+	if (copy_from_user(&op.spec, uspec, sizeof(op.spec)))
 		return -EFAULT;
-
-	mutex_lock(&tf->ctl_mutex);
-	ret = twheel_fd_modify(tf, &spec);
-	mutex_unlock(&tf->ctl_mutex);
-	return ret;
+	twheel_fd_run_ops(tf, &op, 1);
+	return op.result;
 }
 
 static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 				 const struct twheel_cancel __user *uc)
 {
+	struct twheel_op op = { .op = TWHEEL_OP_CANCEL };
 	struct twheel_cancel c;
-	int ret;
 
 	if (copy_from_user(&c, uc, sizeof(c)))
 		return -EFAULT;
-
-	mutex_lock(&tf->ctl_mutex);
-	ret = twheel_fd_cancel(tf, &c);
-	mutex_unlock(&tf->ctl_mutex);
-	return ret;
-}
-
-static int twheel_fd_run_op(struct twheel_fd *tf, struct twheel_op *op)
-{
-	const struct twheel_timer_spec *s = &op->spec;
-	struct twheel_cancel c = { .id = s->id };
-
-	lockdep_assert_held(&tf->ctl_mutex);
-
-	switch (op->op) {
-	case TWHEEL_OP_SCHEDULE:
-		return twheel_fd_schedule(tf, &op->spec);
-	case TWHEEL_OP_MODIFY:
-		return twheel_fd_modify(tf, s);
-	case TWHEEL_OP_CANCEL:
-		if (s->value || s->period || s->user_data || s->clockid ||
-		    s->flags || s->reserved[0] || s->reserved[1])
-			return -EINVAL;
-		return twheel_fd_cancel(tf, &c);
-	default:
+	if (c.flags || c.pad)
 		return -EINVAL;
-	}
+	op.spec.id = c.id;
+	twheel_fd_run_ops(tf, &op, 1);
+	return op.result;
 }
 
 static long twheel_fd_ioc_batch(struct twheel_fd *tf,
 				const struct twheel_batch __user *ub)
 {
-	struct twheel_batch b;
 	struct twheel_op *ops;
 	struct twheel_op __user *uops;
 	unsigned int done, nwrite;
+	struct twheel_batch b;
 	long ret;
-	int r;
 
 	if (copy_from_user(&b, ub, sizeof(b)))
 		return -EFAULT;
@@ -835,14 +1013,7 @@ static long twheel_fd_ioc_batch(struct twheel_fd *tf,
 		goto out_free_ops;
 	}
 
-	mutex_lock(&tf->ctl_mutex);
-	for (done = 0; done < b.count; done++) {
-		r = twheel_fd_run_op(tf, &ops[done]);
-		ops[done].result = r;
-		if (r < 0)
-			break;
-	}
-	mutex_unlock(&tf->ctl_mutex);
+	done = twheel_fd_run_ops(tf, ops, b.count);
 
 	/* Write back the ops that ran, the failed one included, no more. */
 	nwrite = min(done + 1, b.count);
@@ -897,10 +1068,12 @@ static long twheel_fd_ioc_info(struct twheel_fd *tf,
 	info.timers = tf->ntimers;
 	info.queued = tf->nqueued;
 	spin_unlock_bh(&tf->lock);
-	info.flags = tf->cap_exempt ? TWHEEL_INFO_USER_CAP_EXEMPT : 0;
-	info.user_timers = atomic_long_read(&tf->user->timers);
+	info.flags = TWHEEL_INFO_MAP;
+	if (tf->cap_exempt)
+		info.flags |= TWHEEL_INFO_USER_CAP_EXEMPT;
+	info.user_timers = atomic_long_read(&tf->user->units);
 	info.max_user_timers = READ_ONCE(max_user_timers);
-	info.total_timers = atomic_long_read(&twheel_total_timers);
+	info.total_timers = atomic_long_read(&twheel_total_units);
 	info.max_total_timers = READ_ONCE(max_total_timers);
 
 	if (copy_to_user(ui, &info, sizeof(info)))
@@ -972,12 +1145,12 @@ static unsigned int twheel_fd_pop(struct twheel_fd *tf,
 
 /*
  * A reader is done with @ft (in_flight): queue it again if it fired again
- * meanwhile (*@woke is then set), or tell the caller to free it if it was
- * cancelled meanwhile, which makes (c) true.
- * Return: true if the caller must free @ft, now not counted any more.
+ * meanwhile (*@woke is then set), or recycle it if it was cancelled
+ * meanwhile (the cancel made (c) true).
  */
-static bool twheel_fd_reader_done_locked(struct twheel_fd *tf,
-					 struct twheel_fd_timer *ft, bool *woke)
+static void twheel_fd_reader_done_locked(struct twheel_fd *tf,
+					 struct twheel_fd_timer *ft, bool *woke,
+					 struct list_head *doomed)
 {
 	lockdep_assert_held(&tf->lock);
 
@@ -985,24 +1158,22 @@ static bool twheel_fd_reader_done_locked(struct twheel_fd *tf,
 	if (ft->count) {
 		twheel_fd_queue_tail_locked(tf, ft);
 		*woke = true;
-		return false;
+	} else if (!ft->live) {
+		tf->ntimers--;
+		twheel_fd_recycle_locked(tf, ft, doomed);
 	}
-	if (!ft->live) {
-		twheel_fd_unreserve_locked(tf);
-		return true;
-	}
-	return false;
 }
 
 /*
  * The second half of reading a fired one-shot timer's event: release its id
- * and free it, unless MODIFY re-armed it or it fired again meanwhile. @ft
- * is in_flight, so it is still allocated.
+ * and recycle it, unless MODIFY re-armed it or it fired again meanwhile.
+ * @ft is in_flight, so it is still allocated.
  */
 static bool twheel_fd_release_oneshot(struct twheel_fd *tf,
-				      struct twheel_fd_timer *ft)
+				      struct twheel_fd_timer *ft,
+				      struct list_head *doomed)
 {
-	bool armed = true, woke = false, erase = false, free_now = false;
+	bool armed = true, woke = false;
 
 	lockdep_assert_held(&tf->ctl_mutex);
 
@@ -1016,27 +1187,23 @@ static bool twheel_fd_release_oneshot(struct twheel_fd *tf,
 		 * deadline rather than lose the expiry.
 		 */
 		if (twheel_cancel_sync(&ft->timer))
-			WARN_ON_ONCE(twheel_arm(&ft->timer, ft->armed_deadline,
+			WARN_ON_ONCE(twheel_arm(&ft->timer,
+						twheel_deadline(&ft->timer),
 						0, TWHEEL_ONESHOT) < 0);
 		else
 			armed = false;
 	}
 
 	spin_lock_bh(&tf->lock);
-	free_now = twheel_fd_reader_done_locked(tf, ft, &woke);
-	if (!free_now && !woke && !armed) {
+	twheel_fd_reader_done_locked(tf, ft, &woke, doomed);
+	if (ft->live && !woke && !armed) {
 		/* (c) by the cancel_sync above. */
+		twheel_fd_table_remove(&tf->table, ft->id);
 		ft->live = false;
-		twheel_fd_unreserve_locked(tf);
-		erase = true;
-		free_now = true;
+		tf->ntimers--;
+		twheel_fd_recycle_locked(tf, ft, doomed);
 	}
 	spin_unlock_bh(&tf->lock);
-
-	if (erase)
-		xa_erase(&tf->timers, ft->id);
-	if (free_now)
-		twheel_fd_timer_free(tf, ft);
 	return woke;
 }
 
@@ -1045,9 +1212,10 @@ static bool twheel_fd_release_oneshot(struct twheel_fd *tf,
  * for the deadline it would have had (see twheel_fd_park_locked()), or
  * free it if it was cancelled meanwhile. @ft is in_flight.
  */
-static bool twheel_fd_resume(struct twheel_fd *tf, struct twheel_fd_timer *ft)
+static bool twheel_fd_resume(struct twheel_fd *tf, struct twheel_fd_timer *ft,
+			     struct list_head *doomed)
 {
-	bool woke = false, free_now = false;
+	bool woke = false;
 
 	lockdep_assert_held(&tf->ctl_mutex);
 
@@ -1058,22 +1226,20 @@ static bool twheel_fd_resume(struct twheel_fd *tf, struct twheel_fd_timer *ft)
 		WARN_ON_ONCE(twheel_arm(&ft->timer, ft->park_deadline,
 					ft->period, ft->mode) < 0);
 	}
-	free_now = twheel_fd_reader_done_locked(tf, ft, &woke);
+	twheel_fd_reader_done_locked(tf, ft, &woke, doomed);
 	spin_unlock_bh(&tf->lock);
-
-	if (free_now)
-		twheel_fd_timer_free(tf, ft);
 	return woke;
 }
 
 /* Under ctl_mutex, what twheel_fd_finish() could not do under tf->lock. */
-static bool twheel_fd_settle(struct twheel_fd *tf, struct twheel_fd_timer *ft)
+static bool twheel_fd_settle(struct twheel_fd *tf, struct twheel_fd_timer *ft,
+			     struct list_head *doomed)
 {
 	lockdep_assert_held(&tf->ctl_mutex);
 
 	if (ft->mode == TWHEEL_ONESHOT)
-		return twheel_fd_release_oneshot(tf, ft);
-	return twheel_fd_resume(tf, ft);
+		return twheel_fd_release_oneshot(tf, ft, doomed);
+	return twheel_fd_resume(tf, ft, doomed);
 }
 
 /*
@@ -1088,7 +1254,7 @@ static void twheel_fd_finish(struct twheel_fd *tf,
 {
 	struct twheel_fd_timer *ft, *tmp;
 	LIST_HEAD(release);
-	LIST_HEAD(dead);
+	LIST_HEAD(doomed);
 	bool woke = false;
 	unsigned int i;
 
@@ -1112,8 +1278,8 @@ static void twheel_fd_finish(struct twheel_fd *tf,
 		} else if (!ft->live) {
 			/* An orphan: (c) by the cancel that orphaned it. */
 			ft->in_flight = false;
-			twheel_fd_unreserve_locked(tf);
-			list_add_tail(&ft->ready_node, &dead);
+			tf->ntimers--;
+			twheel_fd_recycle_locked(tf, ft, &doomed);
 		} else if (ft->mode == TWHEEL_ONESHOT || ft->parked) {
 			/* Stays in_flight until settled under ctl_mutex. */
 			list_add_tail(&ft->ready_node, &release);
@@ -1123,17 +1289,15 @@ static void twheel_fd_finish(struct twheel_fd *tf,
 	}
 	spin_unlock_bh(&tf->lock);
 
-	list_for_each_entry_safe(ft, tmp, &dead, ready_node)
-		twheel_fd_timer_free(tf, ft);
-
 	if (!list_empty(&release)) {
 		mutex_lock(&tf->ctl_mutex);
 		list_for_each_entry_safe(ft, tmp, &release, ready_node) {
 			list_del_init(&ft->ready_node);
-			woke |= twheel_fd_settle(tf, ft);
+			woke |= twheel_fd_settle(tf, ft, &doomed);
 		}
 		mutex_unlock(&tf->ctl_mutex);
 	}
+	twheel_fd_destroy_list(tf, &doomed);
 
 	if (woke)
 		twheel_fd_wake(tf);
@@ -1212,7 +1376,7 @@ static struct twheel_user *twheel_user_get(kuid_t uid)
 	u = fresh;
 	fresh = NULL;
 	u->uid = uid;
-	atomic_long_set(&u->timers, 0);
+	atomic_long_set(&u->units, 0);
 	hash_add(twheel_users, &u->node, __kuid_val(uid));
 found:
 	u->files++;
@@ -1232,7 +1396,7 @@ static void twheel_user_put(struct twheel_user *u)
 		hash_del(&u->node);
 	spin_unlock(&twheel_users_lock);
 	if (last) {
-		WARN_ON_ONCE(atomic_long_read(&u->timers));
+		WARN_ON_ONCE(atomic_long_read(&u->units));
 		kfree(u);
 	}
 }
@@ -1253,11 +1417,11 @@ static int twheel_fd_open(struct inode *inode, struct file *file)
 	tf->cap_exempt = capable(CAP_SYS_RESOURCE);
 
 	mutex_init(&tf->ctl_mutex);
-	xa_init_flags(&tf->timers, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	tf->max_timers = READ_ONCE(max_timers);
-	twheel_group_init(&tf->group);
+	twheel_fd_table_init(&tf->table, tf->max_timers);
 	spin_lock_init(&tf->lock);
 	INIT_LIST_HEAD(&tf->ready);
+	INIT_LIST_HEAD(&tf->spare);
 	init_waitqueue_head(&tf->wq);
 
 	file->private_data = tf;
@@ -1265,39 +1429,145 @@ static int twheel_fd_open(struct inode *inode, struct file *file)
 }
 
 /*
- * The last reference to the file is gone: no ioctl or read() is running,
- * none will, and after the group shutdown no callback is running or will
- * run (nor can a timer be re-armed), so the locks are not needed any more.
+ * The deadline array of mmap(): one u64 per slot, for every slot the file
+ * may ever have (max_timers), in pages charged to the caller's memory
+ * cgroup and counted against the caps, mapped contiguously for the kernel.
+ * Created by the first mmap(), freed at release.
+ */
+static int twheel_fd_map_create(struct twheel_fd *tf)
+{
+	unsigned int n = DIV_ROUND_UP((size_t)tf->max_timers * sizeof(u64),
+				      PAGE_SIZE);
+	struct page **pages;
+	unsigned int i;
+	u64 *map;
+	int ret;
+
+	lockdep_assert_held(&tf->ctl_mutex);
+
+	ret = twheel_fd_charge(tf, (unsigned long)n * TWHEEL_PAGE_UNITS);
+	if (ret)
+		return ret;
+	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	if (!pages) {
+		ret = -ENOMEM;
+		goto err_uncharge;
+	}
+	for (i = 0; i < n; i++) {
+		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!pages[i]) {
+			ret = -ENOMEM;
+			goto err_free_pages;
+		}
+	}
+	map = vmap(pages, n, VM_MAP, PAGE_KERNEL);
+	if (!map) {
+		ret = -ENOMEM;
+		goto err_free_pages;
+	}
+	tf->dl_pages = pages;
+	tf->dl_npages = n;
+	/* Pairs with smp_load_acquire() in twheel_fd_extend_locked(). */
+	smp_store_release(&tf->deadlines, map);
+	return 0;
+
+err_free_pages:
+	while (i--)
+		__free_page(pages[i]);
+	kvfree(pages);
+err_uncharge:
+	twheel_fd_uncharge(tf, (unsigned long)n * TWHEEL_PAGE_UNITS);
+	return ret;
+}
+
+/*
+ * mmap() of the deadline array: MAP_SHARED, offset 0, exactly the array's
+ * size (max_timers u64s rounded up to pages); read-only mappings are
+ * fine. Every mapping of the file maps the same pages.
+ */
+static int twheel_fd_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct twheel_fd *tf = file->private_data;
+	size_t size = PAGE_ALIGN((size_t)tf->max_timers * sizeof(u64));
+	unsigned long npages;
+	int ret;
+
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != size)
+		return -EINVAL;
+	/* A private mapping would write to copies the kernel never reads. */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+
+	mutex_lock(&tf->ctl_mutex);
+	if (!tf->deadlines) {
+		ret = twheel_fd_map_create(tf);
+		if (ret)
+			goto out_unlock;
+	}
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	npages = tf->dl_npages;
+	ret = vm_insert_pages(vma, vma->vm_start, tf->dl_pages, &npages);
+out_unlock:
+	mutex_unlock(&tf->ctl_mutex);
+	return ret;
+}
+
+/*
+ * The last reference to the file is gone: no ioctl, read() or mmap() is
+ * running and none will (a mapping holds a reference), so the locks are
+ * not needed any more but for the callbacks, which may still be running
+ * when we start: every live timer is cancelled first, then every object
+ * waited for (twheel_cancel_sync()) and freed, so that a wheel of another
+ * CPU unlinks thousands of timers in one run. Both passes reschedule
+ * between timers: a file of a million timers stalls nobody.
  */
 static int twheel_fd_release(struct inode *inode, struct file *file)
 {
 	struct twheel_fd *tf = file->private_data;
 	struct twheel_fd_timer *ft, *tmp;
-	unsigned long id;
+	unsigned int slot, i;
 
-	/* Bounded sections, rescheduling in between: see tw_group_stop(). */
-	twheel_group_shutdown_sync(&tf->group);
-
-	/* Orphans are only on the ready list; live timers are in the xarray. */
+	for (slot = 0; slot < tf->table.nslots; slot++) {
+		ft = twheel_fd_table_slot_obj(&tf->table, slot);
+		if (ft)
+			twheel_cancel(&ft->timer);
+		if (slot % TWHEEL_FD_LOCK_ROUND == 0)
+			cond_resched();
+	}
+	/*
+	 * Orphans are only on the ready list, live timers in the table and
+	 * recycled ones on the spare list; a callback may still queue a live
+	 * timer on the ready list until the second pass waited for it.
+	 */
+	for (slot = 0; slot < tf->table.nslots; slot++) {
+		ft = twheel_fd_table_slot_obj(&tf->table, slot);
+		if (ft)
+			twheel_cancel_sync(&ft->timer);
+		cond_resched();
+	}
 	list_for_each_entry_safe(ft, tmp, &tf->ready, ready_node) {
 		list_del(&ft->ready_node);
 		if (!ft->live)
-			kmem_cache_free(twheel_fd_timer_cache, ft);
+			twheel_fd_timer_destroy(tf, ft);
 		cond_resched();
 	}
-	/*
-	 * Erased one at a time: xa_destroy() of a full table frees every
-	 * node with interrupts off, a stall that grows with the number of
-	 * timers. The group is dead: its list is not kept any more.
-	 */
-	xa_for_each(&tf->timers, id, ft) {
-		xa_erase(&tf->timers, id);
-		kmem_cache_free(twheel_fd_timer_cache, ft);
+	for (slot = 0; slot < tf->table.nslots; slot++) {
+		ft = twheel_fd_table_slot_obj(&tf->table, slot);
+		if (ft)
+			twheel_fd_timer_destroy(tf, ft);
 		cond_resched();
 	}
-	xa_destroy(&tf->timers);
-	atomic_long_sub(tf->ntimers, &tf->user->timers);
-	atomic_long_sub(tf->ntimers, &twheel_total_timers);
+	twheel_fd_destroy_list(tf, &tf->spare);
+	twheel_fd_table_destroy(&tf->table);
+
+	if (tf->deadlines) {
+		vunmap(tf->deadlines);
+		for (i = 0; i < tf->dl_npages; i++)
+			__free_page(tf->dl_pages[i]);
+		kvfree(tf->dl_pages);
+	}
+	/* The table's and the array's pages. */
+	twheel_fd_uncharge(tf, atomic_long_read(&tf->charged));
 	twheel_user_put(tf->user);
 
 	if (tf->evctx)
@@ -1310,23 +1580,32 @@ static int twheel_fd_release(struct inode *inode, struct file *file)
 static void twheel_fd_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct twheel_fd *tf = file->private_data;
-	unsigned int ntimers, nqueued;
+	unsigned int ntimers, nqueued, nspare;
+	u64 extended;
 
 	spin_lock_bh(&tf->lock);
 	ntimers = tf->ntimers;
 	nqueued = tf->nqueued;
+	nspare = tf->nspare;
+	extended = tf->extended;
 	spin_unlock_bh(&tf->lock);
 
 	seq_printf(m, "twheel-timers:\t%u\n", ntimers);
 	seq_printf(m, "twheel-queued:\t%u\n", nqueued);
 	seq_printf(m, "twheel-max-timers:\t%u\n", tf->max_timers);
+	seq_printf(m, "twheel-slots:\t%u\n", READ_ONCE(tf->table.nslots));
+	seq_printf(m, "twheel-spare:\t%u\n", nspare);
+	seq_printf(m, "twheel-extended:\t%llu\n", extended);
+	seq_printf(m, "twheel-mapped:\t%u\n", tf->deadlines ? 1 : 0);
+	seq_printf(m, "twheel-charged:\t%ld\n",
+		   atomic_long_read(&tf->charged));
 	seq_printf(m, "twheel-user-timers:\t%ld\n",
-		   atomic_long_read(&tf->user->timers));
+		   atomic_long_read(&tf->user->units));
 	seq_printf(m, "twheel-max-user-timers:\t%lu%s\n",
 		   READ_ONCE(max_user_timers),
 		   tf->cap_exempt ? " (exempt)" : "");
 	seq_printf(m, "twheel-total-timers:\t%ld\n",
-		   atomic_long_read(&twheel_total_timers));
+		   atomic_long_read(&twheel_total_units));
 	seq_printf(m, "twheel-max-total-timers:\t%lu\n",
 		   READ_ONCE(max_total_timers));
 	seq_printf(m, "twheel-granularity-ns:\t%lld\n",
@@ -1339,6 +1618,7 @@ static const struct file_operations twheel_fd_fops = {
 	.release	= twheel_fd_release,
 	.read		= twheel_fd_read,
 	.poll		= twheel_fd_poll,
+	.mmap		= twheel_fd_mmap,
 	.unlocked_ioctl	= twheel_fd_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.show_fdinfo	= twheel_fd_show_fdinfo,

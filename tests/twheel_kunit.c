@@ -22,6 +22,7 @@
 #include "../twheel.h"
 #include "../wheel.h"
 #include "../internal.h"
+#include "../fd_table.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
@@ -1167,7 +1168,109 @@ static struct kunit_suite tw_api_suite = {
 	.test_cases = tw_api_cases,
 };
 
-kunit_test_suites(&tw_wheel_suite, &tw_api_suite);
+/* ---------------------------------------------------------------------
+ * twheel_fd_table: the slot table of /dev/twheel (fd_table.c)
+ */
+
+static void tw_table_teardown(void *t)
+{
+	twheel_fd_table_destroy(t);
+}
+
+static struct twheel_fd_table *tw_table_new(struct kunit *test, u32 max)
+{
+	struct twheel_fd_table *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	twheel_fd_table_init(t, max);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tw_table_teardown, t), 0);
+	return t;
+}
+
+/* Stale ids miss; released slots come back first, one generation on. */
+static void tw_test_table_ids(struct kunit *test)
+{
+	struct twheel_fd_table *t = tw_table_new(test, 1000);
+	int objs[4];
+	u64 a, b, c, d;
+
+	KUNIT_EXPECT_FALSE(test, twheel_fd_table_has_free(t));
+	KUNIT_ASSERT_EQ(test, twheel_fd_table_grow(t), 0);
+	a = twheel_fd_table_insert(t, &objs[0]);
+	b = twheel_fd_table_insert(t, &objs[1]);
+	c = twheel_fd_table_insert(t, &objs[2]);
+	KUNIT_EXPECT_EQ(test, a, 1ULL);
+	KUNIT_EXPECT_EQ(test, b, 2ULL);
+	KUNIT_EXPECT_EQ(test, c, 3ULL);
+	KUNIT_EXPECT_PTR_EQ(test, twheel_fd_table_lookup(t, b), (void *)&objs[1]);
+	twheel_fd_table_remove(t, b);
+	KUNIT_EXPECT_NULL(test, twheel_fd_table_lookup(t, b));
+	d = twheel_fd_table_insert(t, &objs[3]);
+	KUNIT_EXPECT_EQ(test, d, (1ULL << 32) | 2);
+	KUNIT_EXPECT_NULL(test, twheel_fd_table_lookup(t, b));
+	KUNIT_EXPECT_PTR_EQ(test, twheel_fd_table_lookup(t, d), (void *)&objs[3]);
+	/* no slot, slot 0 of any generation, a slot beyond the table */
+	KUNIT_EXPECT_NULL(test, twheel_fd_table_lookup(t, 0));
+	KUNIT_EXPECT_NULL(test, twheel_fd_table_lookup(t, 1ULL << 32));
+	KUNIT_EXPECT_NULL(test, twheel_fd_table_lookup(t, t->nslots + 1));
+	KUNIT_EXPECT_NULL(test, twheel_fd_table_lookup(t, U64_MAX));
+	KUNIT_EXPECT_EQ(test, t->used, 3u);
+}
+
+/* After 2^32 releases a slot's generation wraps to 0: ids stay unique. */
+static void tw_test_table_gen_wrap(struct kunit *test)
+{
+	struct twheel_fd_table *t = tw_table_new(test, 10);
+	int obj;
+	u64 last, wrapped;
+
+	KUNIT_ASSERT_EQ(test, twheel_fd_table_grow(t), 0);
+	t->chunks[0][0].gen = U32_MAX - 1;
+	last = twheel_fd_table_insert(t, &obj);
+	KUNIT_EXPECT_EQ(test, last, ((u64)(U32_MAX - 1) << 32) | 1);
+	twheel_fd_table_remove(t, last);
+	last = twheel_fd_table_insert(t, &obj);
+	KUNIT_EXPECT_EQ(test, last, ((u64)U32_MAX << 32) | 1);
+	twheel_fd_table_remove(t, last);
+	wrapped = twheel_fd_table_insert(t, &obj);
+	KUNIT_EXPECT_EQ(test, wrapped, 1ULL);
+	KUNIT_EXPECT_NULL(test, twheel_fd_table_lookup(t, last));
+	KUNIT_EXPECT_PTR_EQ(test, twheel_fd_table_lookup(t, wrapped), (void *)&obj);
+}
+
+/* The table grows a page at a time up to its cap, never past it. */
+static void tw_test_table_cap(struct kunit *test)
+{
+	struct twheel_fd_table *t = tw_table_new(test, TWHEEL_FD_CHUNK_SLOTS + 3);
+	int obj;
+	u32 i;
+
+	KUNIT_ASSERT_EQ(test, twheel_fd_table_grow(t), 0);
+	KUNIT_EXPECT_EQ(test, t->nslots, (u32)TWHEEL_FD_CHUNK_SLOTS);
+	KUNIT_ASSERT_EQ(test, twheel_fd_table_grow(t), 0);
+	KUNIT_EXPECT_EQ(test, t->nslots, (u32)TWHEEL_FD_CHUNK_SLOTS + 3);
+	KUNIT_EXPECT_EQ(test, twheel_fd_table_grow(t), -ENOSPC);
+	for (i = 0; i < TWHEEL_FD_CHUNK_SLOTS + 3; i++) {
+		KUNIT_ASSERT_TRUE(test, twheel_fd_table_has_free(t));
+		KUNIT_EXPECT_EQ(test, TWHEEL_FD_ID_SLOT(twheel_fd_table_insert(t, &obj)),
+				i);
+	}
+	KUNIT_EXPECT_FALSE(test, twheel_fd_table_has_free(t));
+}
+
+static struct kunit_case tw_table_cases[] = {
+	KUNIT_CASE(tw_test_table_ids),
+	KUNIT_CASE(tw_test_table_gen_wrap),
+	KUNIT_CASE(tw_test_table_cap),
+	{}
+};
+
+static struct kunit_suite tw_table_suite = {
+	.name = "twheel_fd_table",
+	.test_cases = tw_table_cases,
+};
+
+kunit_test_suites(&tw_wheel_suite, &tw_api_suite, &tw_table_suite);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("KUnit tests for twheel");

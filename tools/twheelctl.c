@@ -28,6 +28,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 
 #include "uapi/twheel.h"
@@ -273,13 +274,14 @@ struct timer {
 	bool live;		/* pending, or fired with its event unread */
 };
 
-enum action_kind { ACT_CANCEL, ACT_MODIFY };
+enum action_kind { ACT_CANCEL, ACT_MODIFY, ACT_EXTEND };
 
 struct action {
 	enum action_kind kind;
 	int spec;		/* 0-based */
 	u64 at;			/* ns after start */
 	struct tspec mod;	/* ACT_MODIFY */
+	u64 by;			/* ACT_EXTEND: the new deadline, ns after @at */
 	const char *text;
 };
 
@@ -429,6 +431,7 @@ struct run_opts {
 
 struct state {
 	int fd;
+	u64 *map;			/* the deadline array, for --extend */
 	u64 t0;
 	struct timer *timers;
 	u32 ntimers;
@@ -614,6 +617,16 @@ static void do_action(struct state *st, struct action *a)
 			cancel_timer(st, t, "cancel");
 			continue;
 		}
+		if (a->kind == ACT_EXTEND) {
+			char d[32];
+
+			/* One store: no system call. The kernel reads it when due. */
+			st->map[TWHEEL_ID_SLOT(t->id)] = now + a->by;
+			note(st, t, "extend at %.3f ms: due %s from now (a store, no system call%s)",
+			     rel_ms(st, now), fmt_dur(a->by, d, sizeof(d)),
+			     sp->period ? "; a periodic timer ignores it" : "");
+			continue;
+		}
 		/* ACT_MODIFY */
 		{
 			struct twheel_timer_spec s = to_kspec(&a->mod, sp->has_data ? sp->data :
@@ -768,6 +781,9 @@ static void print_plan(const struct state *st, const struct run_opts *o, const s
 		snprintf(idx, sizeof(idx), "#%d", ac->spec + 1);
 		if (ac->kind == ACT_CANCEL)
 			printf("%6s  %-16s cancel at %s\n", idx, "", fmt_dur(ac->at, at, sizeof(at)));
+		else if (ac->kind == ACT_EXTEND)
+			printf("%6s  %-16s extend at %s by a store\n", idx, "",
+			       fmt_dur(ac->at, at, sizeof(at)));
 		else
 			printf("%6s  %-16s modify at %s to %s\n", idx, "", fmt_dur(ac->at, at, sizeof(at)),
 			       ac->mod.text);
@@ -820,6 +836,20 @@ static int run(const struct run_opts *o)
 	if (total > info.max_timers)
 		fprintf(stderr, "%s: warning: %llu timers, but this fd may hold %u\n", prog,
 			(unsigned long long)total, info.max_timers);
+	for (int a = 0; a < o->nactions && !st.map; a++) {
+		long page = sysconf(_SC_PAGESIZE);
+		void *p;
+
+		if (o->actions[a].kind != ACT_EXTEND)
+			continue;
+		if (!(info.flags & TWHEEL_INFO_MAP))
+			die_errno(EOPNOTSUPP, "--extend: this twheel has no deadline mapping");
+		p = mmap(NULL, (TWHEEL_MAP_SIZE(info.max_timers) + page - 1) / page * page,
+			 PROT_READ | PROT_WRITE, MAP_SHARED, st.fd, 0);
+		if (p == MAP_FAILED)
+			die_errno(errno, "mmap of the deadline array");
+		st.map = p;
+	}
 
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
@@ -993,6 +1023,7 @@ static void help_run(FILE *f)
 {
 	fprintf(f,
 "usage: twheelctl run -t SPEC [-t SPEC]... [--cancel T@DUR]... [--modify T@DUR=SPEC]...\n"
+"                     [--extend T@DUR=DUR]...\n"
 "                     [--count N] [--for DUR] [--single] [--poll] [--quiet]\n"
 "\n"
 "Schedule several timers on one fd (in one TWHEEL_IOC_BATCH) and watch them\n"
@@ -1012,6 +1043,9 @@ static void help_run(FILE *f)
 "  -c, --cancel T@DUR      cancel timer #T, DUR after the start\n"
 "  -m, --modify T@DUR=SPEC re-arm timer #T with SPEC, DUR after the start\n"
 "                          (SPEC's times count from that moment)\n"
+"  -x, --extend T@DUR=DUR2 push one-shot timer #T back, DUR after the start, to\n"
+"                          DUR2 from then, by a store to the mapped deadline\n"
+"                          array (no system call; moving it earlier takes --modify)\n"
 "  -n, --count N           stop after N expiries in all\n"
 "      --for DUR           stop after DUR\n"
 "      --single            one TWHEEL_IOC_SCHEDULE per timer instead of a batch\n"
@@ -1023,6 +1057,7 @@ static void help_run(FILE *f)
 "  twheelctl run -t 250ms -t 1s -t every:500ms,count=5\n"
 "  twheelctl run -t every:100ms -t every:300ms,delay --cancel 1@1s --for 2s\n"
 "  twheelctl run -t 5s --modify 1@500ms=250ms      # fires at 750 ms, not 5 s\n"
+"  twheelctl run -t 500ms --extend 1@300ms=500ms   # fires at 800 ms, pushed back by a store\n"
 "  twheelctl run -t at:+1s,data=0xfeed\n");
 }
 
@@ -1176,12 +1211,16 @@ static void parse_action(const char *cmd, const char *opt, const char *arg, enum
 	at = strchr(buf, '@');
 	if (!at)
 		usage_error(cmd, "invalid %s '%s': expected %s", opt, arg,
-			    kind == ACT_CANCEL ? "T@DUR, e.g. 2@500ms" : "T@DUR=SPEC, e.g. 1@1s=250ms");
+			    kind == ACT_CANCEL ? "T@DUR, e.g. 2@500ms" :
+			    kind == ACT_EXTEND ? "T@DUR=DUR, e.g. 1@300ms=500ms" :
+			    "T@DUR=SPEC, e.g. 1@1s=250ms");
 	*at++ = 0;
-	if (kind == ACT_MODIFY) {
+	if (kind != ACT_CANCEL) {
 		eq = strchr(at, '=');
 		if (!eq)
-			usage_error(cmd, "invalid %s '%s': expected T@DUR=SPEC, e.g. 1@1s=250ms", opt, arg);
+			usage_error(cmd, "invalid %s '%s': expected %s", opt, arg,
+				    kind == ACT_EXTEND ? "T@DUR=DUR, e.g. 1@300ms=500ms" :
+				    "T@DUR=SPEC, e.g. 1@1s=250ms");
 		*eq++ = 0;
 	}
 	errno = 0;
@@ -1192,6 +1231,8 @@ static void parse_action(const char *cmd, const char *opt, const char *arg, enum
 	a->spec = (int)(t - 1);
 	snprintf(what, sizeof(what), "%s %s", opt, arg);
 	a->at = duration_arg(cmd, what, at);
+	if (kind == ACT_EXTEND)
+		a->by = duration_arg(cmd, what, eq);
 	if (kind == ACT_MODIFY) {
 		parse_spec(cmd, opt, strdup(eq), &a->mod);
 		if (a->mod.copies != 1)
@@ -1206,6 +1247,7 @@ static int cmd_run(int argc, char **argv)
 		{ "timer", required_argument, NULL, 't' },
 		{ "cancel", required_argument, NULL, 'c' },
 		{ "modify", required_argument, NULL, 'm' },
+		{ "extend", required_argument, NULL, 'x' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "for", required_argument, NULL, 'F' },
 		{ "single", no_argument, NULL, 'S' },
@@ -1224,7 +1266,7 @@ static int cmd_run(int argc, char **argv)
 		die_errno(ENOMEM, "parse");
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":t:c:m:n:qh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:c:m:x:n:qh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			parse_spec(cmd, "-t", optarg, &o.specs[o.nspecs++]);
@@ -1234,6 +1276,9 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case 'm':
 			parse_action(cmd, "--modify", optarg, ACT_MODIFY, &o.actions[o.nactions++]);
+			break;
+		case 'x':
+			parse_action(cmd, "--extend", optarg, ACT_EXTEND, &o.actions[o.nactions++]);
 			break;
 		case 'n':
 			o.count = u64_arg(cmd, "--count", optarg, 1);

@@ -8,6 +8,30 @@
  * read with read(), announced by poll()/epoll (EPOLLIN) and, if registered,
  * by signalling an eventfd.
  *
+ * Ids. A timer's id names a slot of its file's timer table and the
+ * generation of that slot: id = generation << 32 | (slot + 1). Ids are
+ * never 0; an id whose timer is gone gets ENOENT, even once its slot holds
+ * another timer (until the slot has been reused 2^32 times).
+ * TWHEEL_ID_SLOT(id) is the slot, the index into the deadline array.
+ *
+ * Deadline extension without a system call (TWHEEL_INFO_MAP). mmap() of the
+ * file, MAP_SHARED, offset 0, length TWHEEL_MAP_SIZE(info.max_timers)
+ * rounded up to the page size, maps an array of __u64 CLOCK_MONOTONIC
+ * deadlines in ns, one per slot. Every SCHEDULE and MODIFY stores the
+ * timer's deadline in its slot. When a one-shot timer comes due, the kernel
+ * reads its slot once: if the program stored a later deadline there, the
+ * timer is filed again for it (values above INT64_MAX count as INT64_MAX)
+ * and no event is queued; otherwise it fires as usual. So an idle timeout
+ * is pushed back with one store per packet, and costs the kernel one
+ * re-filing per expiry, not one system call per packet. Moving a deadline
+ * earlier takes MODIFY; periodic timers ignore their slot. A store that
+ * races the expiry either extends the timer or comes too late (the event
+ * is queued): never both. The array is the program's: garbage in a slot
+ * affects only that slot's timer. Any number of mappings share one array,
+ * which lives until the file is closed and counts against the caps of
+ * struct twheel_info (TWHEEL_MAP_SIZE / 256 timers); a private or
+ * wrongly sized mapping, or one at another offset, gives EINVAL.
+ *
  * Rules (Documentation/process/botching-up-ioctls.rst): all structs have a
  * fixed size and explicit padding; user pointers are __u64; padding and
  * reserved fields must be zero and unknown flags are refused with EINVAL,
@@ -20,6 +44,11 @@
 #include <linux/ioctl.h>
 
 #define TWHEEL_DEVICE		"/dev/twheel"
+
+/* The slot of an id: its index in the mapped deadline array. */
+#define TWHEEL_ID_SLOT(id)	((__u32)(id) - 1)
+/* Bytes of the deadline array, before rounding up to the page size. */
+#define TWHEEL_MAP_SIZE(max_timers)	((__u64)(max_timers) * sizeof(__u64))
 
 /* The only clock accepted today; others give EINVAL. */
 #define TWHEEL_CLOCK_MONOTONIC	1	/* == CLOCK_MONOTONIC */
@@ -140,6 +169,8 @@ struct twheel_batch {
 /* struct twheel_info::flags */
 /* The opener had CAP_SYS_RESOURCE: @max_user_timers does not apply. */
 #define TWHEEL_INFO_USER_CAP_EXEMPT	0x1u
+/* mmap() gives the deadline array (see the top of this file). */
+#define TWHEEL_INFO_MAP			0x2u
 
 /**
  * struct twheel_info - limits and counters of this fd
@@ -153,12 +184,17 @@ struct twheel_batch {
  * @queued: events waiting to be read
  * @flags: TWHEEL_INFO_*
  * @user_timers: timers held by all open files of this fd's user (the uid
- *	that opened it)
+ *	that opened it), in units of one timer: a file also holds the timers
+ *	it keeps for reuse (up to TWHEEL_BATCH_MAX), one per 16 slots of its
+ *	table, and TWHEEL_MAP_SIZE(max_timers) / 256 for a deadline array,
+ *	until it is closed
  * @max_user_timers: the most timers one user may hold (module parameter
- *	max_user_timers); past it SCHEDULE fails with EDQUOT
- * @total_timers: timers held by all open files of the device
+ *	max_user_timers); past it SCHEDULE and mmap() fail with EDQUOT
+ * @total_timers: timers held by all open files of the device, counted as
+ *	@user_timers
  * @max_total_timers: the most timers all users together may hold (module
- *	parameter max_total_timers); past it SCHEDULE fails with EAGAIN
+ *	parameter max_total_timers); past it SCHEDULE and mmap() fail with
+ *	EAGAIN
  */
 struct twheel_info {
 	__u64 granularity_ns;

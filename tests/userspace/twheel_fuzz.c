@@ -173,16 +173,24 @@ struct mt {
 	u64 user_data;
 	/* the queued record */
 	bool queued;
+	u64 kid;		/* the kernel's id */
 	u64 ev_count, ev_user_data, dl_lo, dl_hi;
 	u32 ev_flags;
 };
 
+/* The kernel's slot table (fd_table.c): chunks of a page of 16-byte slots. */
+#define CHUNK_SLOTS	256
+#define MAX_SLOTS	(MAX_IDS + CHUNK_SLOTS)
+
 struct mfd {
 	int fd;			/* -1: closed */
 	u32 max_timers;
-	u64 next_id;
+	u64 next_id;		/* the model's next handle: index into t[] */
 	struct mt t[MAX_IDS];
-	u64 queue[MAX_IDS];	/* ids with a queued record, oldest first */
+	u64 queue[MAX_IDS];	/* handles with a queued record, oldest first */
+	u32 gen[MAX_SLOTS];	/* the slot table: generations, */
+	u32 next_free[MAX_SLOTS]; /* free list links (slot + 1), */
+	u32 free_head, nslots, nfree; /* head (slot + 1), sizes */
 	unsigned int nq;
 	int efd;		/* the registered eventfd, or -1 */
 	u64 efd_count;		/* its expected counter */
@@ -203,6 +211,60 @@ static unsigned int count_exists(struct mfd *m)
 	for (id = 1; id < m->next_id && id < MAX_IDS; id++)
 		n += m->t[id].exists;
 	return n;
+}
+
+/* The model's entry of a live kernel id, or NULL: ENOENT. */
+static struct mt *find_live(struct mfd *m, u64 kid)
+{
+	u64 h;
+
+	for (h = 1; h < m->next_id && h < MAX_IDS; h++)
+		if (m->t[h].live && m->t[h].kid == kid)
+			return &m->t[h];
+	return NULL;
+}
+
+/* Table growth before a call with @k SCHEDULE ops, as twheel_fd_prepare(). */
+static void slots_prepare(struct mfd *m, unsigned int k)
+{
+	u32 n, i;
+
+	while (m->nfree < k && m->nslots < m->max_timers) {
+		if (m->nslots + CHUNK_SLOTS > MAX_SLOTS)
+			die("model slot table full");
+		n = m->max_timers - m->nslots;
+		if (n > CHUNK_SLOTS)
+			n = CHUNK_SLOTS;
+		for (i = n; i-- > 0; ) {
+			m->next_free[m->nslots + i] = m->free_head;
+			m->free_head = m->nslots + i + 1;
+		}
+		m->nslots += n;
+		m->nfree += n;
+	}
+}
+
+/* The id the next SCHEDULE gets, taking its slot. */
+static u64 slot_take(struct mfd *m)
+{
+	u32 slot = m->free_head - 1;
+
+	if (!m->free_head)
+		die("model: no free slot for a SCHEDULE the kernel accepted");
+	m->free_head = m->next_free[slot];
+	m->nfree--;
+	return (u64)m->gen[slot] << 32 | (slot + 1);
+}
+
+/* Release the slot of @kid: a new generation, head of the free list. */
+static void slot_release(struct mfd *m, u64 kid)
+{
+	u32 slot = (u32)kid - 1;
+
+	m->gen[slot]++;
+	m->next_free[slot] = m->free_head;
+	m->free_head = slot + 1;
+	m->nfree++;
 }
 
 static u64 *efd_counter(struct mfd *m)
@@ -420,19 +482,24 @@ static u64 pick_id(struct mfd *m)
 	u64 id;
 	int tries;
 
-	/* Mostly a live one; sometimes dead, orphaned, unknown or absurd. */
+	/* Mostly a live one; sometimes stale, unknown or absurd. */
 	if (chance(85) && m->next_id > 1) {
 		for (tries = 0; tries < 16; tries++) {
 			id = 1 + rnd(m->next_id - 1);
 			if (id < MAX_IDS && m->t[id].live)
-				return id;
+				return m->t[id].kid;
 		}
 	}
-	switch (rnd(4)) {
+	switch (rnd(6)) {
 	case 0: return 0;
-	case 1: return m->next_id + rnd(3);
-	case 2: return (u64)UINT32_MAX + 1 + rnd(1000);
-	default: return m->next_id > 1 ? 1 + rnd(m->next_id - 1) : 1;
+	case 1: return m->nslots + 1 + rnd(3);		/* no such slot */
+	case 2: return (u64)UINT32_MAX + 1 + rnd(1000);	/* gen 1, slot 0.. */
+	case 3: return rnd64();
+	case 4:		/* a live slot, another generation */
+		id = m->next_id > 1 ? m->t[1 + rnd(m->next_id - 1)].kid : 1;
+		return id + ((1 + rnd(3)) << 32);
+	default:	/* any the model saw: live, stale, orphaned */
+		return m->next_id > 1 ? m->t[1 + rnd(m->next_id - 1)].kid : 1;
 	}
 }
 
@@ -441,22 +508,24 @@ static void model_schedule(struct mfd *m, const struct twheel_timer_spec *s,
 			   u64 id, u64 t0, u64 t1)
 {
 	struct meaning mn = judge(s, t0);
+	u64 want = slot_take(m), h = m->next_id;
 	struct mt *t;
 
-	if (id != m->next_id)
-		die("SCHEDULE gave id %llu, expected %llu",
-		    (unsigned long long)id, (unsigned long long)m->next_id);
-	if (id >= MAX_IDS)
+	if (id != want)
+		die("SCHEDULE gave id %#llx, expected %#llx",
+		    (unsigned long long)id, (unsigned long long)want);
+	if (h >= MAX_IDS)
 		die("model table full");
 	m->next_id++;
-	t = &m->t[id];
+	t = &m->t[h];
 	memset(t, 0, sizeof(*t));
+	t->kid = id;
 	t->exists = t->live = t->pending = true;
 	t->mode = mn.mode;
 	t->user_data = s->user_data;
 	m->nexists++;
 	if (mn.now)
-		model_expire(m, id, mn.abs ? mn.dl : t0, mn.abs ? mn.dl : t1);
+		model_expire(m, h, mn.abs ? mn.dl : t0, mn.abs ? mn.dl : t1);
 }
 
 /* The result SCHEDULE must give, or 1 if it succeeds. */
@@ -488,6 +557,7 @@ static void op_schedule(struct mfd *m, bool garbage)
 		want = expect_schedule(m, &s, t0);
 	} while (want == 1 && judge(&s, t0).err == 1);
 	/* A record already queued would only see its count grow: not here. */
+	slots_prepare(m, 1);
 	r = ioctl(m->fd, TWHEEL_IOC_SCHEDULE, &s) ? -errno : 0;
 	t1 = now_ns();
 	vlog("SCHEDULE fd %d flags %#x value %llu period %llu -> %s id %llu",
@@ -514,10 +584,9 @@ static long modify_model(struct mfd *m, const struct twheel_timer_spec *s,
 
 	if (mn.err)
 		return mn.err;
-	if (!s->id || s->id >= m->next_id || s->id >= MAX_IDS ||
-	    !m->t[s->id].live)
+	t = find_live(m, s->id);
+	if (!t)
 		return -ENOENT;
-	t = &m->t[s->id];
 	ret = t->pending;
 	if (!apply)
 		return ret;
@@ -525,7 +594,8 @@ static long modify_model(struct mfd *m, const struct twheel_timer_spec *s,
 	t->mode = mn.mode;
 	t->user_data = s->user_data;
 	if (mn.now)
-		model_expire(m, s->id, mn.abs ? mn.dl : t0, mn.abs ? mn.dl : t1);
+		model_expire(m, (u64)(t - m->t), mn.abs ? mn.dl : t0,
+			     mn.abs ? mn.dl : t1);
 	return ret;
 }
 
@@ -533,7 +603,8 @@ static long modify_model(struct mfd *m, const struct twheel_timer_spec *s,
 static void modify_spec(struct mfd *m, struct twheel_timer_spec *s, u64 id,
 			bool garbage)
 {
-	bool queued = id < MAX_IDS && id < m->next_id && m->t[id].queued;
+	struct mt *t = find_live(m, id);
+	bool queued = t && t->queued;
 
 	if (garbage) {
 		do
@@ -579,14 +650,14 @@ static long cancel_model(struct mfd *m, const struct twheel_cancel *c,
 
 	if (c->flags || c->pad)
 		return -EINVAL;
-	if (!c->id || c->id >= m->next_id || c->id >= MAX_IDS ||
-	    !m->t[c->id].live)
+	t = find_live(m, c->id);
+	if (!t)
 		return -ENOENT;
-	t = &m->t[c->id];
 	ret = t->pending;
 	if (!apply)
 		return ret;
 	t->live = false;
+	slot_release(m, t->kid);
 	if (t->queued) {
 		/* A periodic timer's last event says no more will follow. */
 		if (t->mode != ONESHOT)
@@ -701,6 +772,14 @@ static void op_batch(struct mfd *m)
 	}
 	memcpy(orig, ops, sizeof(ops));
 	b.ops = (uintptr_t)ops;
+	if (!b.flags && !b.reserved && b.count && b.count <= TWHEEL_BATCH_MAX) {
+		unsigned int k = 0;
+
+		for (i = 0; i < b.count; i++)
+			k += ops[i].op == TWHEEL_OP_SCHEDULE;
+		if (k)
+			slots_prepare(m, k);
+	}
 	t0 = now_ns();
 	r = ioctl(m->fd, TWHEEL_IOC_BATCH, &b);
 	r = r < 0 ? -errno : r;
@@ -782,7 +861,7 @@ static void check_event(struct mfd *m, const struct twheel_event *ev, u64 t1)
 		die("read an event, the model has none");
 	id = m->queue[0];
 	t = &m->t[id];
-	if (ev->id != id || ev->user_data != t->ev_user_data ||
+	if (ev->id != t->kid || ev->user_data != t->ev_user_data ||
 	    ev->count != t->ev_count || ev->flags != t->ev_flags || ev->pad ||
 	    ev->deadline < t->dl_lo || ev->deadline > t->dl_hi ||
 	    ev->fired < ev->deadline || ev->fired > t1)
@@ -791,7 +870,7 @@ static void check_event(struct mfd *m, const struct twheel_event *ev, u64 t1)
 		    (unsigned long long)ev->user_data,
 		    (unsigned long long)ev->count, ev->flags,
 		    (unsigned long long)ev->deadline,
-		    (unsigned long long)ev->fired, (unsigned long long)id,
+		    (unsigned long long)ev->fired, (unsigned long long)t->kid,
 		    (unsigned long long)t->ev_user_data,
 		    (unsigned long long)t->ev_count, t->ev_flags,
 		    (unsigned long long)t->dl_lo, (unsigned long long)t->dl_hi);
@@ -802,6 +881,8 @@ static void check_event(struct mfd *m, const struct twheel_event *ev, u64 t1)
 	t->ev_flags = 0;
 	/* An orphan is freed; a fired one-shot timer's id is released. */
 	if (!t->live || (t->mode == ONESHOT && !t->pending)) {
+		if (t->live)
+			slot_release(m, t->kid);
 		t->live = false;
 		t->exists = false;
 		m->nexists--;
@@ -897,6 +978,8 @@ static void open_fd(struct mfd *m)
 	if (m->fd < 0)
 		die("open %s: %s", TWHEEL_DEVICE, strerror(errno));
 	memset(m->t, 0, sizeof(m->t));
+	memset(m->gen, 0, sizeof(m->gen));
+	m->free_head = m->nslots = m->nfree = 0;
 	m->next_id = 1;
 	m->nq = 0;
 	m->efd = -1;
@@ -938,6 +1021,7 @@ static void op_fork(struct mfd *m)
 		_exit(0);
 	}
 	close(p[1]);
+	slots_prepare(m, 1);
 	if (read(p[0], &id, sizeof(id)) != sizeof(id))
 		id = 0;
 	close(p[0]);
@@ -987,11 +1071,13 @@ static void op_readonly_spec(struct mfd *m)
 		die("mprotect: %s", strerror(errno));
 	t0 = now_ns();
 	want = expect_schedule(m, s, t0);
+	slots_prepare(m, 1);
 	r = ioctl(m->fd, TWHEEL_IOC_SCHEDULE, s) ? -errno : 0;
 	vlog("SCHEDULE from a read-only spec -> %s", rs(r));
 	if (want == 1) {
 		EXPECT(r, -EFAULT, "SCHEDULE from a read-only spec");
-		m->next_id++;
+		/* Its slot was taken and given back: a new generation. */
+		slot_release(m, slot_take(m));
 	} else {
 		EXPECT(r, want, "SCHEDULE from a read-only spec");
 	}

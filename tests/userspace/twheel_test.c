@@ -2213,7 +2213,7 @@ static void test_info_counts(void)
 	EXPECT_EQ(info.timers, 0);
 	EXPECT_EQ(info.queued, 0);
 	/* The tests run as root: the per-user cap does not apply to it. */
-	EXPECT_EQ(info.flags, TWHEEL_INFO_USER_CAP_EXEMPT);
+	EXPECT_EQ(info.flags, TWHEEL_INFO_USER_CAP_EXEMPT | TWHEEL_INFO_MAP);
 	EXPECT_EQ(info.user_timers, 0);
 	CHECK(info.max_user_timers > 0 && info.max_total_timers >= info.max_user_timers,
 	      "caps: user %llu, total %llu", (unsigned long long)info.max_user_timers,
@@ -2351,6 +2351,449 @@ static void test_schedule_ids_unique(void)
 		EXPECT_RET(tw_cancel(fd, ids[i]), 1);
 	EXPECT_EQ(tw_timers(fd), 0);
 	free(ids);
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests: the timer table and the deadline array of mmap()            */
+/* ------------------------------------------------------------------ */
+
+#define ID_GEN(id)	((id) >> 32)
+
+/* Cap units of a page of the timer table or of the deadline array. */
+static u64 page_units(void)
+{
+	return (u64)sysconf(_SC_PAGESIZE) / 256;
+}
+
+/* INFO.user_timers, the units this user's files hold. */
+static u64 tw_user_units(int fd)
+{
+	struct twheel_info info;
+
+	if (!EXPECT_RET(tw_info(fd, &info), 0))
+		return 0;
+	return info.user_timers;
+}
+
+/* A number from /proc/self/fdinfo/@fd ("twheel-extended", ...), or -1. */
+static long long fdinfo_val(int fd, const char *key)
+{
+	char path[64], line[128];
+	long long v = -1;
+	size_t klen = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':')
+			v = strtoll(line + klen + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* The size every mapping of @fd must have. */
+static size_t map_len(int fd)
+{
+	struct twheel_info info;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (!EXPECT_RET(tw_info(fd, &info), 0))
+		return 0;
+	return (TWHEEL_MAP_SIZE(info.max_timers) + page - 1) / page * page;
+}
+
+static u64 *tw_map(int fd, int prot)
+{
+	void *p = mmap(NULL, map_len(fd), prot, MAP_SHARED, fd, 0);
+
+	if (!CHECK(p != MAP_FAILED, "mmap: %s", ename(errno)))
+		return NULL;
+	return p;
+}
+
+static volatile u64 *slot_of(u64 *map, u64 id)
+{
+	return &map[TWHEEL_ID_SLOT(id)];
+}
+
+static void test_table_stale_ids(void)
+{
+	int fd = tw_open();
+	u64 a, b, c, d, e, f;
+	struct twheel_event ev;
+
+	REQUIRE(fd >= 0);
+	REQUIRE(EXPECT_RET(tw_sched(fd, FAR_FUTURE, 0, 0, 0, &a), 0));
+	REQUIRE(EXPECT_RET(tw_sched(fd, FAR_FUTURE, 0, 0, 0, &b), 0));
+	REQUIRE(EXPECT_RET(tw_sched(fd, FAR_FUTURE, 0, 0, 0, &c), 0));
+	/* slots from 0, generation 0 */
+	EXPECT_EQ(a, 1);
+	EXPECT_EQ(b, 2);
+	EXPECT_EQ(c, 3);
+	/* a released slot is taken first, under the next generation */
+	EXPECT_RET(tw_cancel(fd, b), 1);
+	EXPECT_RET(tw_cancel(fd, b), -ENOENT);
+	REQUIRE(EXPECT_RET(tw_sched(fd, FAR_FUTURE, 0, 0, 0, &d), 0));
+	EXPECT_EQ(TWHEEL_ID_SLOT(d), TWHEEL_ID_SLOT(b));
+	EXPECT_EQ(ID_GEN(d), ID_GEN(b) + 1);
+	EXPECT_RET(tw_modify(fd, b, FAR_FUTURE, 0, 0, 0), -ENOENT);
+	EXPECT_RET(tw_cancel(fd, b), -ENOENT);
+	/* a fired one-shot's slot is released when its event is read */
+	REQUIRE(EXPECT_RET(tw_sched(fd, 0, 0, 0xe, 0, &e), 0));
+	REQUIRE(wait_one(fd, &ev, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), NULL, "e"));
+	EXPECT_EQ(ev.id, e);
+	REQUIRE(EXPECT_RET(tw_sched(fd, FAR_FUTURE, 0, 0, 0, &f), 0));
+	EXPECT_EQ(TWHEEL_ID_SLOT(f), TWHEEL_ID_SLOT(e));
+	EXPECT_EQ(ID_GEN(f), ID_GEN(e) + 1);
+	EXPECT_RET(tw_cancel(fd, e), -ENOENT);
+	/* ids that name no slot, or another generation of a live one */
+	EXPECT_RET(tw_cancel(fd, 0x7fffffffULL), -ENOENT);
+	EXPECT_RET(tw_cancel(fd, a + (5ULL << 32)), -ENOENT);
+	EXPECT_RET(tw_cancel(fd, a | 0xffffffff00000000ULL), -ENOENT);
+	EXPECT_RET(tw_cancel(fd, a & ~0xffffffffULL), -ENOENT);
+	EXPECT_RET(tw_cancel(fd, a), 1);
+	EXPECT_RET(tw_cancel(fd, c), 1);
+	EXPECT_RET(tw_cancel(fd, d), 1);
+	EXPECT_RET(tw_cancel(fd, f), 1);
+	EXPECT_EQ(tw_timers(fd), 0);
+	close(fd);
+}
+
+/*
+ * What a file holds against the caps: a unit per timer object (kept for
+ * reuse after a cancel) and page_units() per page of its table; all of it
+ * goes when the file is closed. The steady state allocates nothing.
+ */
+static void test_table_units(void)
+{
+	enum { N = 1024 };
+	static struct twheel_op ops[N];
+	int fd = tw_open(), probe = tw_open();
+	u64 base, chunks = (N + 255) / 256;
+
+	REQUIRE(fd >= 0 && probe >= 0);
+	base = tw_user_units(probe);
+	REQUIRE(EXPECT_RET(tw_sched(fd, FAR_FUTURE, 0, 0, 0, &ops[0].spec.id), 0));
+	EXPECT_EQ(tw_user_units(probe) - base, 1 + page_units());
+	EXPECT_RET(tw_cancel(fd, ops[0].spec.id), 1);
+	/* kept for reuse: still counted */
+	EXPECT_EQ(tw_user_units(probe) - base, 1 + page_units());
+	EXPECT_EQ(fdinfo_val(fd, "twheel-spare"), 1);
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < N; i++) {
+			ops[i] = (struct twheel_op){ .op = TWHEEL_OP_SCHEDULE,
+				.spec = mkspec(FAR_FUTURE, 0, (u64)i, 0) };
+		}
+		REQUIRE(EXPECT_RET(tw_batch(fd, ops, N), N));
+		EXPECT_EQ(tw_timers(fd), N);
+		for (int i = 0; i < N; i++) {
+			u64 id = ops[i].spec.id;
+
+			ops[i] = (struct twheel_op){ .op = TWHEEL_OP_CANCEL };
+			ops[i].spec.id = id;
+		}
+		REQUIRE(EXPECT_RET(tw_batch(fd, ops, N), N));
+		EXPECT_EQ(tw_timers(fd), 0);
+		/* the same N objects and the same table, round after round */
+		EXPECT_EQ(tw_user_units(probe) - base, N + chunks * page_units());
+		EXPECT_EQ(fdinfo_val(fd, "twheel-slots"), (long long)(chunks * 256));
+	}
+	close(fd);
+	EXPECT_EQ(tw_user_units(probe), base);
+	close(probe);
+}
+
+static void test_map_args(void)
+{
+	int fd = tw_open(), probe = tw_open();
+	size_t len, page = (size_t)sysconf(_SC_PAGESIZE);
+	struct twheel_info info;
+	u64 *m1, *m2, *ro, id, base;
+	void *p;
+
+	REQUIRE(fd >= 0 && probe >= 0);
+	REQUIRE(EXPECT_RET(tw_info(fd, &info), 0));
+	EXPECT(info.flags & TWHEEL_INFO_MAP);
+	len = map_len(fd);
+	REQUIRE(len);
+	base = tw_user_units(probe);
+	p = mmap(NULL, len - page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(p == MAP_FAILED && errno == EINVAL, "mmap of one page less: %s",
+	      p == MAP_FAILED ? ename(errno) : "mapped");
+	p = mmap(NULL, len + page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(p == MAP_FAILED && errno == EINVAL, "mmap of one page more: %s",
+	      p == MAP_FAILED ? ename(errno) : "mapped");
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)page);
+	CHECK(p == MAP_FAILED && errno == EINVAL, "mmap at offset one page: %s",
+	      p == MAP_FAILED ? ename(errno) : "mapped");
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	CHECK(p == MAP_FAILED && errno == EINVAL, "private mmap: %s",
+	      p == MAP_FAILED ? ename(errno) : "mapped");
+	/* nothing allocated by the refusals */
+	EXPECT_EQ(tw_user_units(probe), base);
+
+	m1 = tw_map(fd, PROT_READ | PROT_WRITE);
+	REQUIRE(m1);
+	EXPECT_EQ(tw_user_units(probe) - base, len / page * page_units());
+	EXPECT_EQ(fdinfo_val(fd, "twheel-mapped"), 1);
+	m2 = tw_map(fd, PROT_READ | PROT_WRITE);
+	ro = tw_map(fd, PROT_READ);
+	REQUIRE(m2 && ro);
+	/* one array: the second mapping costs nothing */
+	EXPECT_EQ(tw_user_units(probe) - base, len / page * page_units());
+	/* every arming stores its deadline; all mappings see one array */
+	REQUIRE(EXPECT_RET(tw_sched(fd, 1000 * NSEC_PER_SEC, 0, 0, TWHEEL_TIMER_ABSTIME, &id), 0));
+	EXPECT_EQ(*slot_of(m1, id), 1000 * NSEC_PER_SEC);
+	EXPECT_EQ(*slot_of(ro, id), 1000 * NSEC_PER_SEC);
+	*slot_of(m2, id) = 1234;
+	EXPECT_EQ(*slot_of(m1, id), 1234);
+	EXPECT_EQ(*slot_of(ro, id), 1234);
+	/* the last slot exists */
+	m1[len / sizeof(u64) - 1] = 42;
+	EXPECT_EQ(ro[len / sizeof(u64) - 1], 42);
+	/* a mapping does not grow */
+	p = mremap(m1, len, len + page, MREMAP_MAYMOVE);
+	CHECK(p == MAP_FAILED, "mremap grew the mapping");
+	munmap(m1, len);
+	munmap(m2, len);
+	munmap(ro, len);
+	EXPECT_RET(tw_cancel(fd, id), 1);
+	close(fd);
+	EXPECT_EQ(tw_user_units(probe), base);
+	close(probe);
+}
+
+/* Waits for the one event of @id and checks it names @deadline. */
+static void expect_fire_at(int fd, u64 id, u64 deadline, const char *what)
+{
+	struct twheel_event ev;
+	u64 seen, now = now_ns();
+	unsigned int ms = (unsigned int)((deadline > now ? deadline - now : 0) / NSEC_PER_MSEC +
+					 g_slack_ns / NSEC_PER_MSEC);
+
+	if (!wait_one(fd, &ev, ms, &seen, what))
+		return;
+	CHECK_EVENT(&ev, seen);
+	EXPECT_EQ(ev.id, id);
+	EXPECT_EQ(ev.count, 1);
+	CHECK(ev.deadline == deadline, "%s: deadline %llu, expected %llu", what,
+	      (unsigned long long)ev.deadline, (unsigned long long)deadline);
+	CHECK(seen >= deadline, "%s: seen %llu before the deadline %llu", what,
+	      (unsigned long long)seen, (unsigned long long)deadline);
+}
+
+static void test_map_extend(void)
+{
+	int fd = tw_open();
+	u64 *map, id, t0, dl, ext;
+
+	REQUIRE(fd >= 0);
+	map = tw_map(fd, PROT_READ | PROT_WRITE);
+	REQUIRE(map);
+	t0 = now_ns();
+	REQUIRE(EXPECT_RET(tw_sched(fd, 100 * NSEC_PER_MSEC, 0, 7, 0, &id), 0));
+	dl = *slot_of(map, id);
+	EXPECT_RANGE(dl, t0 + 100 * NSEC_PER_MSEC, now_ns() + 100 * NSEC_PER_MSEC);
+	/* pushed back twice, with plain stores */
+	ext = dl + 200 * NSEC_PER_MSEC;
+	*slot_of(map, id) = ext;
+	idle_ms(150);
+	ext += 200 * NSEC_PER_MSEC;
+	*slot_of(map, id) = ext;
+	expect_fire_at(fd, id, ext, "extended timer");
+	EXPECT(fdinfo_val(fd, "twheel-extended") >= 1);
+	EXPECT(fdinfo_val(fd, "twheel-extended") <= 2);
+	EXPECT_EQ(tw_timers(fd), 0);
+	munmap(map, map_len(fd));
+	close(fd);
+}
+
+/* Garbage in a slot affects that timer only, and never makes it early. */
+static void test_map_garbage(void)
+{
+	static const u64 bad[] = { 0, 1, 1ULL << 63, ~0ULL };
+	int fd = tw_open();
+	u64 *map, id[4], far, per, dl[4];
+
+	REQUIRE(fd >= 0);
+	map = tw_map(fd, PROT_READ | PROT_WRITE);
+	REQUIRE(map);
+	for (int i = 0; i < 4; i++) {
+		REQUIRE(EXPECT_RET(tw_sched(fd, (50 + 10 * (u64)i) * NSEC_PER_MSEC, 0, (u64)i, 0,
+					    &id[i]), 0));
+		dl[i] = *slot_of(map, id[i]);
+		*slot_of(map, id[i]) = bad[i];
+	}
+	/* 0 and 1 are earlier: the timers fire as armed */
+	expect_fire_at(fd, id[0], dl[0], "slot 0");
+	expect_fire_at(fd, id[1], dl[1], "slot 1");
+	/* above INT64_MAX: taken as INT64_MAX, so pending for ever */
+	no_events(fd, 300, "slots beyond INT64_MAX");
+	EXPECT_RET(tw_cancel(fd, id[2]), 1);
+	EXPECT_RET(tw_cancel(fd, id[3]), 1);
+	/* periodic timers ignore their slot */
+	REQUIRE(EXPECT_RET(tw_sched(fd, 20 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC, 0,
+				    TWHEEL_TIMER_PERIODIC, &per), 0));
+	*slot_of(map, per) = ~0ULL;
+	{
+		struct twheel_event ev;
+
+		REQUIRE(wait_one(fd, &ev, 20 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), NULL,
+				 "periodic"));
+		EXPECT_EQ(ev.id, per);
+	}
+	EXPECT_RET(tw_cancel(fd, per), 1);
+	/* a slot with no timer: nothing happens */
+	REQUIRE(EXPECT_RET(tw_sched(fd, FAR_FUTURE, 0, 0, 0, &far), 0));
+	map[TWHEEL_ID_SLOT(far) + 1] = 1;
+	EXPECT_RET(tw_cancel(fd, far), 1);
+	EXPECT_EQ(tw_timers(fd), 0);
+	munmap(map, map_len(fd));
+	close(fd);
+}
+
+/*
+ * A store racing the expiry: each timer is pushed back once, right about
+ * when it comes due. Either the kernel saw the store (one event, at the
+ * new deadline) or it did not (one event, at the old one): never both,
+ * never neither.
+ */
+static void test_map_race_expiry(void)
+{
+	enum { N = 300 };
+	static u64 id[N], dl[N], ext[N];
+	static struct twheel_event ev[N];
+	bool seen_id[N] = { false };
+	int fd = tw_open(), got, late = 0, moved = 0;
+	u64 *map, t0, seed = g_seed;
+
+	REQUIRE(fd >= 0);
+	map = tw_map(fd, PROT_READ | PROT_WRITE);
+	REQUIRE(map);
+	t0 = now_ns() + 100 * NSEC_PER_MSEC;
+	for (int i = 0; i < N; i++) {
+		dl[i] = t0 + (u64)i * 300 * NSEC_PER_USEC;
+		REQUIRE(EXPECT_RET(tw_sched(fd, dl[i], 0, (u64)i, TWHEEL_TIMER_ABSTIME, &id[i]), 0));
+		ext[i] = dl[i] + 50 * NSEC_PER_MSEC;
+	}
+	for (int i = 0; i < N; i++) {
+		/* a store within a granule or so of the deadline, either side */
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		u64 at = dl[i] - g_granularity_ns + (seed >> 33) % (2 * g_granularity_ns + 1);
+
+		while (now_ns() < at)
+			;
+		*slot_of(map, id[i]) = ext[i];
+	}
+	got = wait_events(fd, ev, N, 500 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), NULL);
+	EXPECT_EQ(got, N);
+	for (int k = 0; k < got; k++) {
+		int i = (int)ev[k].user_data;
+
+		if (!CHECK(i >= 0 && i < N && ev[k].id == id[i] && !seen_id[i],
+			   "event %d: id %#llx user_data %llu: unknown or twice", k,
+			   (unsigned long long)ev[k].id, (unsigned long long)ev[k].user_data))
+			continue;
+		seen_id[i] = true;
+		CHECK_EVENT(&ev[k], 0);
+		EXPECT_EQ(ev[k].count, 1);
+		if (ev[k].deadline == ext[i])
+			moved++;
+		else if (CHECK(ev[k].deadline == dl[i], "timer %d: deadline %llu, neither %llu nor %llu",
+			       i, (unsigned long long)ev[k].deadline,
+			       (unsigned long long)dl[i], (unsigned long long)ext[i]))
+			late++;
+	}
+	no_events(fd, 100, "after one event per timer");
+	EXPECT_EQ(moved + late, N);
+	EXPECT_EQ(fdinfo_val(fd, "twheel-extended"), moved);
+	diag("%d of %d stores were in time to move their timer", moved, N);
+	EXPECT_EQ(tw_timers(fd), 0);
+	munmap(map, map_len(fd));
+	close(fd);
+}
+
+/* MODIFY and CANCEL win over stores; a fired timer ignores its slot. */
+static void test_map_modify_cancel(void)
+{
+	int fd = tw_open();
+	u64 *map, id, dl, c, f;
+	struct twheel_event ev;
+
+	REQUIRE(fd >= 0);
+	map = tw_map(fd, PROT_READ | PROT_WRITE);
+	REQUIRE(map);
+	/* MODIFY stores its own deadline over the program's: earlier wins */
+	REQUIRE(EXPECT_RET(tw_sched(fd, FAR_FUTURE, 0, 0, 0, &id), 0));
+	*slot_of(map, id) = now_ns() + 10 * NSEC_PER_SEC;
+	EXPECT_RET(tw_modify(fd, id, 80 * NSEC_PER_MSEC, 0, 0, 0), 1);
+	dl = *slot_of(map, id);
+	CHECK(dl < now_ns() + 100 * NSEC_PER_MSEC, "MODIFY did not store its deadline");
+	expect_fire_at(fd, id, dl, "modified timer");
+	/* CANCEL: the extension stored before does not bring it back */
+	REQUIRE(EXPECT_RET(tw_sched(fd, 50 * NSEC_PER_MSEC, 0, 0, 0, &c), 0));
+	*slot_of(map, c) = *slot_of(map, c) + 100 * NSEC_PER_MSEC;
+	EXPECT_RET(tw_cancel(fd, c), 1);
+	*slot_of(map, c) = now_ns() + 200 * NSEC_PER_MSEC;
+	/* a fired one-shot with its event unread is not moved by a store */
+	REQUIRE(EXPECT_RET(tw_sched(fd, 0, 0, 0xf, 0, &f), 0));
+	REQUIRE(wait_events(fd, &ev, 1, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), NULL) == 1);
+	EXPECT_EQ(ev.id, f);
+	no_events(fd, 400, "after CANCEL and a store");
+	EXPECT_EQ(tw_timers(fd), 0);
+	munmap(map, map_len(fd));
+	close(fd);
+}
+
+/* munmap with timers pending; close with a mapping left; fork. */
+static void test_map_lifetime(void)
+{
+	int fd = tw_open(), probe = tw_open(), st;
+	size_t len = map_len(fd);
+	u64 *map, id, ext, base, units;
+	pid_t pid;
+
+	REQUIRE(fd >= 0 && probe >= 0 && len);
+	base = tw_user_units(probe);
+	/* the array outlives the mapping: an extension stored before holds */
+	map = tw_map(fd, PROT_READ | PROT_WRITE);
+	REQUIRE(map);
+	REQUIRE(EXPECT_RET(tw_sched(fd, 60 * NSEC_PER_MSEC, 0, 1, 0, &id), 0));
+	ext = *slot_of(map, id) + 150 * NSEC_PER_MSEC;
+	*slot_of(map, id) = ext;
+	munmap(map, len);
+	expect_fire_at(fd, id, ext, "extended, then unmapped");
+
+	/* fork: the child's store moves the parent's timer */
+	map = tw_map(fd, PROT_READ | PROT_WRITE);
+	REQUIRE(map);
+	REQUIRE(EXPECT_RET(tw_sched(fd, 100 * NSEC_PER_MSEC, 0, 2, 0, &id), 0));
+	ext = *slot_of(map, id) + 150 * NSEC_PER_MSEC;
+	fflush(stdout);
+	pid = fork();
+	REQUIRE(CHECK(pid >= 0, "fork: %s", ename(errno)));
+	if (!pid) {
+		*slot_of(map, id) = ext;
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st),
+	      "child failed (status %#x)", st);
+	expect_fire_at(fd, id, ext, "extended by the child");
+
+	/* close with the mapping alive: the file lives until munmap */
+	REQUIRE(EXPECT_RET(tw_sched(fd, FAR_FUTURE, 0, 3, 0, &id), 0));
+	units = tw_user_units(probe);
+	CHECK(units > base, "nothing counted for the open file");
+	close(fd);
+	EXPECT_EQ(tw_user_units(probe), units);
+	EXPECT(*slot_of(map, id) > now_ns());
+	*slot_of(map, id) = 1;
+	munmap(map, len);
+	EXPECT_EQ(tw_user_units(probe), base);
+	close(probe);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2845,6 +3288,14 @@ static const struct test tests[] = {
 	T(events_in_expiry_order, 20),
 	T(many_timers, 60),
 	T(equal_deadlines_fifo, 30),
+	T(table_stale_ids, 20),
+	T(table_units, 60),
+	T(map_args, 20),
+	T(map_extend, 20),
+	T(map_garbage, 20),
+	T(map_race_expiry, 30),
+	T(map_modify_cancel, 20),
+	T(map_lifetime, 30),
 };
 #define N_TESTS (sizeof(tests) / sizeof(tests[0]))
 

@@ -29,6 +29,7 @@ if [ -x /bin/twheelctl ]; then
 	run twheelctl schedule --in 100ms --every 50ms --count 5
 	run twheelctl run -t 250ms -t 1s -t every:200ms,count=5 --cancel 2@500ms
 	run twheelctl run -t 5s --modify 1@500ms=250ms
+	run twheelctl run -t 500ms --extend 1@300ms=500ms
 	run twheelctl run -t 1s,copies=10000 --quiet
 else
 	section "twheelctl: not built yet (tools/twheelctl.c)"

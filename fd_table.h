@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * twheel: the slot table of one open /dev/twheel (fd_table.c).
+ *
+ * A timer's id names a slot of its file's table and the generation the slot
+ * had when the timer took it:
+ *
+ *   id = generation << 32 | (slot + 1)
+ *
+ * so an id is never 0, the low 32 bits minus one are the slot (the index of
+ * the timer's entry in the deadline array of mmap()), and an id whose slot
+ * has since been released, and perhaps taken again, no longer matches: a
+ * stale id gets ENOENT until the slot's generation has gone round all
+ * 2^32 values.
+ *
+ * Slots are handed out from a free list, most recently released first, and
+ * the table grows one chunk (a page of slots) at a time up to its cap. It
+ * never shrinks while the file is open: the caller counts every chunk
+ * against the memory caps (chardev.c).
+ *
+ * Locking: the caller serialises every call (tf->ctl_mutex); none sleeps
+ * but twheel_fd_table_grow().
+ */
+#ifndef _TWHEEL_FD_TABLE_H
+#define _TWHEEL_FD_TABLE_H
+
+#include <linux/types.h>
+#include <asm/page.h>
+
+/**
+ * struct twheel_fd_slot - one slot
+ * @obj: the object whose id names this slot, or NULL while the slot is free
+ * @gen: the slot's generation, the high half of its ids; bumped on release
+ * @next_free: while free: the next free slot plus one, 0 at the end
+ */
+struct twheel_fd_slot {
+	void	*obj;
+	u32	gen;
+	u32	next_free;
+};
+
+#define TWHEEL_FD_CHUNK_SLOTS	(PAGE_SIZE / sizeof(struct twheel_fd_slot))
+
+/**
+ * struct twheel_fd_table - the slots of one file
+ * @chunks: @nchunks chunks of TWHEEL_FD_CHUNK_SLOTS slots each
+ * @nchunks: chunks allocated
+ * @dir_size: entries @chunks has room for
+ * @nslots: slots that exist: at most @max_slots
+ * @max_slots: the cap, set at init
+ * @free_head: the first free slot plus one, 0 if none is free
+ * @used: slots taken
+ */
+struct twheel_fd_table {
+	struct twheel_fd_slot	**chunks;
+	u32			nchunks;
+	u32			dir_size;
+	u32			nslots;
+	u32			max_slots;
+	u32			free_head;
+	u32			used;
+};
+
+#define TWHEEL_FD_ID_SLOT(id)	((u32)(id) - 1)
+#define TWHEEL_FD_ID_GEN(id)	((u32)((id) >> 32))
+
+void twheel_fd_table_init(struct twheel_fd_table *t, u32 max_slots);
+void twheel_fd_table_destroy(struct twheel_fd_table *t);
+int twheel_fd_table_grow(struct twheel_fd_table *t);
+u64 twheel_fd_table_insert(struct twheel_fd_table *t, void *obj);
+void *twheel_fd_table_lookup(const struct twheel_fd_table *t, u64 id);
+void twheel_fd_table_remove(struct twheel_fd_table *t, u64 id);
+void *twheel_fd_table_slot_obj(const struct twheel_fd_table *t, u32 slot);
+
+/* Free slots ready for twheel_fd_table_insert()? */
+static inline bool twheel_fd_table_has_free(const struct twheel_fd_table *t)
+{
+	return t->free_head;
+}
+
+#endif /* _TWHEEL_FD_TABLE_H */
