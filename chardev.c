@@ -243,7 +243,9 @@ MODULE_PARM_DESC(max_timers,
  * @ntimers: timers this file holds (live ids, plus orphans whose event is
  *	queued), against @max_timers; under @lock
  * @spare: released objects ready for reuse, through ready_node; under @lock
- * @nspare: length of @spare; under @lock
+ * @nspare: length of @spare; written under @lock, read locklessly by
+ *	twheel_fd_prepare() (only it and SCHEDULE, both under @ctl_mutex,
+ *	take objects off the list)
  * @extended: expiries that moved their timer to a later deadline found in
  *	@deadlines instead of firing; under @lock
  * @evctx: the registered eventfd, or NULL; under @lock, which the callback
@@ -398,7 +400,7 @@ static void twheel_fd_recycle_locked(struct twheel_fd *tf,
 
 	if (tf->nspare < TWHEEL_FD_SPARE_MAX) {
 		list_add(&ft->ready_node, &tf->spare);
-		tf->nspare++;
+		WRITE_ONCE(tf->nspare, tf->nspare + 1);
 	} else {
 		list_add(&ft->ready_node, doomed);
 	}
@@ -616,13 +618,14 @@ struct twheel_fd_arming {
 
 /*
  * Checks @spec as uapi/twheel.h documents (all EINVAL first, then ERANGE)
- * and converts it. A relative value is taken from now.
+ * and converts it. A relative value counts from *@now, the time the call
+ * first needed it: read once per call (0 until then), so a batch costs one
+ * clock read, and every deadline is at least its delay after the call
+ * began.
  */
 static int twheel_fd_check_spec(const struct twheel_timer_spec *spec,
-				struct twheel_fd_arming *arm)
+				struct twheel_fd_arming *arm, ktime_t *now)
 {
-	ktime_t now;
-
 	if (spec->flags & ~TWHEEL_TIMER_FLAGS)
 		return -EINVAL;
 	if (spec->reserved[0] || spec->reserved[1])
@@ -647,10 +650,11 @@ static int twheel_fd_check_spec(const struct twheel_timer_spec *spec,
 	if (spec->flags & TWHEEL_TIMER_ABSTIME) {
 		arm->deadline = (ktime_t)spec->value;
 	} else {
-		now = ktime_get();
-		if (spec->value > (u64)(KTIME_MAX - now))
+		if (!*now)
+			*now = ktime_get();
+		if (spec->value > (u64)(KTIME_MAX - *now))
 			return -ERANGE;
-		arm->deadline = now + (ktime_t)spec->value;
+		arm->deadline = *now + (ktime_t)spec->value;
 	}
 	return 0;
 }
@@ -686,9 +690,11 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 	/* No more objects than free slots. */
 	n = min(n, t->nslots - t->used);
 
-	spin_lock_bh(&tf->lock);
-	have = tf->nspare;
-	spin_unlock_bh(&tf->lock);
+	/*
+	 * Only we (ctl_mutex) take objects off the spare list; a reader may
+	 * add some meanwhile: a lower bound is enough.
+	 */
+	have = READ_ONCE(tf->nspare);
 
 	for (i = have; i < n; i++) {
 		ret = twheel_fd_charge(tf, 1);
@@ -707,7 +713,7 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 	if (i > have) {
 		spin_lock_bh(&tf->lock);
 		list_splice(&fresh, &tf->spare);
-		tf->nspare += i - have;
+		WRITE_ONCE(tf->nspare, tf->nspare + i - have);
 		spin_unlock_bh(&tf->lock);
 	}
 	return table_err ?: ret;
@@ -720,7 +726,7 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
  */
 static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 				     struct twheel_timer_spec *spec,
-				     int prep_err)
+				     int prep_err, ktime_t *now)
 {
 	struct twheel_fd_arming arm;
 	struct twheel_fd_timer *ft;
@@ -729,7 +735,7 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 	lockdep_assert_held(&tf->ctl_mutex);
 	lockdep_assert_held(&tf->lock);
 
-	ret = twheel_fd_check_spec(spec, &arm);
+	ret = twheel_fd_check_spec(spec, &arm, now);
 	if (ret)
 		return ret;
 	if (tf->ntimers >= tf->max_timers)
@@ -739,7 +745,7 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 
 	ft = list_first_entry(&tf->spare, struct twheel_fd_timer, ready_node);
 	list_del_init(&ft->ready_node);
-	tf->nspare--;
+	WRITE_ONCE(tf->nspare, tf->nspare - 1);
 	tf->ntimers++;
 
 	ft->id = twheel_fd_table_insert(&tf->table, ft);
@@ -760,7 +766,7 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 		twheel_fd_table_remove(&tf->table, ft->id);
 		tf->ntimers--;
 		list_add(&ft->ready_node, &tf->spare);
-		tf->nspare++;
+		WRITE_ONCE(tf->nspare, tf->nspare + 1);
 		return ret;
 	}
 	spec->id = ft->id;
@@ -769,7 +775,8 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 
 /* TWHEEL_OP_MODIFY: 1 if it was pending, 0 if not. */
 static int twheel_fd_modify_locked(struct twheel_fd *tf,
-				   const struct twheel_timer_spec *spec)
+				   const struct twheel_timer_spec *spec,
+				   ktime_t *now)
 {
 	struct twheel_fd_arming arm;
 	struct twheel_fd_timer *ft;
@@ -779,7 +786,7 @@ static int twheel_fd_modify_locked(struct twheel_fd *tf,
 	lockdep_assert_held(&tf->ctl_mutex);
 	lockdep_assert_held(&tf->lock);
 
-	ret = twheel_fd_check_spec(spec, &arm);
+	ret = twheel_fd_check_spec(spec, &arm, now);
 	if (ret)
 		return ret;
 
@@ -880,14 +887,15 @@ static int twheel_fd_cancel_locked(struct twheel_fd *tf,
 }
 
 static int twheel_fd_run_op_locked(struct twheel_fd *tf, struct twheel_op *op,
-				   int prep_err, struct list_head *doomed)
+				   int prep_err, ktime_t *now,
+				   struct list_head *doomed)
 	__must_hold(&tf->lock)
 {
 	switch (op->op) {
 	case TWHEEL_OP_SCHEDULE:
-		return twheel_fd_schedule_locked(tf, &op->spec, prep_err);
+		return twheel_fd_schedule_locked(tf, &op->spec, prep_err, now);
 	case TWHEEL_OP_MODIFY:
-		return twheel_fd_modify_locked(tf, &op->spec);
+		return twheel_fd_modify_locked(tf, &op->spec, now);
 	case TWHEEL_OP_CANCEL:
 		return twheel_fd_cancel_locked(tf, &op->spec, doomed);
 	default:
@@ -908,6 +916,7 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 	unsigned int done, nsched = 0, i;
 	LIST_HEAD(doomed);
 	int prep_err = 0, r;
+	ktime_t now = 0;
 
 	for (i = 0; i < count; i++)
 		nsched += ops[i].op == TWHEEL_OP_SCHEDULE;
@@ -917,7 +926,8 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 		prep_err = twheel_fd_prepare(tf, nsched);
 	spin_lock_bh(&tf->lock);
 	for (done = 0; done < count; done++) {
-		r = twheel_fd_run_op_locked(tf, &ops[done], prep_err, &doomed);
+		r = twheel_fd_run_op_locked(tf, &ops[done], prep_err, &now,
+					    &doomed);
 		ops[done].result = r;
 		if (r < 0)
 			break;
@@ -990,6 +1000,32 @@ static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 	return op.result;
 }
 
+/*
+ * Writes back what the kernel changed in the first @n ops: each result, and
+ * the id of each SCHEDULE that succeeded. The rest of an op is as the
+ * caller passed it, so nothing else is copied.
+ */
+static int twheel_fd_put_results(struct twheel_op __user *uops,
+				 const struct twheel_op *ops, unsigned int n)
+{
+	unsigned int i;
+
+	if (!user_access_begin(uops, array_size(n, sizeof(*ops))))
+		return -EFAULT;
+	for (i = 0; i < n; i++) {
+		unsafe_put_user(ops[i].result, &uops[i].result, err_fault);
+		if (ops[i].op == TWHEEL_OP_SCHEDULE && !ops[i].result)
+			unsafe_put_user(ops[i].spec.id, &uops[i].spec.id,
+					err_fault);
+	}
+	user_access_end();
+	return 0;
+
+err_fault:
+	user_access_end();
+	return -EFAULT;
+}
+
 static long twheel_fd_ioc_batch(struct twheel_fd *tf,
 				const struct twheel_batch __user *ub)
 {
@@ -1017,7 +1053,7 @@ static long twheel_fd_ioc_batch(struct twheel_fd *tf,
 
 	/* Write back the ops that ran, the failed one included, no more. */
 	nwrite = min(done + 1, b.count);
-	if (copy_to_user(uops, ops, array_size(nwrite, sizeof(*ops))))
+	if (twheel_fd_put_results(uops, ops, nwrite))
 		ret = -EFAULT;
 	else
 		ret = done;

@@ -65,7 +65,8 @@
  * struct twheel_timer_spec - schedule or modify one timer
  * @id: TWHEEL_IOC_SCHEDULE: out, the new timer's id (unique within the fd,
  *	never 0). TWHEEL_IOC_MODIFY: in, the timer to re-arm.
- * @value: ns; a delay from now, or with TWHEEL_TIMER_ABSTIME a deadline on
+ * @value: ns; a delay from now (the time the call began: one time for
+ *	all the ops of a batch), or with TWHEEL_TIMER_ABSTIME a deadline on
  *	@clockid. At most INT64_MAX (EINVAL), and now + delay must not
  *	overflow (ERANGE). A deadline in the past fires at once.
  * @period: ns between expiries for a TWHEEL_TIMER_PERIODIC timer, > 0 and at
