@@ -1250,12 +1250,16 @@ static void tw_test_table_cap(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, twheel_fd_table_grow(t), 0);
 	KUNIT_EXPECT_EQ(test, t->nslots, (u32)TWHEEL_FD_CHUNK_SLOTS + 3);
 	KUNIT_EXPECT_EQ(test, twheel_fd_table_grow(t), -ENOSPC);
+	/* Every slot once, the newest chunk's first; then none. */
 	for (i = 0; i < TWHEEL_FD_CHUNK_SLOTS + 3; i++) {
+		u32 slot;
+
 		KUNIT_ASSERT_TRUE(test, twheel_fd_table_has_free(t));
-		KUNIT_EXPECT_EQ(test, TWHEEL_FD_ID_SLOT(twheel_fd_table_insert(t, &obj)),
-				i);
+		slot = TWHEEL_FD_ID_SLOT(twheel_fd_table_insert(t, &obj));
+		KUNIT_EXPECT_EQ(test, slot, i < 3 ? (u32)TWHEEL_FD_CHUNK_SLOTS + i : i - 3);
 	}
 	KUNIT_EXPECT_FALSE(test, twheel_fd_table_has_free(t));
+	KUNIT_EXPECT_EQ(test, t->used, (u32)TWHEEL_FD_CHUNK_SLOTS + 3);
 }
 
 static struct kunit_case tw_table_cases[] = {

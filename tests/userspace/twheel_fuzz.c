@@ -14,9 +14,10 @@
  * MODIFY, CANCEL and BATCH with valid specs and with each kind of invalid
  * field, bad and read-only pointers; SET_EVENTFD with eventfds, other
  * files, closed and negative fds; INFO; read() with small, large, faulting
- * and partly faulting buffers; poll(); write(), lseek(), mmap() and unknown
- * ioctls; close() and re-open (with a random max_timers, the module
- * parameter being sampled at open); fork() with a child arming timers on
+ * and partly faulting buffers; poll(); write(), lseek(), mmap() (sizes,
+ * private, read-only) and unknown ioctls; close() and re-open (with a
+ * random max_timers, the module parameter being sampled at open); fork()
+ * with a child arming timers on
  * the shared file. Every result is checked against a model of what that
  * call must return, following uapi/twheel.h: the error and its precedence
  * (EFAULT, then EINVAL, then ERANGE, then ENOSPC/ENOENT), the id (ids of a
@@ -1100,11 +1101,31 @@ static void op_other(struct mfd *m)
 		r = lseek(m->fd, (off_t)rnd(100), SEEK_SET) < 0 ? -errno : 0;
 		EXPECT(r, -ESPIPE, "lseek");
 		break;
-	case 2:
-		r = mmap(NULL, (size_t)g_page, PROT_READ, MAP_SHARED, m->fd, 0) ==
-		    MAP_FAILED ? -errno : 0;
-		EXPECT(r, -ENODEV, "mmap");
+	case 2: {
+		/* The deadline array: only its exact size, shared, at 0. */
+		size_t len = ((size_t)m->max_timers * 8 + (size_t)g_page - 1) /
+			     (size_t)g_page * (size_t)g_page;
+		size_t bad = chance(50) || len == (size_t)g_page ?
+			     len + (size_t)g_page : len - (size_t)g_page;
+		void *p;
+
+		if (chance(50)) {
+			p = mmap(NULL, bad, PROT_READ, MAP_SHARED, m->fd, 0);
+			r = p == MAP_FAILED ? -errno : 0;
+			EXPECT(r, -EINVAL, "mmap of the wrong size");
+			p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, m->fd, 0);
+			r = p == MAP_FAILED ? -errno : 0;
+			EXPECT(r, -EINVAL, "private mmap");
+			break;
+		}
+		/* Read-only: the model has no extensions. */
+		p = mmap(NULL, len, PROT_READ, MAP_SHARED, m->fd, 0);
+		r = p == MAP_FAILED ? -errno : 0;
+		EXPECT(r, 0, "mmap");
+		if (!r)
+			munmap(p, len);
 		break;
+	}
 	case 3:
 		/* Unknown commands, of our magic and of others. */
 		r = ioctl(m->fd, _IOWR(TWHEEL_IOC_MAGIC, 6 + rnd(250), __u64),

@@ -175,6 +175,7 @@ struct window {
 };
 
 struct tmr {
+	u64 id;			/* the kernel's id */
 	bool used;		/* this id was handed out */
 	bool live;		/* the id is valid: not cancelled, not released */
 	bool orphan;		/* dead, but an unread event may hold its slot */
@@ -197,57 +198,110 @@ struct worker {
 	int idx, cpu, fd, efd;
 	u64 rnd;
 	pthread_t thread;
-	struct tmr *t;		/* indexed by id */
-	size_t cap;
+	struct tmr *t;		/* every id handed out, in order: t[1..nt-1] */
+	size_t cap, nt;
+	u64 *hkey;		/* open addressing: id -> index into t */
+	uint32_t *hval;
+	size_t hsize;
 	u64 *live;		/* live ids */
 	unsigned int nlive, nperiodic;
 	unsigned int norphans;	/* ids with tmr::orphan */
-	u64 max_id;
 	u64 ops;
 };
 
+/* Ids are generation << 32 | (slot + 1): spread them over the table. */
+static size_t id_hash(u64 id, size_t size)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 20) & (size - 1);
+}
+
 static struct tmr *tmr_get(struct worker *w, u64 id)
 {
-	if (!id || id >= w->cap)
+	size_t i;
+
+	if (!id || !w->hsize)
 		return NULL;
-	return w->t[id].used ? &w->t[id] : NULL;
+	for (i = id_hash(id, w->hsize); w->hkey[i]; i = (i + 1) & (w->hsize - 1))
+		if (w->hkey[i] == id)
+			return &w->t[w->hval[i]];
+	return NULL;
+}
+
+/* The model of an id the model knows. */
+static struct tmr *tmr_of(struct worker *w, u64 id)
+{
+	struct tmr *t = tmr_get(w, id);
+
+	if (!t) {
+		err("worker %d: id %llu unknown to the model", w->idx,
+		    (unsigned long long)id);
+		exit(2);
+	}
+	return t;
+}
+
+static void tmr_hash_add(struct worker *w, u64 id, uint32_t idx)
+{
+	size_t i = id_hash(id, w->hsize);
+
+	while (w->hkey[i])
+		i = (i + 1) & (w->hsize - 1);
+	w->hkey[i] = id;
+	w->hval[i] = idx;
 }
 
 static struct tmr *tmr_new(struct worker *w, u64 id)
 {
 	struct tmr *t;
 
-	if (id >= w->cap) {
-		size_t ncap = w->cap ? w->cap : 1024;
+	if (tmr_get(w, id))
+		err("worker %d: id %llu handed out twice", w->idx,
+		    (unsigned long long)id);
+	if (!w->nt)
+		w->nt = 1;
+	if (w->nt >= w->cap) {
+		size_t ncap = w->cap ? 2 * w->cap : 1024;
 
-		while (ncap <= id)
-			ncap *= 2;
 		w->t = realloc(w->t, ncap * sizeof(*w->t));
 		w->live = realloc(w->live, ncap * sizeof(*w->live));
 		if (!w->t || !w->live) {
 			perror("realloc");
 			exit(2);
 		}
-		memset(w->t + w->cap, 0, (ncap - w->cap) * sizeof(*w->t));
 		w->cap = ncap;
 	}
-	t = &w->t[id];
-	if (t->used)
-		err("worker %d: id %llu handed out twice", w->idx,
-		    (unsigned long long)id);
+	if (2 * w->nt >= w->hsize) {
+		size_t i, osize = w->hsize;
+		u64 *okey = w->hkey;
+		uint32_t *oval = w->hval;
+
+		w->hsize = osize ? 2 * osize : 4096;
+		w->hkey = calloc(w->hsize, sizeof(*w->hkey));
+		w->hval = calloc(w->hsize, sizeof(*w->hval));
+		if (!w->hkey || !w->hval) {
+			perror("calloc");
+			exit(2);
+		}
+		for (i = 0; i < osize; i++)
+			if (okey[i])
+				tmr_hash_add(w, okey[i], oval[i]);
+		free(okey);
+		free(oval);
+	}
+	t = &w->t[w->nt];
 	memset(t, 0, sizeof(*t));
+	tmr_hash_add(w, id, (uint32_t)w->nt++);
+	t->id = id;
 	t->used = true;
 	t->live = true;
 	t->live_idx = w->nlive;
 	w->live[w->nlive++] = id;
-	if (id > w->max_id)
-		w->max_id = id;
 	return t;
 }
 
 static void tmr_unlive(struct worker *w, u64 id)
 {
-	struct tmr *t = &w->t[id];
+	struct tmr *t = tmr_of(w, id);
 	u64 last;
 
 	if (!t->live)
@@ -255,7 +309,7 @@ static void tmr_unlive(struct worker *w, u64 id)
 	t->live = false;
 	last = w->live[--w->nlive];
 	w->live[t->live_idx] = last;
-	w->t[last].live_idx = t->live_idx;
+	tmr_of(w, last)->live_idx = t->live_idx;
 	if (t->kind != ONESHOT)
 		w->nperiodic--;
 	/* A periodic timer's last event may still be queued. */
@@ -561,7 +615,7 @@ static u64 pick_live(struct worker *w, bool oneshot_only)
 
 	for (tries = 0; tries < 8 && w->nlive; tries++) {
 		id = w->live[rnd(&w->rnd, w->nlive)];
-		if (!oneshot_only || w->t[id].kind == ONESHOT)
+		if (!oneshot_only || tmr_of(w, id)->kind == ONESHOT)
 			return id;
 	}
 	return 0;
@@ -571,7 +625,7 @@ static u64 pick_live(struct worker *w, bool oneshot_only)
 static void modify_done(struct worker *w, u64 id, long r, u64 lo, u64 hi,
 			u64 ud)
 {
-	struct tmr *t = &w->t[id];
+	struct tmr *t = tmr_of(w, id);
 
 	if (r < 0) {
 		err("worker %d: MODIFY id %llu: %s", w->idx,
@@ -613,7 +667,7 @@ static void op_modify(struct worker *w)
 
 static void cancel_done(struct worker *w, u64 id, long r, u64 t1)
 {
-	struct tmr *t = &w->t[id];
+	struct tmr *t = tmr_of(w, id);
 
 	if (r < 0) {
 		err("worker %d: CANCEL id %llu: %s", w->idx,
@@ -675,7 +729,7 @@ static void op_batch(struct worker *w)
 			ops[i].op = TWHEEL_OP_SCHEDULE;
 			fill_oneshot(w, &ops[i].spec, &off[i], &abs[i]);
 			ids[i] = 0;
-		} else if (w->t[id].kind == ONESHOT && rnd(&w->rnd, 2)) {
+		} else if (tmr_of(w, id)->kind == ONESHOT && rnd(&w->rnd, 2)) {
 			ops[i].op = TWHEEL_OP_MODIFY;
 			fill_oneshot(w, &ops[i].spec, &off[i], &abs[i]);
 			ops[i].spec.id = id;
@@ -744,7 +798,8 @@ static void op_info(struct worker *w)
 		return;
 	}
 	/* The user and device counts move with the other workers: no order. */
-	if ((info.flags & ~TWHEEL_INFO_USER_CAP_EXEMPT) || !info.granularity_ns ||
+	if ((info.flags & ~(TWHEEL_INFO_USER_CAP_EXEMPT | TWHEEL_INFO_MAP)) ||
+	    !info.granularity_ns ||
 	    !info.max_user_timers || !info.max_total_timers)
 		err("worker %d: INFO: unknown flags, or no granularity or caps",
 		    w->idx);
@@ -774,13 +829,18 @@ static void reset_model(struct worker *w)
 {
 	free(w->t);
 	free(w->live);
+	free(w->hkey);
+	free(w->hval);
 	w->t = NULL;
 	w->live = NULL;
+	w->hkey = NULL;
+	w->hval = NULL;
 	w->cap = 0;
+	w->nt = 0;
+	w->hsize = 0;
 	w->nlive = 0;
 	w->nperiodic = 0;
 	w->norphans = 0;
-	w->max_id = 0;
 }
 
 static void op_close_reopen(struct worker *w)
@@ -907,9 +967,10 @@ static void finish(struct worker *w)
 		if (poll(&p, 1, 100) == 1)
 			read_events(w, 16);
 	}
-	for (id = 1; id <= w->max_id && id < w->cap; id++) {
-		struct tmr *t = &w->t[id];
+	for (size_t h = 1; h < w->nt; h++) {
+		struct tmr *t = &w->t[h];
 
+		id = t->id;
 		if (!t->used)
 			continue;
 		if (t->kind == ONESHOT && t->outstanding) {
