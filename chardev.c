@@ -324,7 +324,7 @@ struct twheel_fd_timer {
 	bool			on_list;
 	bool			in_flight;
 
-	u32			ev_flags;
+	u8			ev_flags;
 	u64			ev_user_data;
 	u64			ev_deadline;
 	u64			ev_fired;

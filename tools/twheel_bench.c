@@ -153,9 +153,14 @@ struct ops_ctx {
 	timer_t ptimer[MAX_CHUNK];	/* POSIX timers */
 	struct io_uring ring;
 	bool modify_armed;		/* m_twheel_modify() armed its timers */
+	bool extend_armed;		/* m_twheel_extend() armed its timers */
+	bool update_armed;		/* m_uring_update() armed its timeouts */
+	u64 *map;			/* the mapped deadline array, or NULL */
+	size_t map_len;
 	struct twheel_op op[MAX_CHUNK];
 	u64 id[MAX_CHUNK];		/* ids of the chunk being cancelled */
 	u64 mid[MAX_CHUNK];		/* ids re-armed by m_twheel_modify() */
+	u64 xid[MAX_CHUNK];		/* ids pushed back by m_twheel_extend() */
 };
 
 typedef int (*ops_fn)(struct ops_ctx *c, unsigned int chunk, unsigned int n);
@@ -312,6 +317,96 @@ static int m_timerfd_rearm(struct ops_ctx *c, unsigned int chunk, unsigned int n
 	return 0;
 }
 
+/*
+ * Pushing a pending timer back without a system call: one store of a later
+ * deadline into its slot of the mapped array (uapi/twheel.h), with the time
+ * read once per chunk, as an event loop reads it once per wake-up. The
+ * kernel's part comes only when a timer is due: one re-filing (an in-kernel
+ * arm, table 1) per expiry, however many stores moved it; the timers here
+ * are an hour away, so this row is the program's part alone.
+ */
+static int m_twheel_extend(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	struct twheel_timer_spec spec;
+	volatile u64 *slot;
+	unsigned int i, j;
+	u64 now;
+
+	if (!c->map)
+		return -ENODEV;
+	if (!c->extend_armed) {
+		for (i = 0; i < chunk; i++) {
+			memset(&spec, 0, sizeof(spec));
+			spec.value = REARM_NS;
+			spec.clockid = TWHEEL_CLOCK_MONOTONIC;
+			if (ioctl(c->twfd, TWHEEL_IOC_SCHEDULE, &spec))
+				return -errno;
+			c->xid[i] = spec.id;
+		}
+		c->extend_armed = true;
+	}
+	for (i = 0; i < n; i += chunk) {
+		now = now_ns() + REARM_NS;
+		for (j = 0; j < chunk; j++) {
+			slot = &c->map[TWHEEL_ID_SLOT(c->xid[j])];
+			*slot = now + j;
+		}
+	}
+	return 0;
+}
+
+/* IORING_OP_TIMEOUT_UPDATE of pending timeouts, @chunk per submit. */
+static int m_uring_update(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	static struct __kernel_timespec ts[MAX_CHUNK];
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	unsigned int i, j, got;
+	int ret;
+
+	if (!c->update_armed) {
+		for (j = 0; j < chunk; j++) {
+			ts[j].tv_sec = REARM_NS / NSEC_PER_SEC;
+			ts[j].tv_nsec = 0;
+			sqe = io_uring_get_sqe(&c->ring);
+			if (!sqe)
+				return -EBUSY;
+			io_uring_prep_timeout(sqe, &ts[j], 0, 0);
+			sqe->user_data = 1000 + j;
+		}
+		ret = io_uring_submit(&c->ring);
+		if (ret != (int)chunk)
+			return ret < 0 ? ret : -EPROTO;
+		c->update_armed = true;
+	}
+	for (i = 0; i < n; i += chunk) {
+		for (j = 0; j < chunk; j++) {
+			u64 d = REARM_NS + c->delay[(c->base + i + j) % DELAYS];
+
+			ts[j].tv_sec = d / NSEC_PER_SEC;
+			ts[j].tv_nsec = d % NSEC_PER_SEC;
+			sqe = io_uring_get_sqe(&c->ring);
+			if (!sqe)
+				return -EBUSY;
+			io_uring_prep_timeout_update(sqe, &ts[j], 1000 + j, 0);
+			sqe->user_data = 0;
+		}
+		ret = io_uring_submit(&c->ring);
+		if (ret != (int)chunk)
+			return ret < 0 ? ret : -EPROTO;
+		for (got = 0; got < chunk; got++) {
+			ret = io_uring_wait_cqe(&c->ring, &cqe);
+			if (ret)
+				return ret;
+			ret = cqe->user_data ? -EPROTO : cqe->res;
+			io_uring_cqe_seen(&c->ring, cqe);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 /* IORING_OP_TIMEOUT x chunk, then IORING_OP_TIMEOUT_REMOVE x chunk. */
 static int m_uring(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 {
@@ -435,13 +530,17 @@ static int cmd_ops(unsigned int reps, unsigned int n)
 	struct method methods[] = {
 		{ "twheel_info_floor", 64, m_info, NEED_TWHEEL, 0 },
 		{ "twheel_ioctl", 64, m_twheel_single, NEED_TWHEEL, 0 },
+		{ "twheel_ioctl", 1, m_twheel_single, NEED_TWHEEL, 0 },
 		{ "twheel_batch", 64, m_twheel_batch, NEED_TWHEEL, 0 },
 		{ "twheel_batch", 1024, m_twheel_batch, NEED_TWHEEL, 0 },
 		{ "timerfd", 64, m_timerfd, NEED_TIMERFD, 0 },
+		{ "timerfd", 1, m_timerfd, NEED_TIMERFD, 0 },
 		{ "posix_timer", 64, m_posix, NEED_POSIX, 0 },
 		{ "io_uring", 64, m_uring, NEED_URING, 0 },
 		{ "twheel_modify", 64, m_twheel_modify, NEED_TWHEEL, 0 },
 		{ "timerfd_rearm", 64, m_timerfd_rearm, NEED_TIMERFD, 0 },
+		{ "twheel_extend", 64, m_twheel_extend, NEED_TWHEEL, 0 },
+		{ "io_uring_update", 64, m_uring_update, NEED_URING, 0 },
 	};
 	const unsigned int nm = sizeof(methods) / sizeof(methods[0]);
 	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
@@ -464,6 +563,21 @@ static int cmd_ops(unsigned int reps, unsigned int n)
 	have[NEED_TWHEEL] = c->twfd >= 0;
 	if (!have[NEED_TWHEEL])
 		skip(7, "twheel", "open", errno);
+	if (have[NEED_TWHEEL]) {
+		struct twheel_info info = { 0 };
+		long page = sysconf(_SC_PAGESIZE);
+		void *p = MAP_FAILED;
+
+		if (!ioctl(c->twfd, TWHEEL_IOC_INFO, &info) && (info.flags & TWHEEL_INFO_MAP)) {
+			c->map_len = (TWHEEL_MAP_SIZE(info.max_timers) + page - 1) / page * page;
+			p = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+				 c->twfd, 0);
+		}
+		if (p == MAP_FAILED)
+			skip(7, "twheel_extend", "mmap", errno);
+		else
+			c->map = p;
+	}
 	for (ntfd = 0; ntfd < MAX_CHUNK; ntfd++) {
 		c->tfd[ntfd] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 		if (c->tfd[ntfd] < 0)
@@ -509,6 +623,8 @@ static int cmd_ops(unsigned int reps, unsigned int n)
 		timer_delete(c->ptimer[nposix]);
 	while (ntfd--)
 		close(c->tfd[ntfd]);
+	if (c->map)
+		munmap(c->map, c->map_len);
 	if (c->twfd >= 0)
 		close(c->twfd);
 	free(c);
