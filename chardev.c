@@ -104,6 +104,7 @@
 #include <linux/wait.h>
 
 #include "twheel.h"
+#include "compat.h"
 #include "internal.h"
 #include "fd_table.h"
 #include "uapi/twheel.h"
@@ -603,7 +604,7 @@ static void twheel_fd_expire(struct twheel_timer *timer, u64 missed)
 	 * and puts the old context only after unlocking.
 	 */
 	if (tf->evctx)
-		eventfd_signal(tf->evctx);
+		twheel_eventfd_signal(tf->evctx);
 	spin_unlock(&tf->lock);
 
 	twheel_fd_wake(tf);
@@ -1540,7 +1541,7 @@ static int twheel_fd_mmap(struct file *file, struct vm_area_struct *vma)
 		if (ret)
 			goto out_unlock;
 	}
-	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	twheel_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	npages = tf->dl_npages;
 	ret = vm_insert_pages(vma, vma->vm_start, tf->dl_pages, &npages);
 out_unlock:
