@@ -281,6 +281,7 @@ struct twheel_fd {
  * struct twheel_fd_timer - one timer of an open /dev/twheel
  * @timer: the core's timer; armed and cancelled under tf->ctl_mutex only,
  *	but for the re-filing of a one-shot timer by its own callback
+ * @pt: the same timer as a periodic one (room for the core's period copy)
  * @tf: the file the timer belongs to; constant
  * @id: its id (see fd_table.h); set before it becomes live, constant until
  *	the object is recycled
@@ -312,7 +313,10 @@ struct twheel_fd {
  *	yet; a timer is never both @on_list and @in_flight
  */
 struct twheel_fd_timer {
-	struct twheel_timer	timer;
+	union {		/* @timer is what the code passes; @pt gives a period */
+		struct twheel_timer		timer;
+		struct twheel_periodic_timer	pt;
+	};
 	struct twheel_fd	*tf;
 	u64			id;
 	u64			period;
@@ -708,7 +712,7 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 			break;
 		}
 		ft->tf = tf;
-		twheel_timer_init(&ft->timer, twheel_fd_expire, 0);
+		twheel_periodic_timer_init(&ft->pt, twheel_fd_expire);
 		list_add(&ft->ready_node, &fresh);
 	}
 	if (i > have) {

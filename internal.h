@@ -7,7 +7,11 @@
 
 #include <linux/types.h>
 
-/* chardev.c: /dev/twheel */
+/* twheel.c: the core, brought up and down by main.c */
+int twheel_core_init(void);
+void twheel_core_exit(void);
+
+/* chardev.c: /dev/twheel, registered by main.c once the core is up */
 int twheel_chardev_init(void);
 void twheel_chardev_exit(void);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * twheel: per-CPU hashed timing wheels driven by hrtimers.
+ * twheel: per-CPU hierarchical timing wheels driven by hrtimers.
  *
  * Design
  * ======
@@ -88,10 +88,15 @@
  *                                   callbacks; read with READ_ONCE() under
  *                                   interrupts disabled (an RCU read side)
  *   twheel_timer::state             any context, atomic read-modify-write
- *   twheel_timer::expires, ::period written under TW_BUSY (a bit lock in
- *   ::mode, ::order                 ::state); read by the owner after waiting
- *                                   for TW_BUSY to clear, validated by the
- *                                   arming sequence in ::state
+ *   twheel_timer::expires, ::mode,  written under TW_BUSY (a bit lock in
+ *   ::order, and the period that    ::state); read by the owner after waiting
+ *   twheel_periodic_timer and       for TW_BUSY to clear, validated by the
+ *   twheel_work_timer hold          arming sequence in ::state
+ *   twheel_timer::target_cpu        twheel_timer_set_cpu(), WRITE_ONCE(), at
+ *                                   any time, no lock; read with READ_ONCE()
+ *                                   by each arming and hand-off, so a change
+ *                                   takes effect at the next one
+ *   twheel_timer::flags             set once by the initialiser
  *   twheel_timer::cpu               written by whoever sets TW_QUEUED while
  *                                   TW_HELD is clear, by the owner while it
  *                                   holds TW_QUEUED, or by tw_end_run() when
@@ -103,23 +108,52 @@
  * Timer state (twheel_timer::state)
  * =================================
  *
- *   TW_PENDING   armed: the callback will run (for a periodic timer: again)
- *   TW_HELD      a wheel references the timer: linked, or on a submission
- *                list; only the holder clears it, after unlinking
- *   TW_QUEUED    on the submission list of twheel_timer::cpu; set by whoever
- *                needs the holder to look at the timer again
- *   TW_RUNNING   the callback runs, or is queued to run on the workqueue
- *   TW_SHUTDOWN  twheel_shutdown_sync(): arming fails with -ESHUTDOWN
- *   TW_BUSY      an arming is writing the timer's fields
- *   TW_WAITER    someone waited in twheel_cancel_sync() or a group wait;
- *                set by the waiter, never cleared: every later release
- *                wakes tw_idle_wq (a spurious wake-up costs a re-check)
- *   TW_PARKED    due again while its callback still ran (a work timer, or
- *                one re-armed onto another CPU): no wheel links it; set by
- *                the owner in tw_claim(), cleared by tw_end_run() when the
- *                callback returns, which queues it again (still pending)
- *                or releases it (cancelled meanwhile). While it is set,
- *                arming and cancelling only change the state word.
+ *   bit          meaning           set by (how)           cleared by (how)
+ *   -----------  ----------------  ---------------------  ------------------
+ *   TW_PENDING   the callback will  tw_publish(): every    twheel_cancel*()
+ *                run (a periodic    arming (cmpxchg,       (cmpxchg); tw_claim()
+ *                timer's: again)    under TW_BUSY)         for a one-shot
+ *                                                          (owner, cmpxchg);
+ *                                                          tw_reconcile() and
+ *                                                          tw_end_run() drop a
+ *                                                          shut-down arming
+ *   TW_HELD      a wheel or a       tw_publish() when no   the holder only,
+ *                submission list    wheel holds it         after unlinking:
+ *                references it      (cmpxchg)              tw_release(),
+ *                                                          tw_reconcile(), a
+ *                                                          local cancel, and
+ *                                                          tw_claim() (owner,
+ *                                                          cmpxchg)
+ *   TW_QUEUED    on the submission  whoever needs the      the holder draining
+ *                list of ::cpu      holder to look again:  it (tw_reconcile(),
+ *                                   an arming, a remote    cmpxchg; a hand-off
+ *                                   cancel, tw_end_run()   to another CPU keeps
+ *                                   (cmpxchg)              it), or tw_drop() at
+ *                                                          unload
+ *   TW_RUNNING   the callback runs  tw_claim() (owner,     tw_end_run() and
+ *                or is queued on    cmpxchg)               tw_finish() once its
+ *                the workqueue                             callback returns
+ *                                                          (cmpxchg, release),
+ *                                                          tw_publish() for a
+ *                                                          periodic re-arm
+ *   TW_SHUTDOWN  arming fails,      twheel_shutdown_sync(), never: the timer
+ *                -ESHUTDOWN         group shutdown         is done
+ *                                   (atomic_long_or)
+ *   TW_BUSY      an arming writes   tw_lock_busy()         tw_publish(), or
+ *                ::expires, ::mode, (cmpxchg, acquire)     tw_arm_locked() on
+ *                ::order, period                           shutdown (release)
+ *   TW_WAITER    someone waits for  tw_wait_settled()      never: every later
+ *                the timer          (fetch_or)             release wakes
+ *                                                          tw_idle_wq (a
+ *                                                          spurious wake-up
+ *                                                          costs a re-check)
+ *   TW_PARKED    due while its      tw_claim() (owner,     tw_end_run() when
+ *                callback still     cmpxchg)               the callback
+ *                ran: no wheel                             returns: queued
+ *                links it; arming                          again if pending,
+ *                and cancelling                            else released
+ *                only change the
+ *                state word
  *   bits 32-63   arming sequence, bumped by every arming
  *
  *   idle --arm--> PENDING|HELD (linked, or QUEUED to its wheel)
@@ -137,12 +171,15 @@
  * that arming (Kafka's purgatory needs this: an operation completes by its
  * event or by its timeout, never both).
  *
- * Memory (x86-64, no lockdep, measured with pahole): struct twheel_timer is
- * 88 bytes (timer_list: 40, hrtimer: 64): list links for its bucket (16),
- * its submission (8) and its group (16), the state word, deadline, period
- * and callback (32), and 16 bytes of owner bookkeeping. A twheel_work_timer
- * is 144 bytes (a work_struct, and the deadline, period and mode of the
- * expiry its work was queued for). Per CPU: struct
+ * Memory (x86-64, no lockdep; a static_assert holds it): struct
+ * twheel_timer is 64 bytes, one cache line (timer_list: 40, hrtimer: 64):
+ * list links for its bucket (16) and its submission (8), the state word,
+ * deadline and callback (24), and 16 bytes of owner bookkeeping. What only
+ * some timers need lives in the structure that embeds them: a struct
+ * twheel_periodic_timer adds the period (72 bytes); a twheel_work_timer
+ * (128 bytes) the period, a work_struct, and the deadline, period and mode
+ * of the expiry its work was queued for; a group member is a struct
+ * twheel_group_member (24 bytes) that its user keeps beside it. Per CPU: struct
  * twheel_cpu (288 bytes), the buckets (16 bytes each; 8 levels of 64 with
  * the defaults: 8 KiB) and a one-bit-per-bucket bitmap (64 bytes).
  */
@@ -170,6 +207,10 @@
 
 #define CREATE_TRACE_POINTS
 #include "twheel_trace.h"
+
+/* One cache line per timer: see struct twheel_timer. */
+static_assert(!IS_ENABLED(CONFIG_64BIT) || IS_ENABLED(CONFIG_LOCKDEP) ||
+	      sizeof(struct twheel_timer) <= 64);
 
 #define TW_PENDING	BIT(0)
 #define TW_HELD		BIT(1)
@@ -450,23 +491,25 @@ static void tw_push(struct twheel_timer *t, int cpu, bool kick)
 		tw_kick(cpu);
 }
 
+/* The start of level-0 tick @tick in ns, KTIME_MAX past the end of time. */
 static ktime_t tw_tick_time(const struct tw_wheel *w, u64 tick)
 {
-	if (tick == U64_MAX || tick > div64_u64(KTIME_MAX, w->gran))
+	u64 ns;
+
+	/* No division: this runs on every arming. */
+	if (check_mul_overflow(tick, w->gran, &ns) || ns > KTIME_MAX)
 		return KTIME_MAX;
-	return tick * w->gran;
+	return ns;
 }
 
-/* Owner: link @t on this wheel for the arming @seq. */
+/* Owner: link @t on this wheel for the arming @seq, wherever it was. */
 static void tw_link(struct twheel_cpu *tc, struct twheel_timer *t, u32 seq)
 {
 	struct tw_wheel *w = &tc->wheel;
 
-	if (!list_empty(&t->entry))
-		tw_wheel_unlink(w, t);
 	t->linked_seq = seq;
 	/* Only the new timer's bucket can be earlier than what is programmed. */
-	tw_program(tc, tw_tick_time(w, tw_wheel_link(w, t)));
+	tw_program(tc, tw_tick_time(w, tw_wheel_relink(w, t)));
 }
 
 static void tw_unlink(struct twheel_cpu *tc, struct twheel_timer *t)
@@ -588,6 +631,26 @@ static void tw_drain(struct twheel_cpu *tc, unsigned int *budget)
  */
 
 /*
+ * Where @t's period lives: in the structure that embeds a timer that may
+ * be periodic (twheel_timer::flags says which), nowhere for a plain one.
+ */
+static u64 *tw_period_slot(struct twheel_timer *t)
+{
+	if (t->flags & TWHEEL_F_PROCESS)
+		return &container_of(t, struct twheel_work_timer, timer)->period;
+	if (t->flags & TWHEEL_F_PERIODIC)
+		return &container_of(t, struct twheel_periodic_timer,
+				     timer)->period;
+	return NULL;
+}
+
+/* The period of the arming whose mode is @mode; 0 for a one-shot. */
+static u64 tw_period(struct twheel_timer *t, u8 mode)
+{
+	return mode == TWHEEL_ONESHOT ? 0 : READ_ONCE(*tw_period_slot(t));
+}
+
+/*
  * Publish an arming: clear TW_BUSY, bump the sequence, set TW_PENDING and
  * make sure a wheel will look at the timer. Interrupts are off. @clear is
  * TW_RUNNING for a periodic timer's next expiry (tw_finish()), which must
@@ -599,9 +662,13 @@ static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
 	/* Pairs with the holder's cmpxchg that cleared TW_QUEUED after it set t->cpu. */
 	unsigned long old = atomic_long_read_acquire(&t->state), new;
 	/* Ours while we hold TW_BUSY; once published, @t may be freed. */
-	u64 expires = READ_ONCE(t->expires), period = READ_ONCE(t->period);
+	u64 expires = READ_ONCE(t->expires), period = 0;
 	int push_to, kick, this = smp_processor_id();
 	bool direct, dropped;
+
+	/* Only the trace wants the period: not worth a load on every arming. */
+	if (trace_twheel_schedule_enabled())
+		period = tw_period(t, READ_ONCE(t->mode));
 
 	do {
 		direct = false;
@@ -690,7 +757,8 @@ static int tw_arm_locked(struct twheel_timer *t, u64 expires, u64 period,
 		return -ESHUTDOWN;
 	}
 	WRITE_ONCE(t->expires, expires);
-	WRITE_ONCE(t->period, period);
+	if (mode != TWHEEL_ONESHOT)
+		WRITE_ONCE(*tw_period_slot(t), period);
 	WRITE_ONCE(t->mode, mode);
 	WRITE_ONCE(t->order, this_cpu_inc_return(twheel_cpus.order));
 	this_cpu_inc(twheel_cpus.stats.scheduled);
@@ -710,8 +778,10 @@ static int tw_arm_locked(struct twheel_timer *t, u64 expires, u64 period,
  *
  * Context: any context but NMI.
  * Return: 1 if the timer was pending (it has been moved), 0 if it was not,
- * -EINVAL for a negative @deadline, an unknown @mode or a @period that does
- * not match @mode, -ESHUTDOWN after twheel_shutdown_sync().
+ * -EINVAL for a negative @deadline, an unknown @mode, a @period that does
+ * not match @mode, or a periodic @mode on a plain timer (only a struct
+ * twheel_periodic_timer or twheel_work_timer has room for a period),
+ * -ESHUTDOWN after twheel_shutdown_sync().
  */
 int twheel_arm(struct twheel_timer *timer, ktime_t deadline, u64 period,
 	       enum twheel_mode mode)
@@ -728,7 +798,7 @@ int twheel_arm(struct twheel_timer *timer, ktime_t deadline, u64 period,
 		break;
 	case TWHEEL_FIXED_RATE:
 	case TWHEEL_FIXED_DELAY:
-		if (!period)
+		if (!period || !(timer->flags & TWHEEL_F_PERIODIC))
 			return -EINVAL;
 		break;
 	default:
@@ -803,7 +873,7 @@ bool twheel_cancel(struct twheel_timer *timer)
 {
 	unsigned long flags, old, new;
 	int this, push_to;
-	bool local;
+	bool local = false;
 
 	local_irq_save(flags);
 	this = smp_processor_id();
@@ -811,6 +881,15 @@ bool twheel_cancel(struct twheel_timer *timer)
 	old = atomic_long_read_acquire(&timer->state);
 	do {
 		if (!(old & TW_PENDING)) {
+			/*
+			 * Unlinked by an earlier round, then cancelled from
+			 * afar: that cancel set TW_QUEUED (the timer was held
+			 * here), and the submission releases it. Never held
+			 * and unqueued: that would leak the hold.
+			 */
+			if (local && WARN_ON_ONCE((old & (TW_HELD | TW_QUEUED)) ==
+						  TW_HELD))
+				tw_release(timer);
 			local_irq_restore(flags);
 			trace_twheel_cancel(timer, false);
 			return false;
@@ -823,7 +902,17 @@ bool twheel_cancel(struct twheel_timer *timer)
 			int holder = READ_ONCE(timer->cpu);
 
 			if (holder == this && !(old & TW_BUSY)) {
+				/*
+				 * Held here: unlink now and drop the hold in
+				 * the same cmpxchg (one atomic, not two). The
+				 * link is the owner's to undo at any time;
+				 * should the cmpxchg fail, the state it finds
+				 * sends the timer through the submission list,
+				 * which links it again if it is still pending.
+				 */
+				tw_unlink(this_cpu_ptr(&twheel_cpus), timer);
 				local = true;
+				new &= ~TW_HELD;
 			} else {
 				new |= TW_QUEUED;
 				push_to = holder;
@@ -832,9 +921,8 @@ bool twheel_cancel(struct twheel_timer *timer)
 	} while (!atomic_long_try_cmpxchg(&timer->state, &old, new));
 
 	if (local) {
-		/* Held by this CPU's wheel: unlink now, memory is free at once. */
-		tw_unlink(this_cpu_ptr(&twheel_cpus), timer);
-		tw_release(timer);
+		/* Unlinked and released: its memory is free at once. */
+		tw_wake_waiters(timer, old);
 	} else if (push_to >= 0) {
 		/*
 		 * No kick: the timer cannot fire now (its owner finds it not
@@ -1098,7 +1186,6 @@ static void tw_timer_setup(struct twheel_timer *timer, twheel_fn_t func,
 {
 	memset(timer, 0, sizeof(*timer));
 	INIT_LIST_HEAD(&timer->entry);
-	INIT_LIST_HEAD(&timer->group_node);
 	timer->func = func;
 	timer->flags = flags;
 	timer->target_cpu = TWHEEL_ANY_CPU;
@@ -1110,7 +1197,8 @@ static void tw_timer_setup(struct twheel_timer *timer, twheel_fn_t func,
  * __twheel_timer_init - initialise a timer; use twheel_timer_init()
  * @timer: the timer
  * @func: the callback
- * @flags: 0; %TWHEEL_F_PROCESS is refused (see twheel_timer_init())
+ * @flags: 0; %TWHEEL_F_PROCESS and %TWHEEL_F_PERIODIC are refused (see
+ *	twheel_timer_init())
  * @name: lockdep name
  * @key: lockdep class
  *
@@ -1121,12 +1209,13 @@ void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t func,
 			 struct lock_class_key *key)
 {
 	/*
-	 * The process-context expiry treats the timer as the first member of
-	 * a struct twheel_work_timer: on a plain timer it would write past
-	 * the object. Refuse it; the timer runs its callback in softirq.
+	 * Both flags make twheel treat the timer as the first member of a
+	 * bigger structure (a struct twheel_work_timer or a struct
+	 * twheel_periodic_timer): on a plain timer it would write past the
+	 * object. Refuse them; the timer is a one-shot with a softirq callback.
 	 */
-	if (flags & ~(TWHEEL_F_ALL & ~TWHEEL_F_PROCESS))
-		pr_err("%s: flags %#x refused: use twheel_work_timer_init() for a callback that may sleep\n",
+	if (flags)
+		pr_err("%s: flags %#x refused: use twheel_work_timer_init() or twheel_periodic_timer_init()\n",
 		       name, flags);
 	tw_timer_setup(timer, func, 0, name, key);
 }
@@ -1145,10 +1234,31 @@ EXPORT_SYMBOL_GPL(__twheel_timer_init);
 void __twheel_work_timer_init(struct twheel_work_timer *wt, twheel_fn_t func,
 			      const char *name, struct lock_class_key *key)
 {
-	tw_timer_setup(&wt->timer, func, TWHEEL_F_PROCESS, name, key);
+	tw_timer_setup(&wt->timer, func, TWHEEL_F_PROCESS | TWHEEL_F_PERIODIC,
+		       name, key);
+	wt->period = 0;
 	INIT_WORK(&wt->work, tw_work_fn);
 }
 EXPORT_SYMBOL_GPL(__twheel_work_timer_init);
+
+/**
+ * __twheel_periodic_timer_init - initialise a timer that may be periodic;
+ *	use twheel_periodic_timer_init()
+ * @pt: the timer
+ * @func: the callback, run in softirq context
+ * @name: lockdep name
+ * @key: lockdep class
+ *
+ * Context: any context; the timer must not be in use.
+ */
+void __twheel_periodic_timer_init(struct twheel_periodic_timer *pt,
+				  twheel_fn_t func, const char *name,
+				  struct lock_class_key *key)
+{
+	tw_timer_setup(&pt->timer, func, TWHEEL_F_PERIODIC, name, key);
+	pt->period = 0;
+}
+EXPORT_SYMBOL_GPL(__twheel_periodic_timer_init);
 
 /**
  * twheel_timer_set_cpu - choose the CPU whose wheel runs the timer
@@ -1193,21 +1303,26 @@ EXPORT_SYMBOL_GPL(twheel_group_init);
 /**
  * twheel_group_add - make a timer a member of a group
  * @group: the group
- * @timer: an initialised timer that is in no group
+ * @member: the caller's link for @timer, not in any group; it must live
+ *	as long as the membership (embed it beside the timer)
+ * @timer: an initialised timer
  *
  * Context: any context but NMI.
  * Return: 0, or -ESHUTDOWN if the group was shut down.
  */
-int twheel_group_add(struct twheel_group *group, struct twheel_timer *timer)
+int twheel_group_add(struct twheel_group *group,
+		     struct twheel_group_member *member,
+		     struct twheel_timer *timer)
 {
 	unsigned long flags;
 	int ret = 0;
 
+	member->timer = timer;
 	spin_lock_irqsave(&group->lock, flags);
 	if (group->shutdown) {
 		ret = -ESHUTDOWN;
 	} else {
-		list_add_tail(&timer->group_node, &group->timers);
+		list_add_tail(&member->node, &group->timers);
 		group->count++;
 	}
 	spin_unlock_irqrestore(&group->lock, flags);
@@ -1218,16 +1333,18 @@ EXPORT_SYMBOL_GPL(twheel_group_add);
 /**
  * twheel_group_del - remove a timer from its group
  * @group: the group
- * @timer: a member; not to be called while a group cancel runs
+ * @member: the link twheel_group_add() succeeded with; not to be called
+ *	while a group cancel runs
  *
  * Context: any context but NMI.
  */
-void twheel_group_del(struct twheel_group *group, struct twheel_timer *timer)
+void twheel_group_del(struct twheel_group *group,
+		      struct twheel_group_member *member)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&group->lock, flags);
-	list_del_init(&timer->group_node);
+	list_del_init(&member->node);
 	group->count--;
 	spin_unlock_irqrestore(&group->lock, flags);
 }
@@ -1235,6 +1352,7 @@ EXPORT_SYMBOL_GPL(twheel_group_del);
 
 static unsigned int tw_group_stop(struct twheel_group *group, bool shutdown)
 {
+	struct twheel_group_member *m;
 	struct twheel_timer *t;
 	unsigned int stopped = 0, n = 0;
 	unsigned long flags;
@@ -1247,7 +1365,8 @@ static unsigned int tw_group_stop(struct twheel_group *group, bool shutdown)
 	 * Members are neither added (shutdown, or the caller's promise) nor
 	 * removed while we run, so the walk may drop the lock between nodes.
 	 */
-	list_for_each_entry(t, &group->timers, group_node) {
+	list_for_each_entry(m, &group->timers, node) {
+		t = m->timer;
 		if (shutdown)
 			atomic_long_or(TW_SHUTDOWN, &t->state);
 		stopped += twheel_cancel(t);
@@ -1263,7 +1382,8 @@ static unsigned int tw_group_stop(struct twheel_group *group, bool shutdown)
 	 * Members stay put while we wait: deleting them now is a caller bug.
 	 * A callback that was running re-armed its timer: stopped too.
 	 */
-	list_for_each_entry(t, &group->timers, group_node) {
+	list_for_each_entry(m, &group->timers, node) {
+		t = m->timer;
 		tw_lockdep_sync(t);
 		stopped += tw_cancel_wait_idle(t);
 		cond_resched();
@@ -1355,8 +1475,8 @@ static bool tw_claim(struct twheel_cpu *tc, struct twheel_timer *t,
 			continue;
 		}
 		shot->expires = READ_ONCE(t->expires);
-		shot->period = READ_ONCE(t->period);
 		shot->mode = READ_ONCE(t->mode);
+		shot->period = tw_period(t, shot->mode);
 		new = (old | TW_RUNNING) & ~TW_HELD;
 		if (shot->mode == TWHEEL_ONESHOT)
 			new &= ~TW_PENDING;
@@ -1840,7 +1960,13 @@ static void tw_free_wheels(void)
 		tw_wheel_free(&tw_cpu(cpu)->wheel);
 }
 
-static int __init twheel_init(void)
+/**
+ * twheel_core_init - set up every CPU's wheel; called by main.c
+ *
+ * Context: module init, process context.
+ * Return: 0, or a negative errno with nothing left set up.
+ */
+int __init twheel_core_init(void)
 {
 	int cpu, ret;
 
@@ -1883,18 +2009,11 @@ static int __init twheel_init(void)
 	debugfs_create_file("stats", 0444, twheel_debugfs, NULL,
 			    &tw_stats_fops);
 
-	ret = twheel_chardev_init();
-	if (ret)
-		goto err_remove_debugfs;
-
 	pr_info("%d CPUs, %lu ns ticks, %u levels of %u buckets\n",
 		num_online_cpus(), granularity_ns,
 		tw_cpu(0)->wheel.levels, 1U << wheel_bits);
 	return 0;
 
-err_remove_debugfs:
-	debugfs_remove_recursive(twheel_debugfs);
-	cpuhp_remove_state(twheel_hp_state);
 err_destroy_wq:
 	destroy_workqueue(twheel_wq);
 err_free_wheels:
@@ -1902,11 +2021,15 @@ err_free_wheels:
 	return ret;
 }
 
-static void __exit twheel_exit(void)
+/**
+ * twheel_core_exit - stop and free every CPU's wheel; called by main.c
+ *
+ * Context: module exit, process context; every user of the API is gone.
+ */
+void twheel_core_exit(void)
 {
 	int cpu;
 
-	twheel_chardev_exit();
 	debugfs_remove_recursive(twheel_debugfs);
 	cpuhp_remove_state_nocalls(twheel_hp_state);
 	/*
@@ -1932,10 +2055,3 @@ static void __exit twheel_exit(void)
 	flush_work(&tw_wake_work);
 	tw_free_wheels();
 }
-
-module_init(twheel_init);
-module_exit(twheel_exit);
-
-MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("Per-CPU hashed timing wheels driven by hrtimers");
-MODULE_AUTHOR("The twheel developers");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * twheel: per-CPU hashed timing wheels driven by hrtimers.
+ * twheel: per-CPU hierarchical timing wheels driven by hrtimers.
  *
  * The in-kernel API. A struct twheel_timer is embedded by its user, like a
  * timer_list: scheduling never allocates. See twheel.c for the design.
@@ -34,13 +34,17 @@ struct twheel_timer;
 typedef void (*twheel_fn_t)(struct twheel_timer *timer, u64 missed);
 
 /*
- * twheel_timer::flags. %TWHEEL_F_PROCESS is set only by
- * twheel_work_timer_init(), on the timer inside a struct twheel_work_timer:
- * twheel_timer_init() refuses it, at build time when the flags are a
- * constant, else by ignoring it with an error in the log.
+ * twheel_timer::flags, each set only by the initialiser of the structure
+ * that embeds the timer: %TWHEEL_F_PROCESS by twheel_work_timer_init() (a
+ * struct twheel_work_timer), %TWHEEL_F_PERIODIC by that and by
+ * twheel_periodic_timer_init() (a struct twheel_periodic_timer). They tell
+ * twheel where the timer's period lives. twheel_timer_init() refuses both,
+ * at build time when the flags are a constant, else by ignoring them with
+ * an error in the log.
  */
 #define TWHEEL_F_PROCESS	0x1u	/* callback may sleep: runs on a workqueue */
-#define TWHEEL_F_ALL		TWHEEL_F_PROCESS
+#define TWHEEL_F_PERIODIC	0x2u	/* embedder holds a period: may be periodic */
+#define TWHEEL_F_ALL		(TWHEEL_F_PROCESS | TWHEEL_F_PERIODIC)
 
 /* Periodic modes for twheel_arm(). */
 enum twheel_mode {
@@ -56,33 +60,51 @@ enum twheel_mode {
  *
  * All fields are private to twheel. Ownership (see the table in twheel.c):
  * @state is the only field written by more than one CPU, and only with
- * atomic read-modify-write; @entry is touched only by the CPU whose wheel
- * holds the timer, with interrupts disabled; @expires, @period, @mode and
- * @target_cpu are written only under the TW_BUSY bit of @state.
+ * atomic read-modify-write; @entry, @bucket and @linked_seq are touched only
+ * by the CPU whose wheel holds the timer, with interrupts disabled;
+ * @expires, @mode and @order are written only under the TW_BUSY bit of
+ * @state. 64 bytes on 64-bit without lockdep, one cache line: what only
+ * some timers need lives in the structure that embeds them (the period in
+ * struct twheel_periodic_timer or struct twheel_work_timer, the group link
+ * in struct twheel_group_member).
  */
 struct twheel_timer {
 	struct list_head	entry;		/* bucket or expired list */
 	struct llist_node	llnode;		/* submission queue of @cpu */
 	atomic_long_t		state;		/* TW_* bits + arming sequence */
 	u64			expires;	/* deadline, ns of CLOCK_MONOTONIC */
-	u64			period;		/* ns, 0 for a one-shot arming */
 	twheel_fn_t		func;
 	u32			linked_seq;	/* owner: arming it was linked for */
 	u32			order;		/* FIFO among equal deadlines */
 	s16			cpu;		/* wheel that holds it */
 	s16			target_cpu;	/* TWHEEL_ANY_CPU or a pinned CPU */
 	u8			mode;		/* enum twheel_mode */
-	u8			flags;		/* TWHEEL_F_* */
+	u8			flags;		/* TWHEEL_F_*, set at init */
 	u16			bucket;		/* owner: index of its bucket */
-	struct list_head	group_node;	/* twheel_group::timers */
 #ifdef CONFIG_LOCKDEP
 	struct lockdep_map	lockdep_map;
 #endif
 };
 
 /**
+ * struct twheel_periodic_timer - a timer that may be armed periodically
+ * @timer: the timer; pass &pt->timer to every twheel_* call
+ * @period: private: ns between expiries of the current arming, written
+ *	under TW_BUSY as twheel_timer::expires is
+ *
+ * A plain struct twheel_timer is one-shot only: twheel_arm() with a period
+ * refuses it with -EINVAL, so one-shot users do not pay for the period.
+ */
+struct twheel_periodic_timer {
+	struct twheel_timer	timer;
+	u64			period;
+};
+
+/**
  * struct twheel_work_timer - a timer whose callback runs in process context
  * @timer: the timer; pass &wt->timer to every twheel_* call
+ * @period: private: as twheel_periodic_timer::period (work timers may be
+ *	periodic)
  * @work: private
  * @run_expires: private
  * @run_period: private
@@ -95,6 +117,7 @@ struct twheel_timer {
  */
 struct twheel_work_timer {
 	struct twheel_timer	timer;
+	u64			period;
 	struct work_struct	work;
 	u64			run_expires;	/* deadline of the queued expiry */
 	u64			run_period;	/* its period */
@@ -102,9 +125,22 @@ struct twheel_work_timer {
 };
 
 /**
+ * struct twheel_group_member - a timer's membership of a group
+ * @node: private: in twheel_group::timers, under twheel_group::lock
+ * @timer: private: the member, set by twheel_group_add()
+ *
+ * Embedded by the user next to the timer it links (of any kind: plain,
+ * periodic or work), only where the timer belongs to a group.
+ */
+struct twheel_group_member {
+	struct list_head	node;
+	struct twheel_timer	*timer;
+};
+
+/**
  * struct twheel_group - a set of timers that can be cancelled at once
  * @lock: protects @timers and @shutdown
- * @timers: members, linked through twheel_timer::group_node
+ * @timers: members, struct twheel_group_member linked through their node
  * @count: number of members
  * @shutdown: set by twheel_group_shutdown_sync(); members refuse re-arming
  */
@@ -120,14 +156,19 @@ void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t func,
 			 struct lock_class_key *key);
 void __twheel_work_timer_init(struct twheel_work_timer *wt, twheel_fn_t func,
 			      const char *name, struct lock_class_key *key);
+void __twheel_periodic_timer_init(struct twheel_periodic_timer *pt,
+				  twheel_fn_t func, const char *name,
+				  struct lock_class_key *key);
 
 /**
  * twheel_timer_init - initialise a timer before its first use
  * @timer: the timer
  * @func: the callback
  * @flags: 0. A timer whose callback may sleep is a struct
- *	twheel_work_timer, set up with twheel_work_timer_init():
- *	%TWHEEL_F_PROCESS here fails the build, or is ignored if not constant.
+ *	twheel_work_timer, set up with twheel_work_timer_init(); a periodic
+ *	one a struct twheel_periodic_timer, set up with
+ *	twheel_periodic_timer_init(): %TWHEEL_F_PROCESS or %TWHEEL_F_PERIODIC
+ *	here fails the build, or is ignored if not constant.
  *
  * Context: any context. The timer must not be in use.
  */
@@ -135,7 +176,7 @@ void __twheel_work_timer_init(struct twheel_work_timer *wt, twheel_fn_t func,
 	do {								\
 		static struct lock_class_key __key;			\
 		BUILD_BUG_ON(__builtin_constant_p(flags) &&		\
-			     ((flags) & TWHEEL_F_PROCESS));		\
+			     ((flags) & TWHEEL_F_ALL));			\
 		__twheel_timer_init((timer), (func), (flags), #timer,	\
 				    &__key);				\
 	} while (0)
@@ -153,6 +194,19 @@ void __twheel_work_timer_init(struct twheel_work_timer *wt, twheel_fn_t func,
 		__twheel_work_timer_init((wt), (func), #wt, &__key);	\
 	} while (0)
 
+/**
+ * twheel_periodic_timer_init - initialise a timer that may be periodic
+ * @pt: the timer, a struct twheel_periodic_timer (type-checked)
+ * @func: the callback, called in softirq context
+ *
+ * Context: any context. The timer must not be in use.
+ */
+#define twheel_periodic_timer_init(pt, func)				\
+	do {								\
+		static struct lock_class_key __key;			\
+		__twheel_periodic_timer_init((pt), (func), #pt, &__key); \
+	} while (0)
+
 int twheel_timer_set_cpu(struct twheel_timer *timer, int cpu);
 int twheel_arm(struct twheel_timer *timer, ktime_t deadline, u64 period,
 	       enum twheel_mode mode);
@@ -168,8 +222,11 @@ ktime_t twheel_deadline(const struct twheel_timer *timer);
 ktime_t twheel_granularity(void);
 
 void twheel_group_init(struct twheel_group *group);
-int twheel_group_add(struct twheel_group *group, struct twheel_timer *timer);
-void twheel_group_del(struct twheel_group *group, struct twheel_timer *timer);
+int twheel_group_add(struct twheel_group *group,
+		     struct twheel_group_member *member,
+		     struct twheel_timer *timer);
+void twheel_group_del(struct twheel_group *group,
+		      struct twheel_group_member *member);
 unsigned int twheel_group_cancel_sync(struct twheel_group *group);
 unsigned int twheel_group_shutdown_sync(struct twheel_group *group);
 

@@ -159,6 +159,23 @@ u64 tw_wheel_link(struct tw_wheel *w, struct twheel_timer *t)
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_link);
 
 /**
+ * tw_wheel_relink - link a timer by its deadline, off wherever it was
+ * @w: the wheel
+ * @t: a timer linked on @w, or not linked at all (an empty t->entry)
+ *
+ * The arming path in one call: unlink if linked, then link.
+ *
+ * Return: the tick at which the wheel must next look at @t's bucket.
+ */
+u64 tw_wheel_relink(struct tw_wheel *w, struct twheel_timer *t)
+{
+	if (!list_empty(&t->entry))
+		tw_wheel_unlink(w, t);
+	return tw_wheel_link(w, t);
+}
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_relink);
+
+/**
  * tw_wheel_unlink - take a linked timer off its bucket or the expired list
  * @w: the wheel
  * @t: the timer

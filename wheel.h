@@ -52,6 +52,7 @@ void tw_wheel_free(struct tw_wheel *w);
 u64 tw_wheel_link(struct tw_wheel *w, struct twheel_timer *t);
 u64 tw_wheel_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 tick);
 void tw_wheel_unlink(struct tw_wheel *w, struct twheel_timer *t);
+u64 tw_wheel_relink(struct tw_wheel *w, struct twheel_timer *t);
 u64 tw_wheel_next(const struct tw_wheel *w);
 bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget);
 void tw_wheel_forward(struct tw_wheel *w, u64 now_ns);

@@ -19,8 +19,15 @@
 
 #define PERIODIC_RUNS	5
 
+/*
+ * A one-shot is a plain 64-byte struct twheel_timer; a periodic timer needs
+ * room for its period, a process-context one for its work; membership of a
+ * group is a link the user keeps beside each timer.
+ */
 static struct twheel_group group;
-static struct twheel_timer oneshot, periodic;
+static struct twheel_group_member members[3];
+static struct twheel_timer oneshot;
+static struct twheel_periodic_timer periodic;
 static struct twheel_work_timer sleeper;
 static DECLARE_COMPLETION(oneshot_done);
 static DECLARE_COMPLETION(periodic_done);
@@ -63,15 +70,15 @@ static int __init twheel_consumer_init(void)
 
 	twheel_group_init(&group);
 	twheel_timer_init(&oneshot, oneshot_fn, 0);
-	twheel_timer_init(&periodic, periodic_fn, 0);
+	twheel_periodic_timer_init(&periodic, periodic_fn);
 	twheel_work_timer_init(&sleeper, sleeper_fn);
-	twheel_group_add(&group, &oneshot);
-	twheel_group_add(&group, &periodic);
-	twheel_group_add(&group, &sleeper.timer);
+	twheel_group_add(&group, &members[0], &oneshot);
+	twheel_group_add(&group, &members[1], &periodic.timer);
+	twheel_group_add(&group, &members[2], &sleeper.timer);
 
 	ret = twheel_schedule(&oneshot, 10 * NSEC_PER_MSEC);
 	if (ret >= 0)
-		ret = twheel_arm(&periodic, now + 20 * NSEC_PER_MSEC,
+		ret = twheel_arm(&periodic.timer, now + 20 * NSEC_PER_MSEC,
 				 20 * NSEC_PER_MSEC, TWHEEL_FIXED_RATE);
 	if (ret >= 0)
 		ret = twheel_schedule(&sleeper.timer, 30 * NSEC_PER_MSEC);

@@ -339,7 +339,11 @@ static struct kunit_suite tw_wheel_suite = {
 #define WAIT_MAX	(20 * HZ)
 
 struct tw_probe {
-	struct twheel_timer	timer;
+	union {		/* periodic-capable; @timer is what tests pass */
+		struct twheel_timer		timer;
+		struct twheel_periodic_timer	pt;
+	};
+	struct twheel_group_member	member;
 	atomic_t		runs;
 	atomic_t		early;
 	u64			missed;
@@ -399,7 +403,7 @@ static void tw_probe_fn(struct twheel_timer *t, u64 missed)
 static void tw_probe_init(struct tw_probe *p)
 {
 	memset(p, 0, sizeof(*p));
-	twheel_timer_init(&p->timer, tw_probe_fn, 0);
+	twheel_periodic_timer_init(&p->pt, tw_probe_fn);
 	init_completion(&p->done);
 	init_completion(&p->started);
 }
@@ -426,7 +430,18 @@ static void tw_test_oneshot(struct kunit *test)
 
 static void tw_test_bad_args(struct kunit *test)
 {
+	struct twheel_timer plain;
 	struct tw_probe p;
+
+	/* A plain timer has no room for a period: one-shot only. */
+	twheel_timer_init(&plain, tw_probe_fn, 0);
+	KUNIT_EXPECT_EQ(test, twheel_arm(&plain, KTIME_MAX, 1, TWHEEL_FIXED_RATE),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_arm(&plain, KTIME_MAX, 1, TWHEEL_FIXED_DELAY),
+			-EINVAL);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&plain));
+	KUNIT_EXPECT_EQ(test, twheel_arm(&plain, KTIME_MAX, 0, TWHEEL_ONESHOT), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_cancel_sync(&plain));
 
 	tw_probe_init(&p);
 	KUNIT_EXPECT_EQ(test, twheel_arm(&p.timer, -1, 0, TWHEEL_ONESHOT), -EINVAL);
@@ -734,13 +749,15 @@ static void tw_test_group_cancel(struct kunit *test)
 	p = tw_probes(test, n);
 	twheel_group_init(&g);
 	for (i = 0; i < n; i++) {
-		KUNIT_ASSERT_EQ(test, twheel_group_add(&g, &p[i].timer), 0);
+		KUNIT_ASSERT_EQ(test, twheel_group_add(&g, &p[i].member,
+						       &p[i].timer), 0);
 		KUNIT_ASSERT_EQ(test, twheel_schedule(&p[i].timer,
 						      NSEC_PER_SEC + i * NSEC_PER_MSEC), 0);
 	}
 	KUNIT_EXPECT_EQ(test, twheel_group_cancel_sync(&g), n);
 	KUNIT_EXPECT_EQ(test, twheel_group_shutdown_sync(&g), 0U);
-	KUNIT_EXPECT_EQ(test, twheel_group_add(&g, &p[0].timer), -ESHUTDOWN);
+	KUNIT_EXPECT_EQ(test, twheel_group_add(&g, &p[0].member, &p[0].timer),
+			-ESHUTDOWN);
 	KUNIT_EXPECT_EQ(test, twheel_schedule(&p[1].timer, 0), -ESHUTDOWN);
 	for (i = 0; i < n; i++)
 		runs += atomic_read(&p[i].runs);

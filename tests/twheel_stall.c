@@ -47,7 +47,13 @@
 /* The CPU whose wheel holds the timers. */
 #define STALL_CPU	1
 
-static struct twheel_timer *stall_timers;
+/* A timer and its link in stall_group (used by "arm N group"). */
+struct stall_timer {
+	struct twheel_timer		timer;
+	struct twheel_group_member	member;
+};
+
+static struct stall_timer *stall_timers;
 static unsigned int stall_count;
 static struct twheel_group stall_group;
 static atomic_t stall_fired = ATOMIC_INIT(0);
@@ -84,12 +90,14 @@ static long stall_arm_on_cpu(void *arg)
 	unsigned int i, end = min(stall_count, a->from + STALL_CHUNK);
 
 	for (i = a->from; i < end; i++) {
-		struct twheel_timer *t = &stall_timers[i];
+		struct twheel_timer *t = &stall_timers[i].timer;
 
 		if (a->init) {
 			twheel_timer_init(t, stall_fn, 0);
 			twheel_timer_set_cpu(t, STALL_CPU);
-			if (a->group && twheel_group_add(&stall_group, t))
+			if (a->group &&
+			    twheel_group_add(&stall_group,
+					     &stall_timers[i].member, t))
 				break;
 		}
 		/*
@@ -158,7 +166,7 @@ static void stall_free(void)
 	unsigned int i;
 
 	for (i = 0; i < stall_count; i++) {
-		twheel_cancel_sync(&stall_timers[i]);
+		twheel_cancel_sync(&stall_timers[i].timer);
 		if (!(i % 1024))
 			cond_resched();
 	}

@@ -126,7 +126,9 @@ struct tt_thread;
 
 /**
  * struct tt_slot - one timer of a torture thread, and its accounting
- * @wt: the timer (only @wt.timer is used for softirq kinds)
+ * @wt: the timer, for the process-context kinds
+ * @pt: the timer, for TT_RATE (@pt.timer is @wt.timer)
+ * @member: its link in the thread's group
  * @th: the owning thread; only it arms and cancels, except that TT_REARM
  *	callbacks arm their own timer and periodic callbacks may cancel it
  * @kind: enum tt_kind
@@ -145,7 +147,11 @@ struct tt_thread;
  * @self_cancelled: periodic: the callback cancelled its own timer
  */
 struct tt_slot {
-	struct twheel_work_timer wt;
+	union {
+		struct twheel_work_timer	wt;
+		struct twheel_periodic_timer	pt;
+	};
+	struct twheel_group_member member;
 	struct tt_thread	*th;
 	enum tt_kind		kind;
 	atomic64_t		armed;
@@ -212,7 +218,13 @@ static struct rnd_state tt_onoff_rnd;
 
 /* pending=N: the timers left armed. */
 static struct twheel_group tt_pending_group;
-static struct twheel_timer *tt_pending_timers;
+/* Each a periodic-capable timer and its group link. */
+struct tt_pending_timer {
+	struct twheel_periodic_timer	pt;
+	struct twheel_group_member	member;
+};
+
+static struct tt_pending_timer *tt_pending_timers;
 static unsigned int tt_pending_armed;
 
 #define tt_err(fmt, ...)						\
@@ -812,10 +824,12 @@ static int tt_init_thread(struct tt_thread *th, int cpu, u64 s)
 		sl->kind = i % TT_NR_KINDS;
 		if (sl->kind == TT_ONESHOT_WORK || sl->kind == TT_DELAY)
 			twheel_work_timer_init(&sl->wt, tt_fn);
+		else if (sl->kind == TT_RATE)
+			twheel_periodic_timer_init(&sl->pt, tt_fn);
 		else
 			twheel_timer_init(&sl->wt.timer, tt_fn, 0);
 		atomic64_set(&sl->floor, TT_FLOOR_NONE);
-		if (twheel_group_add(&th->group, &sl->wt.timer))
+		if (twheel_group_add(&th->group, &sl->member, &sl->wt.timer))
 			return -EINVAL;
 	}
 	return 0;
@@ -925,16 +939,18 @@ static unsigned int tt_points(unsigned int *mark)
 
 static int tt_api_check(void)
 {
+	struct twheel_periodic_timer *pt;
+	struct twheel_group_member member;
 	struct twheel_work_timer *wt;
 	struct twheel_timer *t;
 	struct twheel_group *g;
 	unsigned int mark = 1U << 30, calls = 0, points = 0;
 	int ret = 0;
 
-	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	pt = kzalloc(sizeof(*pt), GFP_KERNEL);
 	wt = kzalloc(sizeof(*wt), GFP_KERNEL);
 	g = kzalloc(sizeof(*g), GFP_KERNEL);
-	if (!t || !wt || !g) {
+	if (!pt || !wt || !g) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -942,9 +958,10 @@ static int tt_api_check(void)
 	/* Far from 0: nothing fails, every point only counts down. */
 	WRITE_ONCE(current->fail_nth, mark);
 #define TT_CALL(expr) do { expr; calls++; points += tt_points(&mark); } while (0)
-	TT_CALL(twheel_timer_init(t, tt_nop_fn, 0));
+	t = &pt->timer;
+	TT_CALL(twheel_periodic_timer_init(pt, tt_nop_fn));
 	TT_CALL(twheel_group_init(g));
-	TT_CALL(twheel_group_add(g, t));
+	TT_CALL(twheel_group_add(g, &member, t));
 	TT_CALL(twheel_timer_set_cpu(t, 0));
 	TT_CALL(twheel_schedule(t, 3600 * NSEC_PER_SEC));
 	TT_CALL(twheel_arm(t, ktime_get() + NSEC_PER_SEC, NSEC_PER_SEC,
@@ -959,7 +976,7 @@ static int tt_api_check(void)
 	TT_CALL(twheel_timer_set_cpu(t, TWHEEL_ANY_CPU));
 	TT_CALL(twheel_schedule(t, NSEC_PER_MSEC));
 	TT_CALL(twheel_group_cancel_sync(g));
-	TT_CALL(twheel_group_del(g, t));
+	TT_CALL(twheel_group_del(g, &member));
 	TT_CALL(twheel_shutdown_sync(t));
 	TT_CALL(twheel_group_shutdown_sync(g));
 	/*
@@ -990,7 +1007,7 @@ static int tt_api_check(void)
 out:
 	kfree(g);
 	kfree(wt);
-	kfree(t);
+	kfree(pt);
 	return ret;
 }
 #else
@@ -1006,7 +1023,8 @@ static int tt_api_check(void)
 /* ------------------------------------------------------------------ */
 
 struct tt_race {
-	struct twheel_timer	t;
+	struct twheel_periodic_timer	pt;
+	struct twheel_group_member	member;
 	struct twheel_group	g;
 	atomic_t		runs;
 };
@@ -1016,7 +1034,7 @@ struct tt_race {
 
 static void tt_race_fn(struct twheel_timer *t, u64 missed)
 {
-	struct tt_race *r = container_of(t, struct tt_race, t);
+	struct tt_race *r = container_of(t, struct tt_race, pt.timer);
 
 	atomic_inc(&r->runs);
 	udelay(TT_RACE_CALLBACK_US);
@@ -1037,15 +1055,15 @@ static int tt_shutdown_race(void)
 	if (!r)
 		return -ENOMEM;
 	for (i = 0; i < shutdown_race; i++) {
-		twheel_timer_init(&r->t, tt_race_fn, 0);
+		twheel_periodic_timer_init(&r->pt, tt_race_fn);
 		twheel_group_init(&r->g);
 		atomic_set(&r->runs, 0);
 		cpu = cpumask_next(raw_smp_processor_id(), cpu_online_mask);
 		if (cpu >= nr_cpu_ids)
 			cpu = cpumask_first(cpu_online_mask);
-		twheel_timer_set_cpu(&r->t, cpu);
-		if (twheel_group_add(&r->g, &r->t) ||
-		    twheel_arm(&r->t, ktime_get(), NSEC_PER_MSEC / 2,
+		twheel_timer_set_cpu(&r->pt.timer, cpu);
+		if (twheel_group_add(&r->g, &r->member, &r->pt.timer) ||
+		    twheel_arm(&r->pt.timer, ktime_get(), NSEC_PER_MSEC / 2,
 			       TWHEEL_FIXED_RATE)) {
 			kfree(r);
 			return -EINVAL;
@@ -1059,7 +1077,7 @@ static int tt_shutdown_race(void)
 		n = twheel_group_shutdown_sync(&r->g);
 		if (n != 1)
 			bad++;
-		twheel_group_del(&r->g, &r->t);
+		twheel_group_del(&r->g, &r->member);
 		cond_resched();
 	}
 	kfree(r);
@@ -1138,11 +1156,12 @@ static int tt_arm_pending(void)
 	if (!tt_pending_timers)
 		return -ENOMEM;
 	for (i = 0; i < pending; i++) {
-		struct twheel_timer *t = &tt_pending_timers[i];
+		struct tt_pending_timer *p = &tt_pending_timers[i];
+		struct twheel_timer *t = &p->pt.timer;
 
-		twheel_timer_init(t, tt_pending_fn, 0);
+		twheel_periodic_timer_init(&p->pt, tt_pending_fn);
 		twheel_timer_set_cpu(t, i % nr_cpu_ids);
-		ret = twheel_group_add(&tt_pending_group, t);
+		ret = twheel_group_add(&tt_pending_group, &p->member, t);
 		if (ret)
 			return ret;
 		/* Most far away, every eighth a periodic one firing all along. */
