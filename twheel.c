@@ -53,6 +53,14 @@
  * most `expire_batch` timers; if more remain it re-arms itself at once, so a
  * million timers expiring together never stall the CPU.
  *
+ * The wheel's interface (wheel.h). wheel.c owns every bucket, the wheel's
+ * clock and its expired list; this file only calls it. An arming is one
+ * call, tw_wheel_relink() (unlink if linked, link by deadline), which
+ * returns the tick to program; a cancel is tw_wheel_unlink(); a run is
+ * tw_wheel_advance() then tw_wheel_pop_due() per due timer; teardown is
+ * tw_wheel_pop(). The arming's and the cancel's part is inline in wheel.h:
+ * under emulation a call and its return thunk cost more than the work.
+ *
  * Bounded work. No pass runs with interrupts off, or in one softirq run,
  * for a number of timers that a user can raise:
  *
@@ -335,7 +343,7 @@ static void tw_work_fn(struct work_struct *work);
  */
 
 /* Take TW_BUSY; interrupts are off, so the holder is never this CPU's IRQ. */
-static unsigned long tw_lock_busy(struct twheel_timer *t)
+static __always_inline unsigned long tw_lock_busy(struct twheel_timer *t)
 {
 	unsigned long old = atomic_long_read(&t->state);
 
@@ -423,8 +431,7 @@ static struct twheel_cpu *tw_cpu(int cpu)
 	return per_cpu_ptr(&twheel_cpus, cpu);
 }
 
-/* A CPU whose wheel takes timers; interrupts are off (RCU read side). */
-static int tw_pick_cpu(int want)
+static noinline int tw_pick_cpu_slow(int want)
 {
 	int cpu;
 
@@ -437,6 +444,17 @@ static int tw_pick_cpu(int want)
 		if (READ_ONCE(tw_cpu(cpu)->online))
 			return cpu;
 	return -1;
+}
+
+/*
+ * A CPU whose wheel takes timers; interrupts are off (RCU read side). The
+ * common case, a timer for whichever CPU arms it, inline: one per-CPU load.
+ */
+static __always_inline int tw_pick_cpu(int want)
+{
+	if (want < 0 && likely(this_cpu_read(twheel_cpus.online)))
+		return smp_processor_id();
+	return tw_pick_cpu_slow(want);
 }
 
 /* Owner: make sure the hrtimer fires by @when. Interrupts are off. */
@@ -491,25 +509,15 @@ static void tw_push(struct twheel_timer *t, int cpu, bool kick)
 		tw_kick(cpu);
 }
 
-/* The start of level-0 tick @tick in ns, KTIME_MAX past the end of time. */
-static ktime_t tw_tick_time(const struct tw_wheel *w, u64 tick)
-{
-	u64 ns;
-
-	/* No division: this runs on every arming. */
-	if (check_mul_overflow(tick, w->gran, &ns) || ns > KTIME_MAX)
-		return KTIME_MAX;
-	return ns;
-}
-
 /* Owner: link @t on this wheel for the arming @seq, wherever it was. */
-static void tw_link(struct twheel_cpu *tc, struct twheel_timer *t, u32 seq)
+static __always_inline void tw_link(struct twheel_cpu *tc,
+				    struct twheel_timer *t, u32 seq)
 {
 	struct tw_wheel *w = &tc->wheel;
 
 	t->linked_seq = seq;
 	/* Only the new timer's bucket can be earlier than what is programmed. */
-	tw_program(tc, tw_tick_time(w, tw_wheel_relink(w, t)));
+	tw_program(tc, tw_wheel_tick_time(w, tw_wheel_relink(w, t)));
 }
 
 static void tw_unlink(struct twheel_cpu *tc, struct twheel_timer *t)
@@ -656,7 +664,8 @@ static u64 tw_period(struct twheel_timer *t, u8 mode)
  * TW_RUNNING for a periodic timer's next expiry (tw_finish()), which must
  * not bring back a timer cancelled since tw_finish() looked.
  */
-static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
+static __always_inline int tw_publish(struct twheel_timer *t, int want,
+				      unsigned long clear)
 {
 	struct twheel_cpu *local = this_cpu_ptr(&twheel_cpus);
 	/* Pairs with the holder's cmpxchg that cleared TW_QUEUED after it set t->cpu. */
@@ -741,7 +750,7 @@ static int tw_publish(struct twheel_timer *t, int want, unsigned long clear)
 }
 
 /* Store a new arming; interrupts are off. */
-static int tw_arm_locked(struct twheel_timer *t, u64 expires, u64 period,
+static __always_inline int tw_arm_locked(struct twheel_timer *t, u64 expires, u64 period,
 			 enum twheel_mode mode)
 {
 	unsigned long old;
@@ -811,6 +820,19 @@ int twheel_arm(struct twheel_timer *timer, ktime_t deadline, u64 period,
 }
 EXPORT_SYMBOL_GPL(twheel_arm);
 
+/* twheel_arm() of a one-shot at a valid @deadline, without the calls. */
+static __always_inline int tw_arm_oneshot(struct twheel_timer *timer,
+					  ktime_t deadline)
+{
+	unsigned long flags;
+	int ret;
+
+	local_irq_save(flags);
+	ret = tw_arm_locked(timer, deadline, 0, TWHEEL_ONESHOT);
+	local_irq_restore(flags);
+	return ret;
+}
+
 /**
  * twheel_schedule - arm a one-shot timer to fire after a delay
  * @timer: an initialised timer
@@ -825,7 +847,7 @@ int twheel_schedule(struct twheel_timer *timer, u64 delay_ns)
 
 	if (delay_ns > (u64)(KTIME_MAX - now))
 		return -ERANGE;
-	return twheel_arm(timer, now + delay_ns, 0, TWHEEL_ONESHOT);
+	return tw_arm_oneshot(timer, now + delay_ns);
 }
 EXPORT_SYMBOL_GPL(twheel_schedule);
 
@@ -839,7 +861,9 @@ EXPORT_SYMBOL_GPL(twheel_schedule);
  */
 int twheel_schedule_at(struct twheel_timer *timer, ktime_t deadline)
 {
-	return twheel_arm(timer, deadline, 0, TWHEEL_ONESHOT);
+	if (deadline < 0)
+		return -EINVAL;
+	return tw_arm_oneshot(timer, deadline);
 }
 EXPORT_SYMBOL_GPL(twheel_schedule_at);
 
@@ -1700,12 +1724,10 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 			break;
 		tw_irq_window();
 	}
-	while (budget && !list_empty(&w->expired)) {
-		struct twheel_timer *t;
+	while (budget && tw_wheel_has_due(w)) {
+		struct twheel_timer *t = tw_wheel_pop_due(w);
 		struct tw_shot shot;
 
-		t = list_first_entry(&w->expired, struct twheel_timer, entry);
-		tw_wheel_unlink(w, t);
 		budget--;
 		if (!tw_claim(tc, t, &shot))
 			continue;
@@ -1724,11 +1746,11 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	if (fired > tc->stats.max_batch)
 		tc->stats.max_batch = fired;
 
-	if (!done || !list_empty(&w->expired) || tc->backlog ||
+	if (!done || tw_wheel_has_due(w) || tc->backlog ||
 	    !llist_empty(&tc->submit))
 		next = ktime_get() + 1;		/* more to do: yield, come back */
 	else
-		next = tw_tick_time(w, tw_wheel_next(w));
+		next = tw_wheel_tick_time(w, tw_wheel_next(w));
 	tw_program(tc, next);
 	tw_irq_enable_wake(tc);
 	return HRTIMER_NORESTART;

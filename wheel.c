@@ -26,17 +26,6 @@
 #include "twheel.h"
 #include "wheel.h"
 
-static inline u64 tw_tick_of(const struct tw_wheel *w, u64 ns)
-{
-	/* Round up: the bucket of tick e is due no earlier than the deadline. */
-	return div64_u64(ns + w->gran - 1, w->gran);
-}
-
-static inline unsigned int tw_size(const struct tw_wheel *w)
-{
-	return 1U << w->bits;
-}
-
 /**
  * tw_levels_for - number of levels needed to cover every ktime_t deadline
  * @gran: ns per level-0 tick
@@ -104,95 +93,6 @@ void tw_wheel_free(struct tw_wheel *w)
 	w->buckets = NULL;
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_free);
-
-/* Link @t for tick @e; return the tick at which its bucket is processed. */
-static u64 tw_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 e)
-{
-	unsigned int lvl, idx, shift, top = w->bits * w->levels;
-	u64 delta;
-
-	if (e <= w->clk) {
-		t->bucket = TW_NO_BUCKET;
-		list_add_tail(&t->entry, &w->expired);
-		return w->clk;
-	}
-	delta = e - w->clk;
-	for (lvl = 0; lvl < w->levels - 1; lvl++)
-		if (delta < (1ULL << (w->bits * (lvl + 1))))
-			break;
-	if (lvl == w->levels - 1 && top < 64 && delta >= (1ULL << top))
-		e = w->clk + (1ULL << top) - 1;		/* park; put back later */
-	shift = w->bits * lvl;
-	idx = (lvl << w->bits) + ((e >> shift) & (tw_size(w) - 1));
-	t->bucket = idx;
-	list_add_tail(&t->entry, &w->buckets[idx]);
-	__set_bit(idx, w->pending);
-	return (e >> shift) << shift;
-}
-
-/**
- * tw_wheel_link_tick - link a timer to fire at a given level-0 tick
- * @w: the wheel
- * @t: an unlinked timer
- * @tick: the tick; at or before the wheel's clock means due now
- *
- * Return: the tick at which the wheel must next look at @t's bucket.
- */
-u64 tw_wheel_link_tick(struct tw_wheel *w, struct twheel_timer *t, u64 tick)
-{
-	w->count++;
-	return tw_link_tick(w, t, tick);
-}
-EXPORT_SYMBOL_IF_KUNIT(tw_wheel_link_tick);
-
-/**
- * tw_wheel_link - link a timer by its deadline
- * @w: the wheel
- * @t: an unlinked timer; t->expires is its deadline in ns
- *
- * Return: the tick at which the wheel must next look at @t's bucket.
- */
-u64 tw_wheel_link(struct tw_wheel *w, struct twheel_timer *t)
-{
-	return tw_wheel_link_tick(w, t, tw_tick_of(w, READ_ONCE(t->expires)));
-}
-EXPORT_SYMBOL_IF_KUNIT(tw_wheel_link);
-
-/**
- * tw_wheel_relink - link a timer by its deadline, off wherever it was
- * @w: the wheel
- * @t: a timer linked on @w, or not linked at all (an empty t->entry)
- *
- * The arming path in one call: unlink if linked, then link.
- *
- * Return: the tick at which the wheel must next look at @t's bucket.
- */
-u64 tw_wheel_relink(struct tw_wheel *w, struct twheel_timer *t)
-{
-	if (!list_empty(&t->entry))
-		tw_wheel_unlink(w, t);
-	return tw_wheel_link(w, t);
-}
-EXPORT_SYMBOL_IF_KUNIT(tw_wheel_relink);
-
-/**
- * tw_wheel_unlink - take a linked timer off its bucket or the expired list
- * @w: the wheel
- * @t: the timer
- */
-void tw_wheel_unlink(struct tw_wheel *w, struct twheel_timer *t)
-{
-	list_del_init(&t->entry);
-	/*
-	 * After a bucket was moved to the expired list whole, its timers
-	 * keep a stale index: testing the bucket itself keeps the bit exact.
-	 */
-	if (t->bucket != TW_NO_BUCKET && list_empty(&w->buckets[t->bucket]))
-		__clear_bit(t->bucket, w->pending);
-	t->bucket = TW_NO_BUCKET;
-	w->count--;
-}
-EXPORT_SYMBOL_IF_KUNIT(tw_wheel_unlink);
 
 /* The earliest tick at which a non-empty bucket starts, or U64_MAX. */
 static u64 tw_next_bucket(const struct tw_wheel *w)

@@ -199,6 +199,8 @@ static DECLARE_COMPLETION(runner_done);
 
 static DEFINE_PER_CPU(unsigned long, bench_counter);	/* primitives() */
 static DEFINE_SPINLOCK(bench_lock);			/* primitives() */
+static u64 bench_divisor = NSEC_PER_MSEC;		/* primitives() */
+static u64 bench_sink;					/* primitives() */
 static u64 probe_ns[DELAYS];		/* delays of measured timers */
 static unsigned long probe_jif[DELAYS];	/* the same in jiffies */
 static u64 xprobe_ns[DELAYS];		/* table 2: XCPU_MIN_NS more */
@@ -676,8 +678,10 @@ static void primitives(void)
 {
 	static const char *const names[] = {
 		"ktime_get", "cmpxchg", "irq_save_restore",
-		"spin_lock_irqsave_unlock", "this_cpu_inc",
+		"spin_lock_irqsave_unlock", "this_cpu_inc", "div64_u64",
 	};
+	/* Not a constant: the compiler must divide each time (an arming does). */
+	u64 divisor = READ_ONCE(bench_divisor), acc = 0;
 	const unsigned int n = 100000;
 	unsigned int p, i, r;
 	unsigned long flags;
@@ -707,12 +711,17 @@ static void primitives(void)
 					spin_lock_irqsave(&bench_lock, flags);
 					spin_unlock_irqrestore(&bench_lock, flags);
 					break;
-				default:
+				case 4:
 					this_cpu_inc(bench_counter);
+					break;
+				default:
+					acc += div64_u64(acc + i + (1ULL << 50),
+							 divisor);
 					break;
 				}
 			}
 			ns = per10(ktime_get() - t0, n);
+			WRITE_ONCE(bench_sink, acc);
 			pr_info("table=1 item=primitive name=%s rep=%u ns=%s\n",
 				names[p], r, fx(ns).s);
 		}
