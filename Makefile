@@ -6,7 +6,11 @@
 #   make [modules]          twheel.ko, samples/twheel_consumer.ko and, if the
 #                           kernel has CONFIG_KUNIT, tests/twheel_kunit.ko,
 #                           plus the static userspace programs
-#   make userspace          tools/twheelctl, tests/userspace/twheel_test
+#   make userspace          lib, tools/twheelctl, tests/userspace/twheel_test
+#   make lib                lib/libtwheel.so.1, lib/libtwheel.a (lib/Makefile)
+#   make lib-check          host-only: install into a temporary DESTDIR, build
+#                           the README example against it shared and static,
+#                           check the exports and render the man pages
 #   make check              everything, in QEMU on the distro and the debug
 #                           kernel; ends with "N passed, N failed"
 #     KERNELS=distro        ... only one kernel (default: "distro debug")
@@ -19,7 +23,9 @@
 #                           hotplug on the debug kernel (tests/vm/torture.sh)
 #   make fuzz [DURATION=10m]     full fail-nth walks, twheel_fuzz and trinity
 #   make kcsan [DURATION=3m]     the torture on a KCSAN kernel, races listed
-#   make install            modules_install (INSTALL_MOD_DIR=extra) + depmod
+#   make install            libtwheel: library, headers, pkg-config file and
+#                           man pages under PREFIX (/usr/local), DESTDIR honoured
+#   make modules_install    the modules (INSTALL_MOD_DIR=extra) + depmod
 #   make clean
 #
 # KDIR defaults to the running kernel's build tree, or the newest installed
@@ -48,8 +54,8 @@ export KERNELS T KUNIT_GLOB STYLE
 
 SETUP_HOST := tests/vm/setup-host.sh
 
-.PHONY: all modules userspace check style demo install clean bench torture fuzz \
-	kcsan setup-host FORCE
+.PHONY: all modules userspace lib lib-check check style demo install \
+	modules_install clean bench torture fuzz kcsan setup-host FORCE
 
 all: modules userspace
 
@@ -58,7 +64,7 @@ modules:
 		{ echo "twheel: no kernel build tree (KDIR=$(KDIR)); run $(SETUP_HOST)" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
-userspace: $(USER_PROGS)
+userspace: lib $(USER_PROGS)
 	@test -n "$(USER_PROGS)" || echo "twheel: no userspace sources yet"
 
 tools/twheelctl: tools/twheelctl.c uapi/twheel.h
@@ -73,6 +79,14 @@ tools/twheel_bench: tools/twheel_bench.c uapi/twheel.h
 $(RELIABILITY_PROGS): %: %.c uapi/twheel.h
 	$(CC) $(USER_CFLAGS) -o $@ $<
 
+# libtwheel: built, installed and cleaned by lib/Makefile (PREFIX, DESTDIR,
+# LIBDIR, ... are passed down with the command line).
+lib:
+	$(MAKE) -C lib
+
+lib-check:
+	@tests/lib/check-install.sh
+
 setup-host:
 	@$(SETUP_HOST)
 
@@ -85,7 +99,10 @@ style: setup-host
 demo: setup-host
 	@tests/vm/demo.sh
 
-install: modules
+install: lib
+	$(MAKE) -C lib install
+
+modules_install: modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
 	depmod -a $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) \
 		$(shell cat $(KDIR)/include/config/kernel.release)
@@ -107,3 +124,4 @@ clean:
 		$(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
 	rm -rf build tools/twheelctl tools/twheel_bench tests/userspace/twheel_test
 	rm -f $(RELIABILITY_PROGS)
+	$(MAKE) -C lib clean

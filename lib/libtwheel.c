@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * libtwheel: see libtwheel.h for the interface and twheel(7) for the model.
+ *
+ * Every function returns a negative errno on failure. The functions that
+ * make system calls may change errno as a side effect, as libc does, but
+ * errno is never the way an error is reported.
+ */
+#define _GNU_SOURCE	/* ppoll() */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "libtwheel.h"
+
+/* Exported; everything else is hidden (-fvisibility=hidden), and the map
+ * gives the exported names their version. */
+#define TWHEEL_API __attribute__((visibility("default")))
+
+#define NSEC_PER_SEC	1000000000ull
+
+/* The largest number of records one read() is asked for. */
+#define READ_MAX	((unsigned int)(INT_MAX / sizeof(struct twheel_event)))
+
+static struct twheel_timer_spec spec_of(uint64_t id, uint64_t value,
+					uint64_t period, unsigned int flags,
+					uint64_t user_data)
+{
+	/* Everything not named here, reserved[] included, is zero. */
+	return (struct twheel_timer_spec){
+		.id = id,
+		.value = value,
+		.period = period,
+		.user_data = user_data,
+		.clockid = TWHEEL_CLOCK_MONOTONIC,
+		.flags = flags,
+	};
+}
+
+TWHEEL_API int twheel_map(struct twheel *tw)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t len;
+	void *p;
+
+	if (tw->map)
+		return 0;
+	if (!(tw->info.flags & TWHEEL_INFO_MAP))
+		return -EOPNOTSUPP;
+	if (page <= 0)
+		page = 4096;
+	len = TWHEEL_MAP_SIZE(tw->info.max_timers);
+	len = (len + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page;
+	if (len > SIZE_MAX)
+		return -ENOMEM;
+	p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 tw->fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	tw->map = p;
+	tw->map_len = (size_t)len;
+	return 0;
+}
+
+TWHEEL_API int twheel_open(struct twheel *tw, unsigned int flags)
+{
+	int ret;
+
+	memset(tw, 0, sizeof(*tw));
+	tw->fd = -1;
+	if (flags & ~LIBTWHEEL_OPEN_MAP)
+		return -EINVAL;
+	tw->open_flags = flags;
+	tw->fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (tw->fd < 0)
+		return -errno;
+	if (ioctl(tw->fd, TWHEEL_IOC_INFO, &tw->info) < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	if (flags & LIBTWHEEL_OPEN_MAP) {
+		ret = twheel_map(tw);
+		if (ret < 0)
+			goto fail;
+	}
+	return 0;
+
+fail:
+	close(tw->fd);
+	tw->fd = -1;
+	return ret;
+}
+
+TWHEEL_API void twheel_close(struct twheel *tw)
+{
+	if (tw->map)
+		munmap(tw->map, tw->map_len);
+	tw->map = NULL;
+	tw->map_len = 0;
+	if (tw->fd >= 0)
+		close(tw->fd);
+	tw->fd = -1;
+}
+
+TWHEEL_API int twheel_get_info(struct twheel *tw, struct twheel_info *info)
+{
+	if (ioctl(tw->fd, TWHEEL_IOC_INFO, info) < 0)
+		return -errno;
+	return 0;
+}
+
+TWHEEL_API int twheel_schedule(struct twheel *tw, uint64_t value,
+			       uint64_t period, unsigned int flags,
+			       uint64_t user_data, uint64_t *id)
+{
+	struct twheel_timer_spec s = spec_of(0, value, period, flags,
+					     user_data);
+
+	if (ioctl(tw->fd, TWHEEL_IOC_SCHEDULE, &s) < 0)
+		return -errno;
+	if (id)
+		*id = s.id;
+	return 0;
+}
+
+TWHEEL_API int twheel_modify(struct twheel *tw, uint64_t id, uint64_t value,
+			     uint64_t period, unsigned int flags,
+			     uint64_t user_data)
+{
+	struct twheel_timer_spec s = spec_of(id, value, period, flags,
+					     user_data);
+	int ret = ioctl(tw->fd, TWHEEL_IOC_MODIFY, &s);
+
+	return ret < 0 ? -errno : ret;
+}
+
+TWHEEL_API int twheel_cancel(struct twheel *tw, uint64_t id)
+{
+	struct twheel_cancel c = { .id = id };
+	int ret = ioctl(tw->fd, TWHEEL_IOC_CANCEL, &c);
+
+	return ret < 0 ? -errno : ret;
+}
+
+TWHEEL_API int twheel_sqbuf_init(struct twheel_sqbuf *sq,
+				 unsigned int capacity)
+{
+	memset(sq, 0, sizeof(*sq));
+	if (!capacity || capacity > INT_MAX)
+		return -EINVAL;
+	sq->ops = calloc(capacity, sizeof(*sq->ops));
+	if (!sq->ops)
+		return -ENOMEM;
+	sq->capacity = capacity;
+	return 0;
+}
+
+TWHEEL_API void twheel_sqbuf_free(struct twheel_sqbuf *sq)
+{
+	free(sq->ops);
+	sq->ops = NULL;
+	sq->count = 0;
+	sq->capacity = 0;
+}
+
+TWHEEL_API void twheel_sqbuf_reset(struct twheel_sqbuf *sq)
+{
+	sq->count = 0;
+}
+
+/* Appends one operation; the whole record is rewritten, result included. */
+static int sqbuf_add(struct twheel_sqbuf *sq, uint32_t op,
+		     const struct twheel_timer_spec *spec)
+{
+	if (sq->count >= sq->capacity)
+		return -ENOBUFS;
+	sq->ops[sq->count] = (struct twheel_op){ .op = op, .spec = *spec };
+	return (int)sq->count++;
+}
+
+TWHEEL_API int twheel_sqbuf_schedule(struct twheel_sqbuf *sq, uint64_t value,
+				     uint64_t period, unsigned int flags,
+				     uint64_t user_data)
+{
+	struct twheel_timer_spec s = spec_of(0, value, period, flags,
+					     user_data);
+
+	return sqbuf_add(sq, TWHEEL_OP_SCHEDULE, &s);
+}
+
+TWHEEL_API int twheel_sqbuf_modify(struct twheel_sqbuf *sq, uint64_t id,
+				   uint64_t value, uint64_t period,
+				   unsigned int flags, uint64_t user_data)
+{
+	struct twheel_timer_spec s = spec_of(id, value, period, flags,
+					     user_data);
+
+	return sqbuf_add(sq, TWHEEL_OP_MODIFY, &s);
+}
+
+TWHEEL_API int twheel_sqbuf_cancel(struct twheel_sqbuf *sq, uint64_t id)
+{
+	/* A batched CANCEL uses spec.id only: the clock too must be zero. */
+	struct twheel_timer_spec s = { .id = id };
+
+	return sqbuf_add(sq, TWHEEL_OP_CANCEL, &s);
+}
+
+TWHEEL_API int twheel_submit(struct twheel *tw, struct twheel_sqbuf *sq)
+{
+	unsigned int done = 0, n;
+	int ret;
+
+	while (done < sq->count) {
+		struct twheel_batch b = {
+			.ops = (uintptr_t)(sq->ops + done),
+		};
+
+		n = sq->count - done;
+		if (n > TWHEEL_BATCH_MAX)
+			n = TWHEEL_BATCH_MAX;
+		b.count = n;
+		ret = ioctl(tw->fd, TWHEEL_IOC_BATCH, &b);
+		if (ret < 0) {
+			ret = -errno;
+			if (!done)
+				return ret;
+			sq->ops[done].result = ret;
+			break;
+		}
+		done += (unsigned int)ret;
+		if ((unsigned int)ret < n)
+			break;
+	}
+	return (int)done;
+}
+
+TWHEEL_API int twheel_extend(struct twheel *tw, uint64_t id,
+			     uint64_t deadline)
+{
+	uint32_t slot = TWHEEL_ID_SLOT(id);
+
+	if (!tw->map)
+		return -ENXIO;
+	if (slot >= tw->info.max_timers)
+		return -EINVAL;
+	/*
+	 * The kernel reads the slot once, with READ_ONCE(), when the timer
+	 * comes due, and looks at nothing else the program wrote: the store
+	 * only has to be single-copy atomic, so relaxed is enough.
+	 */
+	__atomic_store_n(&tw->map[slot], deadline, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* One non-blocking read(): records, or -EAGAIN if none is queued. */
+static int read_once(struct twheel *tw, struct twheel_event *evs,
+		     unsigned int nr)
+{
+	ssize_t r;
+
+	if (nr > READ_MAX)
+		nr = READ_MAX;
+	r = read(tw->fd, evs, (size_t)nr * sizeof(*evs));
+	if (r < 0)
+		return -errno;
+	return (int)((size_t)r / sizeof(*evs));
+}
+
+/*
+ * Reads, waiting with ppoll() while nothing is queued: until @end
+ * (CLOCK_MONOTONIC ns) if @timed, else for ever. The fd is non-blocking,
+ * so records another reader took first mean another wait, not a block.
+ */
+static int read_wait(struct twheel *tw, struct twheel_event *evs,
+		     unsigned int nr, int timed, uint64_t end)
+{
+	struct pollfd pfd = { .fd = tw->fd, .events = POLLIN };
+	struct timespec ts;
+	uint64_t now, left;
+	int ret;
+
+	if (!nr)
+		return -EINVAL;
+	for (;;) {
+		ret = read_once(tw, evs, nr);
+		if (ret != -EAGAIN)
+			return ret;
+		if (timed) {
+			now = twheel_now();
+			if (now >= end)
+				return -ETIME;
+			left = end - now;
+			ts.tv_sec = (time_t)(left / NSEC_PER_SEC);
+			ts.tv_nsec = (long)(left % NSEC_PER_SEC);
+		}
+		ret = ppoll(&pfd, 1, timed ? &ts : NULL, NULL);
+		if (ret < 0)
+			return -errno;
+		if (pfd.revents & POLLNVAL)
+			return -EBADF;
+	}
+}
+
+TWHEEL_API int twheel_read(struct twheel *tw, struct twheel_event *evs,
+			   unsigned int nr)
+{
+	return read_wait(tw, evs, nr, 0, 0);
+}
+
+TWHEEL_API int twheel_read_nowait(struct twheel *tw, struct twheel_event *evs,
+				  unsigned int nr)
+{
+	if (!nr)
+		return -EINVAL;
+	return read_once(tw, evs, nr);
+}
+
+TWHEEL_API int twheel_read_timeout(struct twheel *tw, struct twheel_event *evs,
+				   unsigned int nr, uint64_t timeout_ns)
+{
+	uint64_t now = twheel_now();
+	uint64_t end = timeout_ns > UINT64_MAX - now ? UINT64_MAX :
+		       now + timeout_ns;
+
+	return read_wait(tw, evs, nr, 1, end);
+}
+
+TWHEEL_API int twheel_set_eventfd(struct twheel *tw, int efd)
+{
+	struct twheel_eventfd reg = { .fd = efd };
+
+	if (ioctl(tw->fd, TWHEEL_IOC_SET_EVENTFD, &reg) < 0)
+		return -errno;
+	return 0;
+}
+
+TWHEEL_API int twheel_eventfd(struct twheel *tw, unsigned int flags)
+{
+	int efd, ret;
+
+	if (flags & ~(unsigned int)(EFD_NONBLOCK | EFD_SEMAPHORE))
+		return -EINVAL;
+	efd = eventfd(0, (int)flags | EFD_CLOEXEC);
+	if (efd < 0)
+		return -errno;
+	ret = twheel_set_eventfd(tw, efd);
+	if (ret < 0) {
+		close(efd);
+		return ret;
+	}
+	return efd;
+}

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR MIT */
+/*
+ * libtwheel: a small userspace library for /dev/twheel.
+ *
+ * A thin layer over the ioctls, read() and mmap() of uapi/twheel.h
+ * (installed as <twheel/twheel_uapi.h>, which this header includes): it
+ * fills the ABI's structs (clock, reserved fields and padding), splits
+ * submission buffers into TWHEEL_IOC_BATCH calls, maps the deadline array
+ * and waits for records. The ABI's structs, flags and errnos are used as
+ * they are; see twheel(7) and the section 3 pages.
+ *
+ * Every function that can fail returns a negative errno (-EINVAL, ...) and
+ * leaves errno alone as far as its interface goes: the value returned is
+ * the error.
+ */
+#ifndef LIBTWHEEL_H
+#define LIBTWHEEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <twheel/twheel_uapi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LIBTWHEEL_VERSION_MAJOR	1
+#define LIBTWHEEL_VERSION_MINOR	0
+
+/* twheel_open() flags */
+#define LIBTWHEEL_OPEN_MAP	0x1u	/* also twheel_map() */
+
+/**
+ * struct twheel - an open /dev/twheel file: one independent set of timers
+ * @fd: the file, opened O_RDWR | O_NONBLOCK | O_CLOEXEC; -1 once closed.
+ *	It may be given to poll() or epoll (EPOLLIN while records wait).
+ * @open_flags: the flags given to twheel_open().
+ * @info: TWHEEL_IOC_INFO as it was at twheel_open(). @info.max_timers
+ *	and @info.flags do not change for the life of the file; the counters
+ *	do, and twheel_get_info() reads them afresh.
+ * @map: the deadline array, @info.max_timers slots, once twheel_map() has
+ *	succeeded; NULL before.
+ * @map_len: bytes mapped at @map (a whole number of pages), or 0.
+ * @resv: reserved for the library; zero.
+ *
+ * The caller owns the memory of the struct; twheel_open() fills it and
+ * twheel_close() releases what it holds. The fields may be read.
+ */
+struct twheel {
+	int fd;
+	unsigned int open_flags;
+	struct twheel_info info;
+	uint64_t *map;
+	size_t map_len;
+	uint64_t resv[4];
+};
+
+/**
+ * struct twheel_sqbuf - a submission buffer of batch operations
+ * @ops: @capacity struct twheel_op, the first @count of them filled
+ * @count: operations added since twheel_sqbuf_init() or the last
+ *	twheel_sqbuf_reset()
+ * @capacity: room in @ops
+ * @resv: reserved for the library; zero.
+ *
+ * After twheel_submit(), @ops[i].result and, for a successful
+ * TWHEEL_OP_SCHEDULE, @ops[i].spec.id hold what the kernel wrote back.
+ */
+struct twheel_sqbuf {
+	struct twheel_op *ops;
+	unsigned int count;
+	unsigned int capacity;
+	uint64_t resv[2];
+};
+
+/**
+ * twheel_now() - the current CLOCK_MONOTONIC time in ns
+ *
+ * The clock of TWHEEL_CLOCK_MONOTONIC: for TWHEEL_TIMER_ABSTIME deadlines,
+ * twheel_extend() and the times of struct twheel_event.
+ *
+ * Return: nanoseconds.
+ */
+static inline uint64_t twheel_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/**
+ * twheel_open() - open /dev/twheel
+ * @tw: the handle to fill
+ * @flags: 0, or LIBTWHEEL_OPEN_MAP to map the deadline array as well
+ *
+ * Opens TWHEEL_DEVICE and reads TWHEEL_IOC_INFO into @tw->info. On failure
+ * nothing stays open and @tw->fd is -1.
+ *
+ * Return: 0, or -EINVAL for unknown @flags, or the negative errno of
+ * open(), TWHEEL_IOC_INFO or twheel_map() (-ENOENT: the module is not
+ * loaded).
+ */
+int twheel_open(struct twheel *tw, unsigned int flags);
+
+/**
+ * twheel_close() - unmap and close the file
+ * @tw: a handle from twheel_open(); closed ones are ignored
+ *
+ * The kernel cancels every timer of the file and drops its eventfd once
+ * the last reference to the file is gone (see twheel(7) for fork()).
+ */
+void twheel_close(struct twheel *tw);
+
+/**
+ * twheel_get_info() - read the limits and counters of the file
+ * @tw: the handle
+ * @info: out, TWHEEL_IOC_INFO's answer
+ *
+ * Return: 0 or a negative errno.
+ */
+int twheel_get_info(struct twheel *tw, struct twheel_info *info);
+
+/**
+ * twheel_schedule() - TWHEEL_IOC_SCHEDULE: start a timer
+ * @tw: the handle
+ * @value: ns: a delay from now, or with TWHEEL_TIMER_ABSTIME a
+ *	CLOCK_MONOTONIC deadline
+ * @period: ns between expiries with TWHEEL_TIMER_PERIODIC, else 0
+ * @flags: TWHEEL_TIMER_ABSTIME, TWHEEL_TIMER_PERIODIC and
+ *	TWHEEL_TIMER_FIXED_DELAY, passed to the kernel as they are
+ * @user_data: echoed in the timer's records
+ * @id: out, the new timer's id (never 0); may be NULL
+ *
+ * Return: 0, or the negative errno of the ioctl (-EINVAL, -ERANGE,
+ * -ENOSPC, -EDQUOT, -EAGAIN, -ENOMEM; see twheel(7)).
+ */
+int twheel_schedule(struct twheel *tw, uint64_t value, uint64_t period,
+		    unsigned int flags, uint64_t user_data, uint64_t *id);
+
+/**
+ * twheel_modify() - TWHEEL_IOC_MODIFY: re-arm a timer
+ * @tw: the handle
+ * @id: the timer
+ * @value: as for twheel_schedule()
+ * @period: as for twheel_schedule()
+ * @flags: as for twheel_schedule()
+ * @user_data: replaces the timer's user data
+ *
+ * Return: 1 if the timer was pending, 0 if it was not (a fired one-shot
+ * timer whose record is unread: armed again, the record stays), or a
+ * negative errno (-ENOENT for an id that is gone).
+ */
+int twheel_modify(struct twheel *tw, uint64_t id, uint64_t value,
+		  uint64_t period, unsigned int flags, uint64_t user_data);
+
+/**
+ * twheel_cancel() - TWHEEL_IOC_CANCEL: stop a timer
+ * @tw: the handle
+ * @id: the timer
+ *
+ * Either way the id is gone afterwards.
+ *
+ * Return: 1 if the timer was pending, 0 if not (a fired one-shot timer
+ * whose record is still queued: the record stays), or a negative errno.
+ */
+int twheel_cancel(struct twheel *tw, uint64_t id);
+
+/**
+ * twheel_sqbuf_init() - allocate a submission buffer
+ * @sq: the buffer to fill
+ * @capacity: the most operations it holds, 1..INT_MAX; any number of
+ *	TWHEEL_BATCH_MAX-sized calls is made for it
+ *
+ * Return: 0, -EINVAL for a bad @capacity, or -ENOMEM.
+ */
+int twheel_sqbuf_init(struct twheel_sqbuf *sq, unsigned int capacity);
+
+/**
+ * twheel_sqbuf_free() - free a submission buffer
+ * @sq: the buffer; its @ops is freed and set to NULL
+ */
+void twheel_sqbuf_free(struct twheel_sqbuf *sq);
+
+/**
+ * twheel_sqbuf_reset() - empty a submission buffer for reuse
+ * @sq: the buffer
+ */
+void twheel_sqbuf_reset(struct twheel_sqbuf *sq);
+
+/**
+ * twheel_sqbuf_schedule() - add a TWHEEL_OP_SCHEDULE
+ * @sq: the buffer
+ * @value: as for twheel_schedule()
+ * @period: as for twheel_schedule()
+ * @flags: as for twheel_schedule()
+ * @user_data: as for twheel_schedule()
+ *
+ * Return: the index of the operation in @sq->ops, or -ENOBUFS if the
+ * buffer is full.
+ */
+int twheel_sqbuf_schedule(struct twheel_sqbuf *sq, uint64_t value,
+			  uint64_t period, unsigned int flags,
+			  uint64_t user_data);
+
+/**
+ * twheel_sqbuf_modify() - add a TWHEEL_OP_MODIFY
+ * @sq: the buffer
+ * @id: the timer
+ * @value: as for twheel_modify()
+ * @period: as for twheel_modify()
+ * @flags: as for twheel_modify()
+ * @user_data: as for twheel_modify()
+ *
+ * Return: the index of the operation, or -ENOBUFS if the buffer is full.
+ */
+int twheel_sqbuf_modify(struct twheel_sqbuf *sq, uint64_t id, uint64_t value,
+			uint64_t period, unsigned int flags,
+			uint64_t user_data);
+
+/**
+ * twheel_sqbuf_cancel() - add a TWHEEL_OP_CANCEL
+ * @sq: the buffer
+ * @id: the timer
+ *
+ * Return: the index of the operation, or -ENOBUFS if the buffer is full.
+ */
+int twheel_sqbuf_cancel(struct twheel_sqbuf *sq, uint64_t id);
+
+/**
+ * twheel_submit() - run the operations of a buffer with TWHEEL_IOC_BATCH
+ * @tw: the handle
+ * @sq: the buffer; left filled, with the results written back
+ *
+ * Submits @sq->ops[0..count) in order, in calls of at most
+ * TWHEEL_BATCH_MAX operations (each call has its own "now" for relative
+ * values), and stops at the first operation that fails: its result holds
+ * the negative errno, later ones are not run and keep the result they
+ * had (0). If a call after the first fails as a whole, the library writes
+ * its negative errno in the result of that call's first operation, which
+ * did not run.
+ *
+ * Return: the number of operations that succeeded (@sq->count if all
+ * did; 0 for an empty buffer), or a negative errno if the first call
+ * failed as a whole and nothing ran.
+ */
+int twheel_submit(struct twheel *tw, struct twheel_sqbuf *sq);
+
+/**
+ * twheel_map() - map the deadline array (TWHEEL_INFO_MAP)
+ * @tw: the handle
+ *
+ * Maps the file's array of CLOCK_MONOTONIC deadlines, one per slot, shared
+ * and writable, at @tw->map. Does nothing if it is mapped already.
+ *
+ * Return: 0, -EOPNOTSUPP if the kernel lacks TWHEEL_INFO_MAP, or the
+ * negative errno of mmap() (-EDQUOT, -EAGAIN and -ENOMEM for the caps).
+ */
+int twheel_map(struct twheel *tw);
+
+/**
+ * twheel_extend() - push a one-shot timer back without a system call
+ * @tw: the handle, mapped with twheel_map()
+ * @id: the timer, which must still be the caller's (see twheel_extend(3))
+ * @deadline: the new CLOCK_MONOTONIC deadline in ns
+ *
+ * One atomic store of @deadline into slot TWHEEL_ID_SLOT(@id) of the array.
+ * The kernel reads the slot when the timer comes due and files it again if
+ * @deadline is later; otherwise the timer fires as usual.
+ *
+ * Return: 0, -ENXIO if the array is not mapped, or -EINVAL if the id's
+ * slot is outside the array.
+ */
+int twheel_extend(struct twheel *tw, uint64_t id, uint64_t deadline);
+
+/**
+ * twheel_read() - read records, waiting for the first
+ * @tw: the handle
+ * @evs: room for @nr records
+ * @nr: at least 1
+ *
+ * Return: the number of records read (>= 1), -EINVAL if @nr is 0, -EINTR
+ * if a signal interrupted the wait, or another negative errno.
+ */
+int twheel_read(struct twheel *tw, struct twheel_event *evs, unsigned int nr);
+
+/**
+ * twheel_read_nowait() - read the records already queued
+ * @tw: the handle
+ * @evs: room for @nr records
+ * @nr: at least 1
+ *
+ * Return: the number of records read (>= 1), -EAGAIN if none is queued, or
+ * another negative errno.
+ */
+int twheel_read_nowait(struct twheel *tw, struct twheel_event *evs,
+		       unsigned int nr);
+
+/**
+ * twheel_read_timeout() - read records, waiting at most a while
+ * @tw: the handle
+ * @evs: room for @nr records
+ * @nr: at least 1
+ * @timeout_ns: the longest wait for the first record, in ns
+ *
+ * Return: the number of records read (>= 1), -ETIME if none came within
+ * @timeout_ns, -EINTR if a signal interrupted the wait, or another negative
+ * errno.
+ */
+int twheel_read_timeout(struct twheel *tw, struct twheel_event *evs,
+			unsigned int nr, uint64_t timeout_ns);
+
+/**
+ * twheel_set_eventfd() - TWHEEL_IOC_SET_EVENTFD
+ * @tw: the handle
+ * @efd: an eventfd signalled on every expiry, or -1 to unregister
+ *
+ * The kernel holds its own reference to the eventfd: the caller may close
+ * @efd whenever it likes.
+ *
+ * Return: 0, -EBADF if @efd is not open, -EINVAL if it is not an eventfd,
+ * or another negative errno.
+ */
+int twheel_set_eventfd(struct twheel *tw, int efd);
+
+/**
+ * twheel_eventfd() - create an eventfd and register it
+ * @tw: the handle
+ * @flags: 0, or EFD_NONBLOCK and/or EFD_SEMAPHORE (EFD_CLOEXEC is implied)
+ *
+ * Return: the new eventfd, which the caller owns and closes, or -EINVAL
+ * for other @flags, or the negative errno of eventfd() or
+ * twheel_set_eventfd() (nothing is left open then).
+ */
+int twheel_eventfd(struct twheel *tw, unsigned int flags);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBTWHEEL_H */
