@@ -73,7 +73,8 @@ bzimage_for() {
 
 # The kernel sources of the module, relative to the repository: the tracked
 # and untracked-but-not-ignored *.c, *.h and Kbuild files at the top level
-# and under tests/, samples/ and uapi/ (not userspace programs).
+# and under tests/, samples/ and uapi/ (not userspace programs nor the
+# libtwheel tests of tests/lib/).
 module_sources() {
 	(
 		cd "$TWHEEL_ROOT" || exit
@@ -85,7 +86,7 @@ module_sources() {
 		fi
 	) | grep -E '^([^/]+|(tests|samples|uapi)/.+)$' |
 		grep -E '(\.c|\.h|(^|/)Kbuild)$' |
-		grep -vE '^(tools|tests/userspace|tests/vm|build)/' |
+		grep -vE '^(tools|tests/userspace|tests/lib|tests/vm|build)/' |
 		while IFS= read -r f; do
 			[ -f "$TWHEEL_ROOT/$f" ] && echo "$f"
 		done | sort -u

@@ -12,6 +12,7 @@ pkgs=(
 	cpio busybox-static qemu-system-x86 kmod xz-utils zstd python3
 	"linux-headers-${KVER_PKG}-amd64" "linux-image-${KVER_PKG}-amd64"
 	"linux-source-${KVER_PKG}" liburing-dev trinity
+	pkg-config man-db groff-base
 )
 
 missing=()

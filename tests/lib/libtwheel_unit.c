@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * Host-side unit tests of libtwheel, run by tests/lib/check-install.sh
+ * (make lib-check) without /dev/twheel: this program defines ioctl(), which
+ * the library's calls bind to instead of libc's, and answers with a model
+ * of the ABI that checks every struct the library hands it (clock,
+ * reserved fields, padding, batch sizes) and records what it was given.
+ * Records are read from a pipe standing in for the file.
+ *
+ *   libtwheel_unit        prints "# ok NAME" / "# not ok NAME" lines;
+ *                         exit status 0 iff all passed
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <libtwheel.h>
+
+#define FAKE_FD		1000
+#define NSEC_PER_MSEC	1000000ull
+
+/* The model's state: what it was given and what it is told to do. */
+static struct {
+	struct twheel_timer_spec spec;	/* last SCHEDULE or MODIFY */
+	struct twheel_cancel cancel;	/* last CANCEL */
+	unsigned int calls;		/* BATCH calls */
+	unsigned int counts[8];		/* their counts */
+	unsigned int ops_seen;		/* ops run, over all calls */
+	long fail_op;			/* this op (over all calls) fails */
+	unsigned int fail_call;		/* this BATCH call (1-based) fails */
+	int fail_errno;
+	int efd;			/* last SET_EVENTFD */
+	int set_eventfd_err;		/* make SET_EVENTFD fail with it */
+	int bad;			/* a struct broke the ABI */
+	uint64_t next_id;
+} m;
+
+static int failed;
+
+static void check(int cond, const char *name)
+{
+	printf("# %s %s\n", cond ? "ok" : "not ok", name);
+	if (!cond)
+		failed = 1;
+}
+
+static int spec_ok(const struct twheel_timer_spec *s)
+{
+	return s->clockid == TWHEEL_CLOCK_MONOTONIC && !s->reserved[0] &&
+	       !s->reserved[1] && !(s->flags & ~TWHEEL_TIMER_FLAGS);
+}
+
+static int model_batch(struct twheel_batch *b)
+{
+	struct twheel_op *ops = (struct twheel_op *)(uintptr_t)b->ops;
+	unsigned int i;
+
+	if (b->flags || b->reserved || !b->count ||
+	    b->count > TWHEEL_BATCH_MAX) {
+		m.bad = 1;
+		errno = EINVAL;
+		return -1;
+	}
+	if (++m.calls == m.fail_call) {
+		errno = m.fail_errno;
+		return -1;
+	}
+	if (m.calls <= 8)
+		m.counts[m.calls - 1] = b->count;
+	for (i = 0; i < b->count; i++, m.ops_seen++) {
+		struct twheel_op *op = &ops[i];
+
+		if (op->op == TWHEEL_OP_CANCEL) {
+			struct twheel_timer_spec s = { .id = op->spec.id };
+
+			if (memcmp(&s, &op->spec, sizeof(s)))
+				m.bad = 1;
+		} else if (!spec_ok(&op->spec)) {
+			m.bad = 1;
+		}
+		if ((long)m.ops_seen == m.fail_op) {
+			op->result = -ENOENT;
+			m.ops_seen++;
+			return (int)i;
+		}
+		op->result = op->op == TWHEEL_OP_SCHEDULE ? 0 : 1;
+		if (op->op == TWHEEL_OP_SCHEDULE)
+			op->spec.id = m.next_id++;
+	}
+	return (int)b->count;
+}
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (fd != FAKE_FD) {
+		errno = EBADF;
+		return -1;
+	}
+	switch (req) {
+	case TWHEEL_IOC_SCHEDULE:
+		m.spec = *(struct twheel_timer_spec *)arg;
+		if (!spec_ok(&m.spec) || m.spec.id)
+			m.bad = 1;
+		((struct twheel_timer_spec *)arg)->id = m.next_id++;
+		return 0;
+	case TWHEEL_IOC_MODIFY:
+		m.spec = *(struct twheel_timer_spec *)arg;
+		if (!spec_ok(&m.spec))
+			m.bad = 1;
+		return 1;
+	case TWHEEL_IOC_CANCEL:
+		m.cancel = *(struct twheel_cancel *)arg;
+		if (m.cancel.flags || m.cancel.pad)
+			m.bad = 1;
+		return 1;
+	case TWHEEL_IOC_BATCH:
+		return model_batch(arg);
+	case TWHEEL_IOC_SET_EVENTFD: {
+		struct twheel_eventfd *e = arg;
+
+		if (e->flags || e->reserved)
+			m.bad = 1;
+		m.efd = e->fd;
+		if (m.set_eventfd_err) {
+			errno = m.set_eventfd_err;
+			return -1;
+		}
+		return 0;
+	}
+	case TWHEEL_IOC_INFO:
+		memset(arg, 0, sizeof(struct twheel_info));
+		return 0;
+	}
+	errno = ENOTTY;
+	return -1;
+}
+
+static void reset_model(void)
+{
+	memset(&m, 0, sizeof(m));
+	m.fail_op = -1;
+	m.next_id = 1ull << 32 | 1;
+}
+
+static struct twheel fake_handle(void)
+{
+	struct twheel tw = { .fd = FAKE_FD };
+
+	tw.info.max_timers = 4;
+	tw.info.flags = TWHEEL_INFO_MAP;
+	return tw;
+}
+
+static void test_open(void)
+{
+	struct twheel tw;
+
+	if (access(TWHEEL_DEVICE, F_OK) == 0) {
+		printf("# skip open_without_device (%s exists)\n",
+		       TWHEEL_DEVICE);
+		return;
+	}
+	check(twheel_open(&tw, 0) == -ENOENT && tw.fd == -1,
+	      "open_without_device_enoent");
+	check(twheel_open(&tw, 0x2) == -EINVAL && tw.fd == -1,
+	      "open_unknown_flag_einval");
+	twheel_close(&tw);
+	check(tw.fd == -1, "close_closed_handle");
+}
+
+static void test_single(void)
+{
+	struct twheel tw = fake_handle();
+	uint64_t id = 0;
+
+	reset_model();
+	check(twheel_schedule(&tw, 5, 7, TWHEEL_TIMER_PERIODIC, 42, &id) == 0 &&
+	      id == (1ull << 32 | 1) && m.spec.value == 5 &&
+	      m.spec.period == 7 && m.spec.user_data == 42 &&
+	      m.spec.flags == TWHEEL_TIMER_PERIODIC && !m.bad,
+	      "schedule_spec");
+	check(twheel_schedule(&tw, 5, 0, 0, 0, NULL) == 0,
+	      "schedule_null_id");
+	check(twheel_modify(&tw, id, 9, 0, TWHEEL_TIMER_ABSTIME, 3) == 1 &&
+	      m.spec.id == id && m.spec.value == 9 && m.spec.user_data == 3 &&
+	      m.spec.flags == TWHEEL_TIMER_ABSTIME && !m.bad, "modify_spec");
+	check(twheel_cancel(&tw, id) == 1 && m.cancel.id == id && !m.bad,
+	      "cancel_struct");
+	tw.fd = 3000;
+	check(twheel_cancel(&tw, id) == -EBADF, "errors_are_negative_errno");
+}
+
+static void test_sqbuf(void)
+{
+	struct twheel tw = fake_handle();
+	struct twheel_sqbuf sq;
+	struct twheel_timer_spec zero = { .id = 99 };
+	unsigned int i;
+	int ret;
+
+	check(twheel_sqbuf_init(&sq, 0) == -EINVAL && !sq.ops,
+	      "sqbuf_init_zero_einval");
+	check(twheel_sqbuf_init(&sq, 3) == 0 && sq.capacity == 3,
+	      "sqbuf_init");
+	check(twheel_sqbuf_schedule(&sq, 1, 0, 0, 1) == 0 &&
+	      twheel_sqbuf_modify(&sq, 5, 2, 0, 0, 2) == 1 &&
+	      twheel_sqbuf_cancel(&sq, 99) == 2 &&
+	      twheel_sqbuf_cancel(&sq, 99) == -ENOBUFS && sq.count == 3,
+	      "sqbuf_add_and_full");
+	check(sq.ops[0].op == TWHEEL_OP_SCHEDULE &&
+	      sq.ops[1].op == TWHEEL_OP_MODIFY && sq.ops[1].spec.id == 5 &&
+	      sq.ops[2].op == TWHEEL_OP_CANCEL &&
+	      !memcmp(&sq.ops[2].spec, &zero, sizeof(zero)),
+	      "sqbuf_op_encoding");
+	twheel_sqbuf_free(&sq);
+
+	/* 10000 ops: three calls of 4096, 4096 and 1808. */
+	reset_model();
+	twheel_sqbuf_init(&sq, 10000);
+	for (i = 0; i < 10000; i++)
+		twheel_sqbuf_schedule(&sq, i, 0, 0, i);
+	ret = twheel_submit(&tw, &sq);
+	check(ret == 10000 && m.calls == 3 && m.counts[0] == 4096 &&
+	      m.counts[1] == 4096 && m.counts[2] == 1808 && !m.bad &&
+	      sq.ops[9999].spec.id == (1ull << 32 | 10000),
+	      "submit_splits_at_batch_max");
+
+	/* The op that fails stops everything, and later ops stay as given. */
+	reset_model();
+	m.fail_op = 5000;
+	twheel_sqbuf_reset(&sq);
+	for (i = 0; i < 10000; i++)
+		twheel_sqbuf_schedule(&sq, i, 0, 0, i);
+	ret = twheel_submit(&tw, &sq);
+	check(ret == 5000 && m.calls == 2 && sq.ops[5000].result == -ENOENT &&
+	      sq.ops[5001].result == 0 && sq.ops[5001].spec.id == 0,
+	      "submit_stops_at_failed_op");
+
+	reset_model();
+	m.fail_call = 1;
+	m.fail_errno = ENOMEM;
+	check(twheel_submit(&tw, &sq) == -ENOMEM && sq.ops[0].result == 0,
+	      "submit_first_call_fails");
+
+	reset_model();
+	m.fail_call = 2;
+	m.fail_errno = ENOMEM;
+	check(twheel_submit(&tw, &sq) == 4096 &&
+	      sq.ops[4096].result == -ENOMEM,
+	      "submit_later_call_fails");
+
+	reset_model();
+	twheel_sqbuf_reset(&sq);
+	check(twheel_submit(&tw, &sq) == 0 && m.calls == 0, "submit_empty");
+	twheel_sqbuf_free(&sq);
+	check(!sq.ops && !sq.capacity, "sqbuf_free");
+}
+
+static void test_extend(void)
+{
+	struct twheel tw = fake_handle();
+	uint64_t map[4] = { 0 };
+
+	check(twheel_extend(&tw, 1, 5) == -ENXIO, "extend_unmapped_enxio");
+	tw.map = map;
+	check(twheel_extend(&tw, 7ull << 32 | 1, 11) == 0 && map[0] == 11 &&
+	      twheel_extend(&tw, 3ull << 32 | 4, 12) == 0 && map[3] == 12,
+	      "extend_stores_in_slot");
+	check(twheel_extend(&tw, 5, 13) == -EINVAL &&
+	      twheel_extend(&tw, 0, 13) == -EINVAL &&
+	      twheel_extend(&tw, 1ull << 32, 13) == -EINVAL &&
+	      map[0] == 11 && map[3] == 12, "extend_out_of_range_einval");
+	check(twheel_map(&tw) == 0 && tw.map == map, "map_when_mapped");
+	tw.map = NULL;
+	tw.info.flags = 0;
+	check(twheel_map(&tw) == -EOPNOTSUPP, "map_without_feature");
+}
+
+static void test_read(void)
+{
+	struct twheel tw = fake_handle();
+	struct twheel_event in[2] = { { .id = 1 }, { .id = 2 } }, out[4];
+	uint64_t t0;
+	int p[2], ret;
+	pid_t pid;
+
+	if (pipe2(p, O_NONBLOCK | O_CLOEXEC)) {
+		check(0, "pipe");
+		return;
+	}
+	tw.fd = p[0];
+	check(twheel_read_nowait(&tw, out, 4) == -EAGAIN, "read_nowait_empty");
+	check(twheel_read_nowait(&tw, out, 0) == -EINVAL &&
+	      twheel_read(&tw, out, 0) == -EINVAL &&
+	      twheel_read_timeout(&tw, out, 0, 0) == -EINVAL, "read_nr_zero");
+	if (write(p[1], in, sizeof(in)) != sizeof(in)) {
+		check(0, "pipe_write");
+		return;
+	}
+	check(twheel_read_nowait(&tw, out, 4) == 2 && out[0].id == 1 &&
+	      out[1].id == 2, "read_nowait_records");
+	t0 = twheel_now();
+	ret = twheel_read_timeout(&tw, out, 4, 20 * NSEC_PER_MSEC);
+	check(ret == -ETIME && twheel_now() - t0 >= 20 * NSEC_PER_MSEC,
+	      "read_timeout_etime");
+	check(twheel_read_timeout(&tw, out, 4, 0) == -ETIME,
+	      "read_timeout_zero");
+
+	pid = fork();
+	if (pid == 0) {
+		usleep(30000);
+		_exit(write(p[1], in, sizeof(in[0])) != sizeof(in[0]));
+	}
+	t0 = twheel_now();
+	ret = twheel_read(&tw, out, 4);
+	check(ret == 1 && out[0].id == 1 &&
+	      twheel_now() - t0 >= 20 * NSEC_PER_MSEC, "read_blocks");
+	waitpid(pid, NULL, 0);
+
+	pid = fork();
+	if (pid == 0) {
+		usleep(30000);
+		_exit(write(p[1], in, sizeof(in[0])) != sizeof(in[0]));
+	}
+	ret = twheel_read_timeout(&tw, out, 4, 5000 * NSEC_PER_MSEC);
+	check(ret == 1 && out[0].id == 1, "read_timeout_record");
+	waitpid(pid, NULL, 0);
+	close(p[0]);
+	close(p[1]);
+}
+
+static void test_eventfd(void)
+{
+	struct twheel tw = fake_handle();
+	int efd;
+
+	reset_model();
+	check(twheel_set_eventfd(&tw, -1) == 0 && m.efd == -1 && !m.bad,
+	      "set_eventfd_unregister");
+	efd = twheel_eventfd(&tw, EFD_NONBLOCK);
+	check(efd >= 0 && m.efd == efd &&
+	      (fcntl(efd, F_GETFD) & FD_CLOEXEC) &&
+	      (fcntl(efd, F_GETFL) & O_NONBLOCK), "eventfd_created");
+	if (efd >= 0)
+		close(efd);
+	check(twheel_eventfd(&tw, O_APPEND) == -EINVAL, "eventfd_bad_flags");
+	m.set_eventfd_err = EINVAL;
+	efd = twheel_eventfd(&tw, 0);
+	check(efd == -EINVAL && fcntl(m.efd, F_GETFD) < 0 && errno == EBADF,
+	      "eventfd_closed_on_failure");
+}
+
+int main(void)
+{
+	reset_model();
+	test_open();
+	test_single();
+	test_sqbuf();
+	test_extend();
+	test_read();
+	test_eventfd();
+	printf("# libtwheel_unit: %s\n", failed ? "FAILED" : "all passed");
+	return failed;
+}
