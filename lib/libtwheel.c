@@ -16,18 +16,29 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "libtwheel.h"
 
-/* Exported; everything else is hidden (-fvisibility=hidden), and the map
- * gives the exported names their version. */
+/*
+ * Exported; everything else is hidden (-fvisibility=hidden), and the map
+ * gives the exported names their version.
+ */
 #define TWHEEL_API __attribute__((visibility("default")))
 
 #define NSEC_PER_SEC	1000000000ull
 
 /* The largest number of records one read() is asked for. */
 #define READ_MAX	((unsigned int)(INT_MAX / sizeof(struct twheel_event)))
+
+TWHEEL_API uint64_t twheel_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
 
 static struct twheel_timer_spec spec_of(uint64_t id, uint64_t value,
 					uint64_t period, unsigned int flags,

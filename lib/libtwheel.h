@@ -18,7 +18,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 #include <twheel/twheel_uapi.h>
 
 #ifdef __cplusplus
@@ -82,13 +81,7 @@ struct twheel_sqbuf {
  *
  * Return: nanoseconds.
  */
-static inline uint64_t twheel_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+uint64_t twheel_now(void);
 
 /**
  * twheel_open() - open /dev/twheel

@@ -182,7 +182,7 @@ check_header_docs() {
 	for name in $(api_names); do
 		grep -q "^ \* $name() - " "$LIB/libtwheel.h" ||
 			{ echo "no kernel-doc for $name"; rc=1; }
-		grep -qE "^(int|void) $name\(" "$LIB/libtwheel.h" ||
+		grep -qE "^(int|void|uint64_t) $name\(" "$LIB/libtwheel.h" ||
 			{ echo "no prototype for $name"; rc=1; }
 	done
 	return "$rc"
@@ -207,6 +207,13 @@ check_man_names() {
 		rc=1
 	fi
 	return "$rc"
+}
+
+# Users may compile in strict ISO C: the header must not need POSIX.
+check_strict_c() {
+	printf '#include <libtwheel.h>\nint main(void) { return 0; }\n' |
+		cc -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only \
+		-x c -I"$DEST/usr/include" -
 }
 
 check_cxx() {
@@ -265,6 +272,7 @@ main() {
 	t "nm -D: exactly lib/libtwheel.map's names, @@LIBTWHEEL_1.0" check_exports
 	t "libtwheel.a: no other global symbol" check_static_exports
 	t "libtwheel.h: a prototype and kernel-doc for every export" check_header_docs
+	t "libtwheel.h compiles as ISO C99 (-pedantic-errors)" check_strict_c
 	if command -v g++ >/dev/null; then
 		t "libtwheel.h compiles as C++" check_cxx
 	else

@@ -32,8 +32,8 @@ static struct {
 	unsigned int calls;		/* BATCH calls */
 	unsigned int counts[8];		/* their counts */
 	unsigned int ops_seen;		/* ops run, over all calls */
-	long fail_op;			/* this op (over all calls) fails */
-	unsigned int fail_call;		/* this BATCH call (1-based) fails */
+	long fail_op;			/* this op (of all calls) fails */
+	unsigned int fail_call;		/* this call (from 1) fails */
 	int fail_errno;
 	int efd;			/* last SET_EVENTFD */
 	int set_eventfd_err;		/* make SET_EVENTFD fail with it */
