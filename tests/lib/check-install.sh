@@ -11,6 +11,11 @@
 # documented in libtwheel.h and reachable with man; renders every man page
 # with man and groff, any warning failing; runs tests/lib/libtwheel_unit.c
 # (the library against a model of the ioctls); uninstalls.
+#
+# TWHEEL_LIBTWHEEL_EXAMPLE_OUT=PATH: also copy the fully static example to
+# PATH (its directory is created), one more check; make check puts it in
+# the VM as /bin/libtwheel_example. A stale copy is removed first, so PATH
+# exists afterwards only if this run built it.
 # One "ok N - ..." or "not ok N - ..." line per check (details as "#"
 # lines), then "1..N"; exits 1 if any check failed.
 set -uo pipefail
@@ -23,6 +28,7 @@ DEST=$tmp/dest
 PC_DIR=$DEST/usr/lib/pkgconfig
 MAN_DIR=$DEST/usr/share/man
 CFLAGS_CHECK=(-O2 -Wall -Wextra -Werror)
+EXAMPLE_OUT=${TWHEEL_LIBTWHEEL_EXAMPLE_OUT:-}
 export MANWIDTH=80 MANPAGER=cat PAGER=cat LC_ALL=C.UTF-8
 
 n=0
@@ -149,6 +155,12 @@ example_runs() {
 	[ "$rc" -eq 0 ] && check_run_output "$tmp/run.out"
 }
 
+# copy_example BINARY: to $EXAMPLE_OUT, creating its directory.
+copy_example() {
+	[ -x "$1" ] || { echo "$1 was not built"; return 1; }
+	mkdir -p "$(dirname "$EXAMPLE_OUT")" && cp "$1" "$EXAMPLE_OUT"
+}
+
 check_exports() {
 	local got want bad
 	want=$(api_names | sort)
@@ -231,6 +243,7 @@ check_uninstall() {
 main() {
 	local tool missing=() page
 	echo "TAP version 13"
+	[ -z "$EXAMPLE_OUT" ] || rm -f "$EXAMPLE_OUT"
 	for tool in cc make pkg-config nm readelf man groff; do
 		command -v "$tool" >/dev/null || missing+=("$tool")
 	done
@@ -267,6 +280,10 @@ main() {
 		cc -static "${CFLAGS_CHECK[@]}" -o "$tmp/example-fullstatic" \
 		"$tmp/example.c" $(pc --cflags --libs --static)
 	t "example-fullstatic runs" example_runs "$tmp/example-fullstatic"
+	if [ -n "$EXAMPLE_OUT" ]; then
+		t "example-fullstatic copied to $EXAMPLE_OUT" \
+			copy_example "$tmp/example-fullstatic"
+	fi
 
 	t "soname libtwheel.so.1, libtwheel.so -> libtwheel.so.1" check_soname
 	t "nm -D: exactly lib/libtwheel.map's names, @@LIBTWHEEL_1.0" check_exports
