@@ -33,6 +33,7 @@ LOGS=$TWHEEL_BUILD/logs
 RESULTS=$LOGS/results.txt
 TIMINGS=$LOGS/timings.txt
 VM=$TWHEEL_ROOT/tests/vm
+LIB_EXAMPLE=$TWHEEL_BUILD/userspace/libtwheel_example
 debug_dir=
 declare -A built=()
 
@@ -137,6 +138,28 @@ step_userspace() {
 			fail "build-${prog##*/}" "see the compiler output above"
 		fi
 	done
+	step_lib_check
+}
+
+# make lib-check: libtwheel on the host (install, README example, exports,
+# man pages, unit tests). It also leaves the fully static example at
+# $LIB_EXAMPLE, which vm_files() puts in the guest.
+step_lib_check() {
+	local rc=0 out=$LOGS/lib-check.txt failed
+	timed lib-check env TWHEEL_LIBTWHEEL_EXAMPLE_OUT="$LIB_EXAMPLE" \
+		make -s -C "$TWHEEL_ROOT" lib-check >"$out" 2>&1 || rc=$?
+	failed=$(sed -n 's/^not ok [0-9]* - //p' "$out" | paste -sd ';' - | sed 's/;/; /g')
+	if [ "$rc" -eq 0 ] && [ -z "$failed" ]; then
+		pass lib-check
+		return
+	fi
+	# The failing checks with their "#" diagnostics, and what else went wrong.
+	grep -vE '^(ok [0-9]+|1\.\.[0-9]+$|TAP version)' "$out" || true
+	if [ -n "$failed" ]; then
+		fail lib-check "not ok: $failed"
+	else
+		fail lib-check "status $rc: $(grep -m1 -E '^Bail out!' "$out" || echo "see $out")"
+	fi
 }
 
 # The files of the initramfs for kernel $1: SRC:DEST lines.
@@ -154,6 +177,8 @@ vm_files() {
 	for f in tools/twheelctl tests/userspace/twheel_test tests/userspace/twheel_abuse; do
 		[ ! -x "$TWHEEL_ROOT/$f" ] || echo "$TWHEEL_ROOT/$f:/bin/${f##*/}"
 	done
+	# The README's libtwheel example, built by step_lib_check.
+	[ ! -x "$LIB_EXAMPLE" ] || echo "$LIB_EXAMPLE:/bin/libtwheel_example"
 	# The reliability tests (tests/vm/guest/reliability.sh) and their files.
 	[ "$k" != debug ] || "$VM/torture.sh" --files "$k"
 }
