@@ -13,7 +13,8 @@
 #   TWHEEL-KUNIT-END: <suite>              (KTAP, parsed with kunit.py)
 #   TWHEEL-KUNIT-NONE                      twheel_kunit.ko made no twheel_* suite
 #
-# Files: /twheel/*.ko, /bin/twheel_test, /bin/twheelctl.
+# Files: /twheel/*.ko, /bin/twheel_test, /bin/twheelctl,
+# /bin/libtwheel_example.
 # Environment (from the kernel command line): TWHEEL_KERNEL (distro|debug),
 # TWHEEL_TEST_FILTER (argv[1] of twheel_test), TWHEEL_KUNIT_GLOB (KUnit's
 # filter_glob), TWHEEL_TEST_TIMEOUT (s, default 600).
@@ -141,6 +142,17 @@ userspace_tests() {
 	st=$?
 	echo "TWHEEL-END: twheel_test status=$st"
 	[ "$st" -eq 0 ] || failed=$((failed + 1))
+}
+
+# The README's libtwheel example (built fully static by make lib-check): a
+# 10 ms timer whose record it waits for, at most 1 s; exits 0 only if the
+# record is the timer's.
+libtwheel_example_test() {
+	if [ ! -x /bin/libtwheel_example ]; then
+		result skip libtwheel-example "no /bin/libtwheel_example (make lib-check did not build it)"
+		return
+	fi
+	run_test libtwheel-example timeout 60 /bin/libtwheel_example
 }
 
 # Like run_test, but the output (the figures) is shown either way.
@@ -341,6 +353,7 @@ main() {
 	kmemleak_start
 	if load_twheel; then
 		userspace_tests
+		libtwheel_example_test
 		abuse_tests
 		# Torture, fault injection, fuzzing, module lifetime: debug only.
 		if [ "${TWHEEL_KERNEL:-}" = debug ] && [ -x /twheel/reliability.sh ]; then
