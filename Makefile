@@ -36,6 +36,7 @@ KDIR ?= $(shell d=/lib/modules/$$(uname -r)/build; \
 	else ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n1; fi)
 
 CC ?= gcc
+LIBTWHEEL_A := lib/libtwheel.a
 USER_CFLAGS := -static -O2 -g -Wall -Wextra -Werror -I. -pthread
 # twheel_test may use io_uring: link liburing (static) when it includes it.
 uring = $(if $(shell grep -l 'liburing.h' $(1) 2>/dev/null),-luring)
@@ -67,8 +68,10 @@ modules:
 userspace: lib $(USER_PROGS)
 	@test -n "$(USER_PROGS)" || echo "twheel: no userspace sources yet"
 
-tools/twheelctl: tools/twheelctl.c uapi/twheel.h
-	$(CC) $(USER_CFLAGS) -o $@ $< $(call uring,$<)
+# twheelctl uses libtwheel, linked statically. <libtwheel.h> includes
+# <twheel/twheel_uapi.h>, lib/Makefile's copy of uapi/twheel.h.
+tools/twheelctl: tools/twheelctl.c uapi/twheel.h lib/libtwheel.h $(LIBTWHEEL_A)
+	$(CC) $(USER_CFLAGS) -Ilib -Ilib/include -o $@ $< $(LIBTWHEEL_A) $(call uring,$<)
 
 tests/userspace/twheel_test: tests/userspace/twheel_test.c uapi/twheel.h
 	$(CC) $(USER_CFLAGS) -o $@ $< $(call uring,$<)
@@ -80,8 +83,13 @@ $(RELIABILITY_PROGS): %: %.c uapi/twheel.h
 	$(CC) $(USER_CFLAGS) -o $@ $<
 
 # libtwheel: built, installed and cleaned by lib/Makefile (PREFIX, DESTDIR,
-# LIBDIR, ... are passed down with the command line).
-lib:
+# LIBDIR, ... are passed down with the command line). lib/Makefile always
+# runs (FORCE) and decides what is out of date; what links libtwheel.a is
+# relinked only if that changed the archive. "lib" and the programs share
+# this one rule, so a parallel make runs lib/Makefile once.
+lib: $(LIBTWHEEL_A)
+
+$(LIBTWHEEL_A): FORCE
 	$(MAKE) -C lib
 
 lib-check:

@@ -8,11 +8,15 @@
  * several), registers an eventfd, and prints one line per event until the
  * timers are done, a count or time limit is reached, or Ctrl-C.
  *
+ * Every call on /dev/twheel goes through libtwheel (lib/libtwheel.h),
+ * linked statically: open and TWHEEL_IOC_INFO, schedule, modify, cancel,
+ * batches, the eventfd, reads and the deadline mapping. Only eventfd()
+ * itself is created here, so that its errors keep their own message.
+ *
  * Exit status: 0 ok, 1 runtime or kernel error, 2 usage error.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -27,11 +31,9 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/signalfd.h>
 
-#include "uapi/twheel.h"
+#include <libtwheel.h>
 
 #define NSEC_PER_USEC	1000ULL
 #define NSEC_PER_MSEC	1000000ULL
@@ -87,14 +89,6 @@ static void die_errno(int e, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, ": %s (%s)\n", strerror(e), errname(e));
 	exit(EXIT_RUNTIME);
-}
-
-static u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * NSEC_PER_SEC + (u64)ts.tv_nsec;
 }
 
 /* ------------------------------------------------------------------ */
@@ -430,8 +424,7 @@ struct run_opts {
 };
 
 struct state {
-	int fd;
-	u64 *map;			/* the deadline array, for --extend */
+	struct twheel tw;		/* the fd; tw.map for --extend */
 	u64 t0;
 	struct timer *timers;
 	u32 ntimers;
@@ -508,12 +501,11 @@ static void note(const struct state *st, const struct timer *t, const char *fmt,
  */
 static void cancel_timer(struct state *st, struct timer *t, const char *why)
 {
-	struct twheel_cancel c = { .id = t->id };
-	long r = ioctl(st->fd, TWHEEL_IOC_CANCEL, &c);
-	u64 now = now_ns();
+	int r = twheel_cancel(&st->tw, t->id);
+	u64 now = twheel_now();
 
-	if (r < 0 && errno != ENOENT)
-		die_errno(errno, "cancel timer #%d (id %llu)", t->spec + 1,
+	if (r < 0 && r != -ENOENT)
+		die_errno(-r, "cancel timer #%d (id %llu)", t->spec + 1,
 			  (unsigned long long)t->id);
 	if (r < 0)
 		note(st, t, "%s at %.3f ms: already gone", why, rel_ms(st, now));
@@ -583,19 +575,20 @@ static bool drain(struct state *st)
 	struct twheel_event ev[64];
 
 	for (;;) {
-		ssize_t n = read(st->fd, ev, sizeof(ev));
+		int n = twheel_read_nowait(&st->tw, ev, sizeof(ev) / sizeof(ev[0]));
 
-		if (n < 0 && errno == EINTR)
+		if (n == -EINTR)
 			continue;
-		if (n < 0 && errno == EAGAIN)
+		if (n == -EAGAIN)
 			return true;
 		if (n < 0)
-			die_errno(errno, "read %s", TWHEEL_DEVICE);
-		if (n == 0 || n % (ssize_t)sizeof(ev[0])) {
-			fprintf(stderr, "%s: read returned %zd bytes, not whole events\n", prog, n);
+			die_errno(-n, "read %s", TWHEEL_DEVICE);
+		if (n == 0) {
+			/* read() returned less than one whole event */
+			fprintf(stderr, "%s: read returned no whole event\n", prog);
 			exit(EXIT_RUNTIME);
 		}
-		for (ssize_t i = 0; i < n / (ssize_t)sizeof(ev[0]); i++) {
+		for (int i = 0; i < n; i++) {
 			handle_event(st, &ev[i]);
 			if (st->o->count && st->expiries >= st->o->count)
 				return false;
@@ -606,7 +599,7 @@ static bool drain(struct state *st)
 static void do_action(struct state *st, struct action *a)
 {
 	const struct tspec *sp = &st->o->specs[a->spec];
-	u64 now = now_ns();
+	u64 now = twheel_now();
 
 	for (u32 i = 0; i < st->ntimers; i++) {
 		struct timer *t = &st->timers[i];
@@ -619,9 +612,13 @@ static void do_action(struct state *st, struct action *a)
 		}
 		if (a->kind == ACT_EXTEND) {
 			char d[32];
+			int r;
 
 			/* One store: no system call. The kernel reads it when due. */
-			st->map[TWHEEL_ID_SLOT(t->id)] = now + a->by;
+			r = twheel_extend(&st->tw, t->id, now + a->by);
+			if (r < 0)
+				die_errno(-r, "extend timer #%d (id %llu)", a->spec + 1,
+					  (unsigned long long)t->id);
 			note(st, t, "extend at %.3f ms: due %s from now (a store, no system call%s)",
 			     rel_ms(st, now), fmt_dur(a->by, d, sizeof(d)),
 			     sp->period ? "; a periodic timer ignores it" : "");
@@ -631,19 +628,19 @@ static void do_action(struct state *st, struct action *a)
 		{
 			struct twheel_timer_spec s = to_kspec(&a->mod, sp->has_data ? sp->data :
 							      (u64)(a->spec + 1), now);
-			long r;
+			int r;
 			char d[32];
 
-			s.id = t->id;
 			if (a->mod.has_data)
 				s.user_data = a->mod.data;
-			r = ioctl(st->fd, TWHEEL_IOC_MODIFY, &s);
-			if (r < 0 && errno == ENOENT) {
+			r = twheel_modify(&st->tw, t->id, s.value, s.period, s.flags,
+					  s.user_data);
+			if (r == -ENOENT) {
 				note(st, t, "modify at %.3f ms: already gone", rel_ms(st, now));
 				continue;
 			}
 			if (r < 0)
-				die_errno(errno, "modify timer #%d (id %llu) to '%s'", a->spec + 1,
+				die_errno(-r, "modify timer #%d (id %llu) to '%s'", a->spec + 1,
 					  (unsigned long long)t->id, a->mod.text);
 			if (!t->live) {
 				t->live = true;
@@ -678,12 +675,19 @@ static int cmp_action(const void *a, const void *b)
 	return x->at < y->at ? -1 : x->at > y->at;
 }
 
-static int open_device(void)
+/*
+ * twheel_open(): open() and TWHEEL_IOC_INFO, into tw->info. It does not say
+ * which of the two failed: ENOTTY can only be the ioctl's (a /dev/twheel
+ * that is not this module), anything else is taken for open()'s.
+ */
+static void open_device(struct twheel *tw)
 {
-	int fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	int ret = twheel_open(tw, 0);
 
-	if (fd < 0) {
-		int e = errno;
+	if (ret == -ENOTTY)
+		die_errno(ENOTTY, "TWHEEL_IOC_INFO");
+	if (ret < 0) {
+		int e = -ret;
 
 		fprintf(stderr, "%s: cannot open %s: %s (%s)\n", prog, TWHEEL_DEVICE,
 			strerror(e), errname(e));
@@ -693,55 +697,63 @@ static int open_device(void)
 			fprintf(stderr, "%s: try as root\n", prog);
 		exit(EXIT_RUNTIME);
 	}
-	return fd;
 }
 
+/*
+ * One twheel_schedule() per timer with --single (and for schedule), else a
+ * submission buffer of at most TWHEEL_BATCH_MAX operations, refilled and
+ * submitted once per TWHEEL_IOC_BATCH call: a million copies need 4096
+ * operations of memory, not a million.
+ */
 static void submit(struct state *st, const struct run_opts *o)
 {
-	struct twheel_op *ops;
+	struct twheel_sqbuf sq;
 	u32 n = 0, total = st->ntimers;
+	int r;
 
 	if (o->single) {
 		for (u32 i = 0; i < total; i++) {
 			struct timer *t = &st->timers[i];
 			const struct tspec *sp = &o->specs[t->spec];
 			struct twheel_timer_spec s = to_kspec(sp, (u64)t->spec + 1, st->t0);
+			uint64_t id;
 
-			if (ioctl(st->fd, TWHEEL_IOC_SCHEDULE, &s) < 0)
-				die_errno(errno, "schedule timer '%s'", sp->text);
-			t->id = s.id;
+			r = twheel_schedule(&st->tw, s.value, s.period, s.flags,
+					    s.user_data, &id);
+			if (r < 0)
+				die_errno(-r, "schedule timer '%s'", sp->text);
+			t->id = id;
 		}
 		return;
 	}
-	ops = calloc(TWHEEL_BATCH_MAX, sizeof(*ops));
-	if (!ops)
-		die_errno(ENOMEM, "batch");
+	r = twheel_sqbuf_init(&sq, total < TWHEEL_BATCH_MAX ? total : TWHEEL_BATCH_MAX);
+	if (r < 0)
+		die_errno(-r, "batch");
 	for (u32 done = 0; done < total; done += n) {
-		long r;
-
 		n = total - done < TWHEEL_BATCH_MAX ? total - done : TWHEEL_BATCH_MAX;
-		memset(ops, 0, n * sizeof(*ops));
+		twheel_sqbuf_reset(&sq);
 		for (u32 i = 0; i < n; i++) {
 			const struct timer *t = &st->timers[done + i];
+			struct twheel_timer_spec s = to_kspec(&o->specs[t->spec],
+							      (u64)t->spec + 1, st->t0);
 
-			ops[i].op = TWHEEL_OP_SCHEDULE;
-			ops[i].spec = to_kspec(&o->specs[t->spec], (u64)t->spec + 1, st->t0);
+			twheel_sqbuf_schedule(&sq, s.value, s.period, s.flags, s.user_data);
 		}
-		r = ioctl(st->fd, TWHEEL_IOC_BATCH, &(struct twheel_batch){
-			.ops = (uintptr_t)ops, .count = n });
+		/* n <= TWHEEL_BATCH_MAX: one TWHEEL_IOC_BATCH call */
+		r = twheel_submit(&st->tw, &sq);
 		if (r < 0)
-			die_errno(errno, "submit a batch of %u timers", n);
+			die_errno(-r, "submit a batch of %u timers", n);
 		for (u32 i = 0; i < (u32)r; i++)
-			st->timers[done + i].id = ops[i].spec.id;
+			st->timers[done + i].id = sq.ops[i].spec.id;
 		if ((u32)r < n) {
-			int e = -ops[r].result;
+			int e = -sq.ops[r].result;
 
 			die_errno(e > 0 ? e : EIO, "schedule timer #%d ('%s', timer %u of %u)",
 				  st->timers[done + (u32)r].spec + 1,
 				  o->specs[st->timers[done + (u32)r].spec].text, done + (u32)r + 1, total);
 		}
 	}
-	free(ops);
+	twheel_sqbuf_free(&sq);
 }
 
 static void print_plan(const struct state *st, const struct run_opts *o, const struct twheel_info *info)
@@ -805,10 +817,10 @@ static void print_plan(const struct state *st, const struct run_opts *o, const s
 static int run(const struct run_opts *o)
 {
 	struct state st = { .quiet = o->quiet > 0, .o = o, .late_min = UINT64_MAX };
-	struct twheel_info info = { 0 };
+	const struct twheel_info *info = &st.tw.info;
 	struct epoll_event ee;
 	sigset_t sigs;
-	int efd = -1, sfd, ep, next_action = 0;
+	int efd = -1, sfd, ep, next_action = 0, fd, r;
 	u64 total = 0, stop_at = 0;
 	const char *why = "all timers done";
 	u32 hsize = 16;
@@ -830,25 +842,19 @@ static int run(const struct run_opts *o)
 		for (u32 c = 0; c < o->specs[i].copies; c++, k++)
 			st.timers[k] = (struct timer){ .spec = (int)i, .live = true };
 
-	st.fd = open_device();
-	if (ioctl(st.fd, TWHEEL_IOC_INFO, &info) < 0)
-		die_errno(errno, "TWHEEL_IOC_INFO");
-	if (total > info.max_timers)
+	open_device(&st.tw);
+	fd = st.tw.fd;
+	if (total > info->max_timers)
 		fprintf(stderr, "%s: warning: %llu timers, but this fd may hold %u\n", prog,
-			(unsigned long long)total, info.max_timers);
-	for (int a = 0; a < o->nactions && !st.map; a++) {
-		long page = sysconf(_SC_PAGESIZE);
-		void *p;
-
+			(unsigned long long)total, info->max_timers);
+	for (int a = 0; a < o->nactions && !st.tw.map; a++) {
 		if (o->actions[a].kind != ACT_EXTEND)
 			continue;
-		if (!(info.flags & TWHEEL_INFO_MAP))
+		r = twheel_map(&st.tw);
+		if (r == -EOPNOTSUPP)
 			die_errno(EOPNOTSUPP, "--extend: this twheel has no deadline mapping");
-		p = mmap(NULL, (TWHEEL_MAP_SIZE(info.max_timers) + page - 1) / page * page,
-			 PROT_READ | PROT_WRITE, MAP_SHARED, st.fd, 0);
-		if (p == MAP_FAILED)
-			die_errno(errno, "mmap of the deadline array");
-		st.map = p;
+		if (r < 0)
+			die_errno(-r, "mmap of the deadline array");
 	}
 
 	sigemptyset(&sigs);
@@ -864,10 +870,11 @@ static int run(const struct run_opts *o)
 		efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (efd < 0)
 			die_errno(errno, "eventfd");
-		if (ioctl(st.fd, TWHEEL_IOC_SET_EVENTFD, &(struct twheel_eventfd){ .fd = efd }) < 0)
-			die_errno(errno, "TWHEEL_IOC_SET_EVENTFD");
+		r = twheel_set_eventfd(&st.tw, efd);
+		if (r < 0)
+			die_errno(-r, "TWHEEL_IOC_SET_EVENTFD");
 	}
-	ee = (struct epoll_event){ .events = EPOLLIN, .data.fd = o->poll_fd ? st.fd : efd };
+	ee = (struct epoll_event){ .events = EPOLLIN, .data.fd = o->poll_fd ? fd : efd };
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, ee.data.fd, &ee) < 0)
 		die_errno(errno, "epoll_ctl");
 	ee = (struct epoll_event){ .events = EPOLLIN, .data.fd = sfd };
@@ -875,20 +882,20 @@ static int run(const struct run_opts *o)
 		die_errno(errno, "epoll_ctl");
 
 	qsort(o->actions, (size_t)o->nactions, sizeof(*o->actions), cmp_action);
-	st.t0 = now_ns();
+	st.t0 = twheel_now();
 	submit(&st, o);
 	for (u32 i = 0; i < st.ntimers; i++)
 		hash_add(&st, i);
 	st.live = st.ntimers;
 	if (o->duration)
 		stop_at = st.t0 + o->duration;
-	print_plan(&st, o, &info);
+	print_plan(&st, o, info);
 	print_table_header(&st);
 	fflush(stdout);
 
 	for (;;) {
 		struct epoll_event out[4];
-		u64 now = now_ns(), wake = stop_at;
+		u64 now = twheel_now(), wake = stop_at;
 		int timeout = -1, n;
 
 		if (!st.live && next_action >= o->nactions)
@@ -921,7 +928,7 @@ static int run(const struct run_opts *o)
 			why = "count reached";
 			goto done;
 		}
-		now = now_ns();
+		now = twheel_now();
 		while (next_action < o->nactions && st.t0 + o->actions[next_action].at <= now) {
 			do_action(&st, &o->actions[next_action++]);
 			if (!drain(&st)) {
@@ -929,7 +936,7 @@ static int run(const struct run_opts *o)
 				goto done;
 			}
 		}
-		if (stop_at && now_ns() >= stop_at) {
+		if (stop_at && twheel_now() >= stop_at) {
 			why = "time limit reached";
 			drain(&st);
 			goto done;
@@ -940,7 +947,7 @@ static int run(const struct run_opts *o)
 	drain(&st);
 done:
 	if (o->quiet < 2) {
-		u64 dt = now_ns() - st.t0;
+		u64 dt = twheel_now() - st.t0;
 
 		printf("%s%s: %s: %llu event%s, %llu expir%s in %.3f s", o->quiet ? "" : "\n", prog, why,
 		       (unsigned long long)st.events, st.events == 1 ? "" : "s",
@@ -954,7 +961,7 @@ done:
 		putchar('\n');
 	}
 	fflush(stdout);
-	close(st.fd);	/* cancels whatever is left */
+	twheel_close(&st.tw);	/* cancels whatever is left */
 	free(st.timers);
 	free(st.hash);
 	return 0;
@@ -1072,10 +1079,10 @@ static void help_info(FILE *f)
 
 static int cmd_info(int argc, char **argv)
 {
-	struct twheel_info info = { 0 };
+	struct twheel tw;
+	const struct twheel_info *info = &tw.info;
 	char d[32];
 	u64 now;
-	int fd;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -1084,21 +1091,19 @@ static int cmd_info(int argc, char **argv)
 		}
 		usage_error("info ", "unexpected argument '%s'", argv[i]);
 	}
-	fd = open_device();
-	if (ioctl(fd, TWHEEL_IOC_INFO, &info) < 0)
-		die_errno(errno, "TWHEEL_IOC_INFO");
-	now = now_ns();
+	open_device(&tw);	/* reads TWHEEL_IOC_INFO into tw.info */
+	now = twheel_now();
 	printf("%-16s %s\n", "device", TWHEEL_DEVICE);
 	printf("%-16s %s (%llu ns): expiries are never early, late by at most this\n",
-	       "granularity", fmt_dur(info.granularity_ns, d, sizeof(d)),
-	       (unsigned long long)info.granularity_ns);
-	printf("%-16s %u timers per open file\n", "max timers", info.max_timers);
-	printf("%-16s %u (this fresh fd)\n", "timers", info.timers);
-	printf("%-16s %u\n", "queued events", info.queued);
+	       "granularity", fmt_dur(info->granularity_ns, d, sizeof(d)),
+	       (unsigned long long)info->granularity_ns);
+	printf("%-16s %u timers per open file\n", "max timers", info->max_timers);
+	printf("%-16s %u (this fresh fd)\n", "timers", info->timers);
+	printf("%-16s %u\n", "queued events", info->queued);
 	printf("%-16s %d (batch limit)\n", "batch max", TWHEEL_BATCH_MAX);
 	printf("%-16s CLOCK_MONOTONIC, now %llu.%09llu s\n", "clock",
 	       (unsigned long long)(now / NSEC_PER_SEC), (unsigned long long)(now % NSEC_PER_SEC));
-	close(fd);
+	twheel_close(&tw);
 	return 0;
 }
 
