@@ -221,9 +221,10 @@ def table1(raw, p):
         for d, m in by_fac([e for e in entries if e[0]["pending"] == str(pending)]):
             rows.append([f"{pending:,}", d["facility"], cell(m.get("ns_per_op")),
                          ratio(med(m.get("ns_per_op")), med(tw and tw.get("ns_per_op"))),
-                         num(med(m.get("arm_ns"))), num(med(m.get("cancel_ns")))])
+                         num(med(m.get("arm_ns"))), num(med(m.get("rearm_ns"))),
+                         num(med(m.get("cancel_ns")))])
     p.grid(1, ["pending", "facility", "ns/timer, median (min-max)", "vs twheel",
-               "arm alone", "cancel alone"], rows)
+               "arm alone", "re-arm pending", "cancel alone"], rows)
     prim = [(d["name"], med(m.get("ns"))) for d, m in raw.table(1)
             if d.get("item") == "primitive"]
     if prim:
@@ -282,6 +283,74 @@ def table3(raw, p):
     if dbg:
         p.note(f"twheel's own count (debugfs max_batch): at most {num(med(dbg.get('max_batch')))} "
                "expiries in one run of a wheel (expire_batch); it re-arms at once for the rest.")
+
+
+def goals13(raw, p):
+    """The goals of the in-kernel hot path (issue 13), from tables 1-3 and 6."""
+    def paired(xs, refs):
+        rs = [a / b for a, b in zip(xs, refs) if b]
+        return rs
+
+    def metric(table, key, **kw):
+        return nums((raw.find(table, **kw) or {}).get(key))
+
+    goals = []
+
+    def add(what, rs, op, bound):
+        if not rs:
+            goals.append([what, "-", "-", f"{op} {bound:g}", "no data"])
+            return
+        r = statistics.median(rs)
+        ok = r >= bound if op == ">=" else r <= bound
+        goals.append([what, f"{r:.2f}", f"{min(rs):.2f}-{max(rs):.2f}",
+                      f"{op} {bound:g}", "met" if ok else "NOT met"])
+
+    pendings = sorted({int(d["pending"]) for d, _ in raw.table(1) if "pending" in d})
+    for n in pendings:
+        add(f"arm + cancel, timer_list / twheel, {n:,} pending",
+            paired(metric(1, "ns_per_op", facility="timer_list", pending=n),
+                   metric(1, "ns_per_op", facility="twheel", pending=n)), ">=", 1.0)
+    if pendings:
+        top = pendings[-1]
+        add(f"arm + cancel, hrtimer / twheel, {top:,} pending",
+            paired(metric(1, "ns_per_op", facility="hrtimer", pending=top),
+                   metric(1, "ns_per_op", facility="twheel", pending=top)), ">=", 3.0)
+        for n in (pendings[0], top):
+            add(f"arm alone, mod_timer / twheel_schedule, {n:,} pending",
+                paired(metric(1, "arm_ns", facility="timer_list", pending=n),
+                       metric(1, "arm_ns", facility="twheel", pending=n)), ">=", 1.0)
+            add(f"re-arm pending, mod_timer / twheel_schedule, {n:,} pending",
+                paired(metric(1, "rearm_ns", facility="timer_list", pending=n),
+                       metric(1, "rearm_ns", facility="twheel", pending=n)), ">=", 1.0)
+        add(f"growth of twheel's arm + cancel, {pendings[0]:,} -> {top:,} pending",
+            paired(metric(1, "ns_per_op", facility="twheel", pending=top),
+                   metric(1, "ns_per_op", facility="twheel", pending=pendings[0])),
+            "<=", 1.10)
+    n3 = next((d.get("timers") for d, _ in raw.table(3) if d.get("timers")), None)
+    if n3:
+        add("expiry, timer_list / twheel, ns per expired timer",
+            paired(metric(3, "ns_per_timer", facility="timer_list", timers=n3),
+                   metric(3, "ns_per_timer", facility="twheel", timers=n3)), ">=", 1.0)
+        add("longest expiry stretch, timer_list / twheel",
+            paired(metric(3, "max_run_us", facility="timer_list", timers=n3),
+                   metric(3, "max_run_us", facility="twheel", timers=n3)), ">=", 1.0)
+    keys = sorted({(int(d["batch"]), int(d["pending"])) for d, _ in raw.table(2)
+                   if "batch" in d})
+    for peer in ("timer_list", "hrtimer"):
+        rs = []
+        for batch, n in keys:
+            rs += paired(metric(2, "cancel_ns", facility=peer, pending=n, batch=batch),
+                         metric(2, "cancel_ns", facility="twheel", pending=n, batch=batch))
+        add(f"remote cancel, {peer} / twheel, all rows of table 2", rs, ">=", 1.0)
+    size = metric(6, "sizeof", facility="twheel", timers=next(
+        (d.get("timers") for d, _ in raw.table(6) if d.get("facility") == "twheel"
+         and d.get("timers")), None))
+    if size:
+        add("sizeof(struct twheel_timer) / 64 bytes", [size[0] / 64], "<=", 1.0)
+    if goals:
+        p.grid(3, ["goal (issue 13)", "ratio", "per repetition", "goal", ""], goals)
+        p.note("Ratios are peer / twheel (above 1: twheel cheaper), paired by "
+               "repetition; growth and size are twheel's own.")
 
 
 def table4(raw, p):
@@ -531,7 +600,8 @@ def report(args):
               "in the same run.")
     print(sep + "Figures: median over the repetitions (min-max in parentheses); "
           "\"vs twheel\" = this row / twheel's row (below 1: cheaper or better than twheel).")
-    for fn in (table1, table2, table3, table4, table5, table6, table7, table8, table9):
+    for fn in (table1, table2, table3, goals13, table4, table5, table6, table7, table8,
+               table9):
         fn(raw, p)
     done = raw.find(0, done=1) or {}
     extra = []
