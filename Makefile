@@ -26,6 +26,8 @@
 #   make install            libtwheel: library, headers, pkg-config file and
 #                           man pages under PREFIX (/usr/local), DESTDIR honoured
 #   make modules_install    the modules (INSTALL_MOD_DIR=extra) + depmod
+#   make dkms               dkms add + build against every installed header
+#                           set (6.1 and 6.12 on Debian 12), then remove
 #   make clean
 #
 # KDIR defaults to the running kernel's build tree, or the newest installed
@@ -56,7 +58,7 @@ export KERNELS T KUNIT_GLOB STYLE
 SETUP_HOST := tests/vm/setup-host.sh
 
 .PHONY: all modules userspace lib lib-check check style demo install \
-	modules_install clean bench torture fuzz kcsan setup-host FORCE
+	modules_install dkms clean bench torture fuzz kcsan setup-host FORCE
 
 all: modules userspace
 
@@ -126,6 +128,9 @@ fuzz:
 
 kcsan:
 	@tests/vm/kcsan.sh $(if $(DURATION),--duration $(DURATION))
+
+dkms: setup-host
+	@tests/vm/dkms.sh
 
 clean:
 	@if [ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ]; then \
