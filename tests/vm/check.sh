@@ -6,7 +6,9 @@
 #   tests/vm/check.sh            # what `make check` runs
 #
 # Environment (the Makefile passes its variables of the same names):
-#   KERNELS="distro debug"  kernels to build for and boot, in that order
+#   KERNELS="distro distro61 debug"  kernels to build for and boot, in order
+#                           (distro: newest Debian kernel, 6.12; distro61:
+#                           Debian 12's default 6.1; debug: our own 6.12)
 #   T=<filter>              run only the tests whose name contains <filter>:
 #                           passed to the guest as TWHEEL_TEST_FILTER, which
 #                           the guest gives twheel_test as argv[1]; KUnit gets
@@ -25,7 +27,7 @@ set -euo pipefail
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-KERNELS=${KERNELS:-distro debug}
+KERNELS=${KERNELS:-distro distro61 debug}
 T=${T:-}
 KUNIT_GLOB=${KUNIT_GLOB:-}
 STYLE=${STYLE:-1}
@@ -84,7 +86,7 @@ step_modules() {
 		[ -n "$debug_dir" ] || { fail "build-$k" "no debug kernel"; return; }
 		kdir=$debug_dir
 	else
-		kdir=$(distro_kdir)
+		kdir=$(kdir_for "$k")
 	fi
 	if timed "build-$k" "$VM/build-modules.sh" "$k" "$kdir"; then
 		pass "build-$k"
@@ -94,24 +96,8 @@ step_modules() {
 	fi
 }
 
-# Debian 12's default kernel, 6.1: the modules build there too (compat.h),
-# with W=1 and sparse; and through DKMS against every installed header set
-# (tests/vm/dkms.sh). Booting 6.1 is not part of make check yet.
-step_build_61() {
-	local kdir
-	kdir=$(find /lib/modules -maxdepth 2 -path '/lib/modules/6.1.*/build' 2>/dev/null |
-		sort -V | tail -n1)
-	if [ -z "$kdir" ]; then
-		fail build-6.1 "no 6.1 headers: run tests/vm/setup-host.sh"
-		return
-	fi
-	if timed build-6.1 "$VM/build-modules.sh" distro61 "$kdir"; then
-		pass build-6.1
-	else
-		fail build-6.1 "warnings or errors, see above"
-	fi
-}
-
+# The module through DKMS against every installed header set (6.1 and 6.12
+# on Debian 12): tests/vm/dkms.sh.
 step_dkms() {
 	local line rc=0
 	timed dkms "$VM/dkms.sh" >"$LOGS/dkms.txt" 2>&1 || rc=$?
@@ -386,7 +372,7 @@ step_vm() {
 	if [ "$k" = debug ]; then
 		bz=$debug_dir/arch/x86/boot/bzImage
 	else
-		bz=$(distro_bzimage)
+		bz=$(bzimage_for "$k")
 	fi
 	while IFS= read -r f; do
 		words+=(--add "$f")
@@ -456,11 +442,10 @@ main() {
 	step_debug_kernel
 	for k in $KERNELS; do
 		case "$k" in
-		distro | debug) step_modules "$k" ;;
-		*) die "KERNELS: unknown kernel '$k' (distro, debug)" ;;
+		distro | distro61 | debug) step_modules "$k" ;;
+		*) die "KERNELS: unknown kernel '$k' (distro, distro61, debug)" ;;
 		esac
 	done
-	step_build_61
 	step_dkms
 	step_style
 	step_userspace

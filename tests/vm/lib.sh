@@ -24,12 +24,15 @@ now() {
 
 # The newest installed distro kernel that can both boot in a VM and build
 # modules: /boot/vmlinuz-<ver> plus /lib/modules/<ver>/build. Prints <ver>.
+# With an argument, only versions that start with it ("6.1.": Debian 12's
+# default kernel).
 distro_version() {
-	local d ver best=
+	local d ver best= series=${1:-}
 	for d in /lib/modules/*/build; do
 		[ -f "$d/Makefile" ] || continue
 		ver=${d#/lib/modules/}
 		ver=${ver%/build}
+		case "$ver" in "$series"*) ;; *) continue ;; esac
 		[ -r "/boot/vmlinuz-$ver" ] || continue
 		best+="$ver"$'\n'
 	done
@@ -37,16 +40,16 @@ distro_version() {
 	printf '%s' "$best" | sort -V | tail -n1
 }
 
-# KDIR for the distro kernel.
+# KDIR for the distro kernel; with "6.1.", for Debian 12's default one.
 distro_kdir() {
 	local ver
-	ver=$(distro_version) || die "no distro kernel with headers (/boot/vmlinuz-* + /lib/modules/*/build); run tests/vm/setup-host.sh"
+	ver=$(distro_version "${1:-}") || die "no distro kernel ${1:+$1* }with headers (/boot/vmlinuz-* + /lib/modules/*/build); run tests/vm/setup-host.sh"
 	echo "/lib/modules/$ver/build"
 }
 
 distro_bzimage() {
 	local ver
-	ver=$(distro_version) || die "no distro kernel with headers (/boot/vmlinuz-* + /lib/modules/*/build); run tests/vm/setup-host.sh"
+	ver=$(distro_version "${1:-}") || die "no distro kernel ${1:+$1* }with headers (/boot/vmlinuz-* + /lib/modules/*/build); run tests/vm/setup-host.sh"
 	echo "/boot/vmlinuz-$ver"
 }
 
@@ -58,16 +61,18 @@ debug_kdir() {
 kdir_for() {
 	case "$1" in
 	distro) distro_kdir ;;
+	distro61) distro_kdir 6.1. ;;
 	debug) debug_kdir ;;
-	*) die "unknown kernel '$1' (distro or debug)" ;;
+	*) die "unknown kernel '$1' (distro, distro61 or debug)" ;;
 	esac
 }
 
 bzimage_for() {
 	case "$1" in
 	distro) distro_bzimage ;;
+	distro61) distro_bzimage 6.1. ;;
 	debug) echo "$(debug_kdir)/arch/x86/boot/bzImage" ;;
-	*) die "unknown kernel '$1' (distro or debug)" ;;
+	*) die "unknown kernel '$1' (distro, distro61 or debug)" ;;
 	esac
 }
 

@@ -13,9 +13,9 @@ pkgs=(
 	"linux-headers-${KVER_PKG}-amd64" "linux-image-${KVER_PKG}-amd64"
 	"linux-source-${KVER_PKG}" liburing-dev trinity
 	pkg-config man-db groff-base
-	# Debian 12's default kernel's headers (6.1) and DKMS: make check
-	# builds the modules for 6.1 too, and through DKMS for both.
-	linux-headers-amd64 dkms
+	# Debian 12's default kernel (6.1), its headers and DKMS: make check
+	# builds the modules for 6.1 and boots it, and builds through DKMS.
+	linux-image-amd64 linux-headers-amd64 dkms
 )
 
 missing=()
