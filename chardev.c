@@ -107,6 +107,7 @@
 #include "compat.h"
 #include "internal.h"
 #include "fd_table.h"
+#include "tw_list.h"
 #include "uapi/twheel.h"
 
 /*
@@ -397,14 +398,14 @@ static void twheel_fd_timer_destroy(struct twheel_fd *tf,
  * file) goes back to the spare list, or to @doomed if that is full, for
  * twheel_fd_destroy_list() once tf->lock is dropped.
  */
-static void twheel_fd_recycle_locked(struct twheel_fd *tf,
-				     struct twheel_fd_timer *ft,
-				     struct list_head *doomed)
+static __always_inline void
+twheel_fd_recycle_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
+			 struct list_head *doomed)
 {
 	lockdep_assert_held(&tf->lock);
 
 	if (tf->nspare < TWHEEL_FD_SPARE_MAX) {
-		list_add(&ft->ready_node, &tf->spare);
+		tw_list_add(&ft->ready_node, &tf->spare);
 		WRITE_ONCE(tf->nspare, tf->nspare + 1);
 	} else {
 		list_add(&ft->ready_node, doomed);
@@ -428,7 +429,7 @@ static void twheel_fd_queue_tail_locked(struct twheel_fd *tf,
 {
 	lockdep_assert_held(&tf->lock);
 
-	list_add_tail(&ft->ready_node, &tf->ready);
+	tw_list_add_tail(&ft->ready_node, &tf->ready);
 	ft->on_list = true;
 	WRITE_ONCE(tf->nqueued, tf->nqueued + 1);
 }
@@ -452,9 +453,9 @@ static u64 *twheel_fd_deadline_slot(u64 *deadlines,
  * holds the timer's own deadline, never one the slot's previous timer left,
  * and the program can read it. Under tf->ctl_mutex, which sets the array.
  */
-static void twheel_fd_publish_deadline(struct twheel_fd *tf,
-				       const struct twheel_fd_timer *ft,
-				       ktime_t deadline)
+static __always_inline void
+twheel_fd_publish_deadline(struct twheel_fd *tf,
+			   const struct twheel_fd_timer *ft, ktime_t deadline)
 {
 	u64 *slot;
 
@@ -628,8 +629,9 @@ struct twheel_fd_arming {
  * clock read, and every deadline is at least its delay after the call
  * began.
  */
-static int twheel_fd_check_spec(const struct twheel_timer_spec *spec,
-				struct twheel_fd_arming *arm, ktime_t *now)
+static __always_inline int
+twheel_fd_check_spec(const struct twheel_timer_spec *spec,
+		     struct twheel_fd_arming *arm, ktime_t *now)
 {
 	if (spec->flags & ~TWHEEL_TIMER_FLAGS)
 		return -EINVAL;
@@ -749,7 +751,7 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 		return prep_err ?: -ENOMEM;
 
 	ft = list_first_entry(&tf->spare, struct twheel_fd_timer, ready_node);
-	list_del_init(&ft->ready_node);
+	tw_list_del_init(&ft->ready_node);
 	WRITE_ONCE(tf->nspare, tf->nspare - 1);
 	tf->ntimers++;
 
@@ -826,9 +828,9 @@ static int twheel_fd_modify_locked(struct twheel_fd *tf,
  * @discard, which drops an event still on the ready list. Drops tf->lock
  * while it waits for a callback in flight.
  */
-static int twheel_fd_cancel_timer_locked(struct twheel_fd *tf,
-					 struct twheel_fd_timer *ft,
-					 bool discard, struct list_head *doomed)
+static __always_inline int
+twheel_fd_cancel_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
+			      bool discard, struct list_head *doomed)
 	__must_hold(&tf->lock)
 {
 	bool pending;
@@ -855,7 +857,7 @@ static int twheel_fd_cancel_timer_locked(struct twheel_fd *tf,
 	if (twheel_fd_unpark_locked(ft))
 		pending = true;
 	if (discard && ft->on_list) {
-		list_del_init(&ft->ready_node);
+		tw_list_del_init(&ft->ready_node);
 		ft->on_list = false;
 		ft->count = 0;
 		WRITE_ONCE(tf->nqueued, tf->nqueued - 1);
@@ -1162,7 +1164,7 @@ static unsigned int twheel_fd_pop(struct twheel_fd *tf,
 	while (n < max && !list_empty(&tf->ready)) {
 		ft = list_first_entry(&tf->ready, struct twheel_fd_timer,
 				      ready_node);
-		list_del_init(&ft->ready_node);
+		tw_list_del_init(&ft->ready_node);
 		ft->on_list = false;
 		ft->in_flight = true;
 		WRITE_ONCE(tf->nqueued, tf->nqueued - 1);

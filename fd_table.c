@@ -12,13 +12,6 @@
 
 #include "fd_table.h"
 
-static struct twheel_fd_slot *twheel_fd_slot(const struct twheel_fd_table *t,
-					     u32 slot)
-{
-	return &t->chunks[slot / TWHEEL_FD_CHUNK_SLOTS]
-			 [slot % TWHEEL_FD_CHUNK_SLOTS];
-}
-
 /**
  * twheel_fd_table_init - an empty table
  * @t: the table
@@ -97,85 +90,3 @@ int twheel_fd_table_grow(struct twheel_fd_table *t)
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(twheel_fd_table_grow);
-
-/**
- * twheel_fd_table_insert - take a free slot for @obj
- * @t: the table, with a free slot (twheel_fd_table_has_free())
- * @obj: what lookups of the new id return; not NULL
- *
- * Context: any context.
- * Return: the new id.
- */
-u64 twheel_fd_table_insert(struct twheel_fd_table *t, void *obj)
-{
-	u32 slot = t->free_head - 1;
-	struct twheel_fd_slot *s = twheel_fd_slot(t, slot);
-
-	t->free_head = s->next_free;
-	s->next_free = 0;
-	s->obj = obj;
-	t->used++;
-	return (u64)s->gen << 32 | (slot + 1);
-}
-EXPORT_SYMBOL_IF_KUNIT(twheel_fd_table_insert);
-
-/**
- * twheel_fd_table_lookup - the object of a live id
- * @t: the table
- * @id: any value
- *
- * Context: any context.
- * Return: the object, or NULL if @id names no slot, a free one, or one
- * taken again since (another generation).
- */
-void *twheel_fd_table_lookup(const struct twheel_fd_table *t, u64 id)
-{
-	u32 slot = TWHEEL_FD_ID_SLOT(id);
-	const struct twheel_fd_slot *s;
-
-	if (!(u32)id || slot >= t->nslots)
-		return NULL;
-	s = twheel_fd_slot(t, slot);
-	if (s->gen != TWHEEL_FD_ID_GEN(id))
-		return NULL;
-	return s->obj;
-}
-EXPORT_SYMBOL_IF_KUNIT(twheel_fd_table_lookup);
-
-/**
- * twheel_fd_table_slot_obj - the object in a slot, whatever its generation
- * @t: the table
- * @slot: below @t->nslots
- *
- * Context: any context.
- * Return: the object, NULL if the slot is free.
- */
-void *twheel_fd_table_slot_obj(const struct twheel_fd_table *t, u32 slot)
-{
-	return twheel_fd_slot(t, slot)->obj;
-}
-EXPORT_SYMBOL_IF_KUNIT(twheel_fd_table_slot_obj);
-
-/**
- * twheel_fd_table_remove - release the slot of a live id
- * @t: the table
- * @id: an id twheel_fd_table_lookup() finds
- *
- * The slot's generation moves on (wrapping after 2^32 releases), so @id and
- * every earlier id of the slot stop matching, and the slot goes to the head
- * of the free list.
- *
- * Context: any context.
- */
-void twheel_fd_table_remove(struct twheel_fd_table *t, u64 id)
-{
-	u32 slot = TWHEEL_FD_ID_SLOT(id);
-	struct twheel_fd_slot *s = twheel_fd_slot(t, slot);
-
-	s->obj = NULL;
-	s->gen++;
-	s->next_free = t->free_head;
-	t->free_head = slot + 1;
-	t->used--;
-}
-EXPORT_SYMBOL_IF_KUNIT(twheel_fd_table_remove);

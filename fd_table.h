@@ -24,6 +24,7 @@
 #ifndef _TWHEEL_FD_TABLE_H
 #define _TWHEEL_FD_TABLE_H
 
+#include <linux/kernel.h>
 #include <linux/types.h>
 #include <asm/page.h>
 
@@ -61,21 +62,109 @@ struct twheel_fd_table {
 	u32			used;
 };
 
-#define TWHEEL_FD_ID_SLOT(id)	((u32)(id) - 1)
+#define TWHEEL_FD_ID_SLOT(id)	(lower_32_bits(id) - 1)
 #define TWHEEL_FD_ID_GEN(id)	((u32)((id) >> 32))
 
 void twheel_fd_table_init(struct twheel_fd_table *t, u32 max_slots);
 void twheel_fd_table_destroy(struct twheel_fd_table *t);
 int twheel_fd_table_grow(struct twheel_fd_table *t);
-u64 twheel_fd_table_insert(struct twheel_fd_table *t, void *obj);
-void *twheel_fd_table_lookup(const struct twheel_fd_table *t, u64 id);
-void twheel_fd_table_remove(struct twheel_fd_table *t, u64 id);
-void *twheel_fd_table_slot_obj(const struct twheel_fd_table *t, u32 slot);
 
 /* Free slots ready for twheel_fd_table_insert()? */
 static inline bool twheel_fd_table_has_free(const struct twheel_fd_table *t)
 {
 	return t->free_head;
+}
+
+/*
+ * What every operation of an ioctl does, inline: under emulation a call
+ * and its return thunk cost as much as the work.
+ */
+
+static inline struct twheel_fd_slot *
+twheel_fd_slot(const struct twheel_fd_table *t, u32 slot)
+{
+	return &t->chunks[slot / TWHEEL_FD_CHUNK_SLOTS]
+			 [slot % TWHEEL_FD_CHUNK_SLOTS];
+}
+
+/**
+ * twheel_fd_table_insert - take a free slot for @obj
+ * @t: the table, with a free slot (twheel_fd_table_has_free())
+ * @obj: what lookups of the new id return; not NULL
+ *
+ * Context: any context.
+ * Return: the new id.
+ */
+static inline u64 twheel_fd_table_insert(struct twheel_fd_table *t, void *obj)
+{
+	u32 slot = t->free_head - 1;
+	struct twheel_fd_slot *s = twheel_fd_slot(t, slot);
+
+	t->free_head = s->next_free;
+	s->next_free = 0;
+	s->obj = obj;
+	t->used++;
+	return (u64)s->gen << 32 | (slot + 1);
+}
+
+/**
+ * twheel_fd_table_lookup - the object of a live id
+ * @t: the table
+ * @id: any value
+ *
+ * Context: any context.
+ * Return: the object, or NULL if @id names no slot, a free one, or one
+ * taken again since (another generation).
+ */
+static inline void *twheel_fd_table_lookup(const struct twheel_fd_table *t,
+					   u64 id)
+{
+	u32 slot = TWHEEL_FD_ID_SLOT(id);
+	const struct twheel_fd_slot *s;
+
+	if (!lower_32_bits(id) || slot >= t->nslots)
+		return NULL;
+	s = twheel_fd_slot(t, slot);
+	if (s->gen != TWHEEL_FD_ID_GEN(id))
+		return NULL;
+	return s->obj;
+}
+
+/**
+ * twheel_fd_table_slot_obj - the object in a slot, whatever its generation
+ * @t: the table
+ * @slot: below @t->nslots
+ *
+ * Context: any context.
+ * Return: the object, NULL if the slot is free.
+ */
+static inline void *twheel_fd_table_slot_obj(const struct twheel_fd_table *t,
+					     u32 slot)
+{
+	return twheel_fd_slot(t, slot)->obj;
+}
+
+/**
+ * twheel_fd_table_remove - release the slot of a live id
+ * @t: the table
+ * @id: an id twheel_fd_table_lookup() finds
+ *
+ * The slot's generation moves on (wrapping after 2^32 releases), so @id and
+ * every earlier id of the slot stop matching, and the slot goes to the head
+ * of the free list.
+ *
+ * Context: any context.
+ */
+static inline void twheel_fd_table_remove(struct twheel_fd_table *t, u64 id)
+{
+	u32 slot = TWHEEL_FD_ID_SLOT(id);
+	struct twheel_fd_slot *s = twheel_fd_slot(t, slot);
+
+	s->obj = NULL;
+	s->gen++;
+	s->next_free = t->free_head;
+	t->free_head = slot + 1;
+	t->used--;
 }
 
 #endif /* _TWHEEL_FD_TABLE_H */

@@ -15,6 +15,7 @@
 #include <linux/types.h>
 
 #include "twheel.h"
+#include "tw_list.h"
 
 #define TW_BITS_MIN	6	/* 64 buckets: one bitmap word per level */
 #define TW_BITS_MAX	8
@@ -74,41 +75,6 @@ static inline u64 tw_tick_of(const struct tw_wheel *w, u64 ns)
 static inline unsigned int tw_size(const struct tw_wheel *w)
 {
 	return 1U << w->bits;
-}
-
-/*
- * list_add_tail() and list_del_init() with the checks of
- * CONFIG_LIST_HARDENED made inline. Debian's kernels also set
- * CONFIG_DEBUG_LIST, which turns every list_add()/list_del() into a call
- * out of line; here a sound list costs no call, and a corrupted one is
- * still handed to the kernel's own list code, which reports it.
- */
-static __always_inline void tw_list_add_tail(struct list_head *new,
-					     struct list_head *head)
-{
-	struct list_head *prev = head->prev;
-
-	if (unlikely(prev->next != head || new == prev || new == head)) {
-		list_add_tail(new, head);	/* reports the corruption */
-		return;
-	}
-	new->next = head;
-	new->prev = prev;
-	WRITE_ONCE(prev->next, new);
-	head->prev = new;
-}
-
-static __always_inline void tw_list_del_init(struct list_head *entry)
-{
-	struct list_head *prev = entry->prev, *next = entry->next;
-
-	if (unlikely(prev->next != entry || next->prev != entry)) {
-		list_del_init(entry);		/* reports the corruption */
-		return;
-	}
-	next->prev = prev;
-	WRITE_ONCE(prev->next, next);
-	INIT_LIST_HEAD(entry);
 }
 
 /* Link @t for tick @e; return the tick at which its bucket is processed. */
