@@ -355,6 +355,22 @@ static int m_twheel_extend(struct ops_ctx *c, unsigned int chunk, unsigned int n
 	return 0;
 }
 
+/* Submit the @n queued SQEs: 0, or a negative errno (-EPROTO if short). */
+static int uring_submit_all(struct io_uring *ring, unsigned int n)
+{
+	int ret = io_uring_submit(ring);
+
+	if (ret == (int)n)
+		return 0;
+	return ret < 0 ? ret : -EPROTO;
+}
+
+static void ts_set(struct __kernel_timespec *ts, u64 ns)
+{
+	ts->tv_sec = ns / NSEC_PER_SEC;
+	ts->tv_nsec = ns % NSEC_PER_SEC;
+}
+
 /* IORING_OP_TIMEOUT_UPDATE of pending timeouts, @chunk per submit. */
 static int m_uring_update(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 {
@@ -366,34 +382,32 @@ static int m_uring_update(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 
 	if (!c->update_armed) {
 		for (j = 0; j < chunk; j++) {
-			ts[j].tv_sec = REARM_NS / NSEC_PER_SEC;
-			ts[j].tv_nsec = 0;
+			ts_set(&ts[j], REARM_NS);
 			sqe = io_uring_get_sqe(&c->ring);
 			if (!sqe)
 				return -EBUSY;
 			io_uring_prep_timeout(sqe, &ts[j], 0, 0);
 			sqe->user_data = 1000 + j;
 		}
-		ret = io_uring_submit(&c->ring);
-		if (ret != (int)chunk)
-			return ret < 0 ? ret : -EPROTO;
+		ret = uring_submit_all(&c->ring, chunk);
+		if (ret)
+			return ret;
 		c->update_armed = true;
 	}
 	for (i = 0; i < n; i += chunk) {
 		for (j = 0; j < chunk; j++) {
 			u64 d = REARM_NS + c->delay[(c->base + i + j) % DELAYS];
 
-			ts[j].tv_sec = d / NSEC_PER_SEC;
-			ts[j].tv_nsec = d % NSEC_PER_SEC;
+			ts_set(&ts[j], d);
 			sqe = io_uring_get_sqe(&c->ring);
 			if (!sqe)
 				return -EBUSY;
 			io_uring_prep_timeout_update(sqe, &ts[j], 1000 + j, 0);
 			sqe->user_data = 0;
 		}
-		ret = io_uring_submit(&c->ring);
-		if (ret != (int)chunk)
-			return ret < 0 ? ret : -EPROTO;
+		ret = uring_submit_all(&c->ring, chunk);
+		if (ret)
+			return ret;
 		for (got = 0; got < chunk; got++) {
 			ret = io_uring_wait_cqe(&c->ring, &cqe);
 			if (ret)
@@ -420,17 +434,16 @@ static int m_uring(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 		for (j = 0; j < chunk; j++) {
 			u64 d = c->delay[(c->base + i + j) % DELAYS];
 
-			ts[j].tv_sec = d / NSEC_PER_SEC;
-			ts[j].tv_nsec = d % NSEC_PER_SEC;
+			ts_set(&ts[j], d);
 			sqe = io_uring_get_sqe(&c->ring);
 			if (!sqe)
 				return -EBUSY;
 			io_uring_prep_timeout(sqe, &ts[j], 0, 0);
 			sqe->user_data = j + 1;
 		}
-		ret = io_uring_submit(&c->ring);
-		if (ret != (int)chunk)
-			return ret < 0 ? ret : -EPROTO;
+		ret = uring_submit_all(&c->ring, chunk);
+		if (ret)
+			return ret;
 		for (j = 0; j < chunk; j++) {
 			sqe = io_uring_get_sqe(&c->ring);
 			if (!sqe)
@@ -438,9 +451,9 @@ static int m_uring(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 			io_uring_prep_timeout_remove(sqe, j + 1, 0);
 			sqe->user_data = 0;
 		}
-		ret = io_uring_submit(&c->ring);
-		if (ret != (int)chunk)
-			return ret < 0 ? ret : -EPROTO;
+		ret = uring_submit_all(&c->ring, chunk);
+		if (ret)
+			return ret;
 		/* Each removal completes itself and the timeout it removed. */
 		for (got = 0; got < 2 * chunk; got++) {
 			ret = io_uring_wait_cqe(&c->ring, &cqe);
