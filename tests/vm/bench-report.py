@@ -283,6 +283,12 @@ def table3(raw, p):
     if dbg:
         p.note(f"twheel's own count (debugfs max_batch): at most {num(med(dbg.get('max_batch')))} "
                "expiries in one run of a wheel (expire_batch); it re-arms at once for the rest.")
+        if dbg.get("advance_ns_per_timer"):
+            p.note("Where twheel's wheel runs spent their time, per expired timer over the "
+                   f"whole run ({num(med(dbg.get('expired')))} expiries): advancing the wheel "
+                   f"{num(med(dbg.get('advance_ns_per_timer')))} ns, claiming, running and "
+                   f"finishing the due timers {num(med(dbg.get('expire_ns_per_timer')))} ns; "
+                   "the rest of ns/expired timer is the softirq and hrtimer around the runs.")
 
 
 def goals13(raw, p):
