@@ -188,7 +188,7 @@
  * (128 bytes) the period, a work_struct, and the deadline, period and mode
  * of the expiry its work was queued for; a group member is a struct
  * twheel_group_member (24 bytes) that its user keeps beside it. Per CPU: struct
- * twheel_cpu (288 bytes), the buckets (16 bytes each; 8 levels of 64 with
+ * twheel_cpu (320 bytes), the buckets (16 bytes each; 8 levels of 64 with
  * the defaults: 8 KiB) and a one-bit-per-bucket bitmap (64 bytes).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
