@@ -755,8 +755,8 @@ static __always_inline int tw_publish(struct twheel_timer *t, int want,
 }
 
 /* Store a new arming; interrupts are off. */
-static __always_inline int tw_arm_locked(struct twheel_timer *t, u64 expires, u64 period,
-			 enum twheel_mode mode)
+static __always_inline int tw_arm_locked(struct twheel_timer *t, u64 expires,
+					 u64 period, enum twheel_mode mode)
 {
 	unsigned long old;
 	int want;
@@ -777,6 +777,19 @@ static __always_inline int tw_arm_locked(struct twheel_timer *t, u64 expires, u6
 	WRITE_ONCE(t->order, this_cpu_inc_return(twheel_cpus.order));
 	this_cpu_inc(twheel_cpus.stats.scheduled);
 	return tw_publish(t, want, 0);
+}
+
+/* An arming already validated, from any context: interrupts off around it. */
+static __always_inline int tw_arm(struct twheel_timer *t, u64 expires,
+				  u64 period, enum twheel_mode mode)
+{
+	unsigned long flags;
+	int ret;
+
+	local_irq_save(flags);
+	ret = tw_arm_locked(t, expires, period, mode);
+	local_irq_restore(flags);
+	return ret;
 }
 
 /**
@@ -800,9 +813,6 @@ static __always_inline int tw_arm_locked(struct twheel_timer *t, u64 expires, u6
 int twheel_arm(struct twheel_timer *timer, ktime_t deadline, u64 period,
 	       enum twheel_mode mode)
 {
-	unsigned long flags;
-	int ret;
-
 	if (deadline < 0 || period > KTIME_MAX)
 		return -EINVAL;
 	switch (mode) {
@@ -818,25 +828,9 @@ int twheel_arm(struct twheel_timer *timer, ktime_t deadline, u64 period,
 	default:
 		return -EINVAL;
 	}
-	local_irq_save(flags);
-	ret = tw_arm_locked(timer, deadline, period, mode);
-	local_irq_restore(flags);
-	return ret;
+	return tw_arm(timer, deadline, period, mode);
 }
 EXPORT_SYMBOL_GPL(twheel_arm);
-
-/* twheel_arm() of a one-shot at a valid @deadline, without the calls. */
-static __always_inline int tw_arm_oneshot(struct twheel_timer *timer,
-					  ktime_t deadline)
-{
-	unsigned long flags;
-	int ret;
-
-	local_irq_save(flags);
-	ret = tw_arm_locked(timer, deadline, 0, TWHEEL_ONESHOT);
-	local_irq_restore(flags);
-	return ret;
-}
 
 /**
  * twheel_schedule - arm a one-shot timer to fire after a delay
@@ -852,7 +846,7 @@ int twheel_schedule(struct twheel_timer *timer, u64 delay_ns)
 
 	if (delay_ns > (u64)(KTIME_MAX - now))
 		return -ERANGE;
-	return tw_arm_oneshot(timer, now + delay_ns);
+	return tw_arm(timer, now + delay_ns, 0, TWHEEL_ONESHOT);
 }
 EXPORT_SYMBOL_GPL(twheel_schedule);
 
@@ -868,7 +862,7 @@ int twheel_schedule_at(struct twheel_timer *timer, ktime_t deadline)
 {
 	if (deadline < 0)
 		return -EINVAL;
-	return tw_arm_oneshot(timer, deadline);
+	return tw_arm(timer, deadline, 0, TWHEEL_ONESHOT);
 }
 EXPORT_SYMBOL_GPL(twheel_schedule_at);
 
@@ -1700,7 +1694,7 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	struct twheel_cpu *tc = container_of(hrt, struct twheel_cpu, hrt);
 	unsigned int budget = expire_batch, fired = 0;
 	struct tw_wheel *w = &tc->wheel;
-	ktime_t now, next, t_due;
+	ktime_t now, next, t_due, t_end;
 	bool done;
 
 	local_irq_disable();
@@ -1753,11 +1747,12 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	}
 	if (fired > tc->stats.max_batch)
 		tc->stats.max_batch = fired;
-	tc->stats.expire_ns += ktime_get() - t_due;
+	t_end = ktime_get();
+	tc->stats.expire_ns += t_end - t_due;
 
 	if (!done || tw_wheel_has_due(w) || tc->backlog ||
 	    !llist_empty(&tc->submit))
-		next = ktime_get() + 1;		/* more to do: yield, come back */
+		next = t_end + 1;		/* more to do: yield, come back */
 	else
 		next = tw_wheel_tick_time(w, tw_wheel_next(w));
 	tw_program(tc, next);

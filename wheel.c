@@ -282,20 +282,17 @@ struct twheel_timer *tw_wheel_pop(struct tw_wheel *w)
 	unsigned int n = w->levels << w->bits, idx;
 	struct twheel_timer *t;
 
-	if (!list_empty(&w->expired)) {
-		t = list_first_entry(&w->expired, struct twheel_timer, entry);
-	} else {
-		for (;;) {
-			idx = find_first_bit(w->pending, n);
-			if (idx >= n)
-				return NULL;
-			if (!list_empty(&w->buckets[idx]))
-				break;
-			__clear_bit(idx, w->pending);
-		}
-		t = list_first_entry(&w->buckets[idx], struct twheel_timer,
-				     entry);
+	if (tw_wheel_has_due(w))
+		return tw_wheel_pop_due(w);
+	for (;;) {
+		idx = find_first_bit(w->pending, n);
+		if (idx >= n)
+			return NULL;
+		if (!list_empty(&w->buckets[idx]))
+			break;
+		__clear_bit(idx, w->pending);
 	}
+	t = list_first_entry(&w->buckets[idx], struct twheel_timer, entry);
 	tw_wheel_unlink(w, t);
 	return t;
 }
