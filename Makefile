@@ -18,9 +18,9 @@
 #     KUNIT_GLOB=suite.test ... KUnit's filter_glob
 #     STYLE=0               ... without checkpatch
 #   make style              checkpatch --strict on the kernel sources
-#   make demo               boot the distro kernel and run tests/vm/guest/demo.sh
+#   make demo               boot the distro kernel, show twheelctl at work
 #   make torture [DURATION=10m]  in-kernel + /dev/twheel torture with CPU
-#                           hotplug on the debug kernel (tests/vm/torture.sh)
+#                           hotplug on the debug kernel
 #   make fuzz [DURATION=10m]     full fail-nth walks, twheel_fuzz and trinity
 #   make kcsan [DURATION=3m]     the torture on a KCSAN kernel, races listed
 #   make install            libtwheel: library, headers, pkg-config file and
@@ -106,8 +106,11 @@ check: setup-host
 style: setup-host
 	@tests/vm/style.sh
 
+# Every VM run goes through tests/vm/vm.sh MODE KERNEL.
+VM_RUN = tests/vm/vm.sh
+
 demo: setup-host
-	@tests/vm/demo.sh
+	@$(VM_RUN) demo distro --live
 
 install: lib
 	$(MAKE) -C lib install
@@ -120,13 +123,13 @@ modules_install: modules
 bench: setup-host
 	@tests/vm/bench.sh
 
-torture:
-	@tests/vm/torture.sh --mode torture $(if $(DURATION),--duration $(DURATION))
+torture: setup-host
+	@$(VM_RUN) torture debug --duration $(or $(DURATION),10m)
 
-fuzz:
-	@tests/vm/fuzz.sh $(if $(DURATION),--duration $(DURATION))
+fuzz: setup-host
+	@$(VM_RUN) fuzz debug --duration $(or $(DURATION),10m)
 
-kcsan:
+kcsan: setup-host
 	@tests/vm/kcsan.sh $(if $(DURATION),--duration $(DURATION))
 
 dkms: setup-host

@@ -6,7 +6,7 @@
   bench-report.py report [--markdown] [--elapsed SECONDS] RAW.tsv
   bench-report.py compare OLD.tsv NEW.tsv
 
-collect reads the "table=..." lines that tests/vm/guest/bench.sh printed
+collect reads the "table=..." lines that tests/vm/guest/run.sh (bench) printed
 (from tests/twheel_bench.c and tools/twheel_bench.c): the keys before
 "rep=" name a row, the keys after it are what one repetition measured. It
 writes one TSV line per measured value:

@@ -1,65 +1,59 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build (once) the twheel debug kernel from Debian's linux-source-6.12:
-# tinyconfig + tests/vm/debug.config. The result is cached outside the
-# repository, keyed by the source package version and the config hash:
-#   ${XDG_CACHE_HOME:-~/.cache}/twheel/kernel-<srcver>-<hash>/
-# On success prints that directory (it holds arch/x86/boot/bzImage and is a
-# KDIR for out-of-tree modules).
+# Build (once) a test kernel from Debian's linux-source-6.12: tinyconfig,
+# then the fragments of tests/vm/ merged in order with the kernel's
+# scripts/kconfig/merge_config.sh (a later fragment overrides an earlier):
+#   tests/vm/build-kernel.sh debug.config               # the debug kernel
+#   tests/vm/build-kernel.sh debug.config kcsan.config  # the KCSAN kernel
+# The result is cached outside the repository, keyed by the source package
+# version and a hash of the fragments and this script:
+#   ${XDG_CACHE_HOME:-~/.cache}/twheel/kernel-<last fragment>-<srcver>-<hash>/
+# On success prints that directory (a KDIR for out-of-tree modules, with
+# arch/x86/boot/bzImage).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-frag=${1:-$here/debug.config}
+frags=()
+for f in "${@:-debug.config}"; do
+	frags+=("$here/$f")
+done
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/twheel
-tarball=/usr/src/linux-source-6.12.tar.xz
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
-hash=$( (cat "$frag" "$0") | sha256sum | cut -c1-12)
-name=$(basename "$frag" .config)
+hash=$(cat "${frags[@]}" "$0" | sha256sum | cut -c1-12)
+name=$(basename "${frags[-1]}" .config)
 out=$cache/kernel-$name-$srcver-$hash
 
 if [ -f "$out/.twheel-ok" ]; then
 	echo "$out"
 	exit 0
 fi
-
-mkdir -p "$cache"
 rm -rf "$out" "$out.tmp"
 mkdir -p "$out.tmp"
 echo "twheel: building the $name kernel ($srcver) in $out (a few minutes, once)" >&2
-tar -C "$out.tmp" --strip-components=1 -xf "$tarball"
+tar -C "$out.tmp" --strip-components=1 -xf /usr/src/linux-source-6.12.tar.xz
 cd "$out.tmp"
-jobs=$(nproc)
 make -s ARCH=x86_64 tinyconfig >/dev/null
-scripts/kconfig/merge_config.sh -m -O . .config "$frag" >/dev/null
+scripts/kconfig/merge_config.sh -m -O . .config "${frags[@]}" >/dev/null
 make -s ARCH=x86_64 olddefconfig >/dev/null
 
 # Kconfig silently drops options whose dependencies are unmet: refuse that.
-bad=0
-while IFS= read -r line; do
-	case "$line" in
-	CONFIG_*=*)
-		if ! grep -qx "$line" .config; then
-			echo "twheel: $name kernel: '$line' did not survive Kconfig" >&2
-			bad=1
-		fi
-		;;
-	"# CONFIG_"*" is not set")
-		opt=${line#\# }
-		opt=${opt%% *}
-		if grep -q "^$opt=" .config; then
-			echo "twheel: $name kernel: '$opt' must be off" >&2
-			bad=1
-		fi
-		;;
-	esac
-done < "$frag"
-[ $bad -eq 0 ] || exit 1
+# Each option is checked as the last fragment that names it sets it.
+bad=$(sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=.*/&/p; s/^# \(CONFIG_[A-Z0-9_]*\) is not set/&/p' \
+	"${frags[@]}" | awk '{ o = $1 ~ /^#/ ? $2 : substr($1, 1, index($1, "=") - 1)
+		last[o] = $0 } END { for (o in last) print last[o] }' |
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*) grep -qx "$line" .config || echo "'$line' did not survive Kconfig" ;;
+		*) opt=${line#\# }; opt=${opt%% *}
+		   ! grep -q "^$opt=" .config || echo "'$opt' must be off" ;;
+		esac
+	done)
+[ -z "$bad" ] || { sed "s/^/twheel: $name kernel: /" <<<"$bad" >&2; exit 1; }
 
-log=$out.tmp/build.log
-if ! make ARCH=x86_64 -j"$jobs" bzImage modules >"$log" 2>&1; then
-	tail -40 "$log" >&2
-	echo "twheel: $name kernel build failed; full log: $log" >&2
+if ! make ARCH=x86_64 -j"$(nproc)" bzImage modules >build.log 2>&1; then
+	tail -40 build.log >&2
+	echo "twheel: $name kernel build failed; full log: $out.tmp/build.log" >&2
 	exit 1
 fi
 touch .twheel-ok

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the modules for one kernel, out of the source tree:
-#   tests/vm/build-modules.sh distro|debug [KDIR]
+#   tests/vm/build-modules.sh KERNEL [KDIR]
 # Copies the module sources into build/<kernel>/ (kbuild builds M= in place,
 # so two kernels need two copies), builds from scratch there with W=1 C=1
 # (sparse) and fails if the build fails or prints any warning or error.
@@ -30,13 +30,13 @@ bad_lines() {
 }
 
 main() {
-	local kernel=${1:?usage: build-modules.sh distro|debug [KDIR]}
+	local kernel=${1:?usage: build-modules.sh KERNEL [KDIR]}
 	local kdir=${2:-}
 	local dst=$TWHEEL_BUILD/$kernel
 	local log=$TWHEEL_BUILD/logs/build-$kernel.log
 	local rc=0 bad
 
-	[ -n "$kdir" ] || kdir=$(kdir_for "$kernel")
+	[ -n "$kdir" ] || kdir=$(kernel_kdir "$kernel")
 	[ -f "$kdir/Makefile" ] || die "$kernel: no kernel build tree at $kdir"
 	mkdir -p "$(dirname "$log")"
 	copy_sources "$dst"

@@ -6,10 +6,10 @@
 #
 #   tests/vm/kcsan.sh [--duration 3m]
 #
-# Builds (once, cached) the kernel of tests/vm/kcsan.config, runs
-# tests/vm/torture.sh --kernel kcsan --mode torture (the in-kernel and the
-# /dev/twheel torture with CPU hotplug; KCSAN reports do not panic the
-# guest there), then lists the KCSAN reports of the console log: each
+# Builds (once, cached) the debug kernel with tests/vm/kcsan.config on top,
+# runs tests/vm/vm.sh torture kcsan (the in-kernel and the /dev/twheel
+# torture with CPU hotplug; KCSAN reports do not panic the guest there),
+# then lists the KCSAN reports of the console log: each
 # distinct race once, with how often it was reported and the top frames of
 # both accesses. A race is twheel's when one of the racing accesses is made
 # by twheel's code: the top frame of its stack is in twheel.ko or
@@ -34,8 +34,8 @@ main() {
 		*) die "kcsan.sh: unknown argument '$1'" ;;
 		esac
 	done
-	"$TWHEEL_ROOT/tests/vm/torture.sh" --kernel kcsan --mode torture \
-		--duration "$duration" || rc=$?
+	"$TWHEEL_ROOT/tests/vm/vm.sh" torture kcsan --duration "$duration" \
+		--env TWHEEL_KCSAN=1 || rc=$?
 	log=$TWHEEL_BUILD/logs/kcsan-torture.log
 	out=$TWHEEL_BUILD/logs/kcsan-races.txt
 	[ -f "$log" ] || die "no $log"

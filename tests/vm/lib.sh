@@ -17,62 +17,81 @@ die() {
 	exit 1
 }
 
-# Seconds since the epoch, for timings.
+# Seconds since the epoch.
 now() {
 	date +%s
 }
 
 # The newest installed distro kernel that can both boot in a VM and build
-# modules: /boot/vmlinuz-<ver> plus /lib/modules/<ver>/build. Prints <ver>.
-# With an argument, only versions that start with it ("6.1.": Debian 12's
-# default kernel).
+# modules (/boot/vmlinuz-<ver> and /lib/modules/<ver>/build) whose version
+# starts with $1 ("6.1.": Debian 12's default) and, with $2, ends with it
+# ("-rt-amd64"; without $2, RT kernels are left out). Prints <ver>.
 distro_version() {
-	local d ver best= series=${1:-}
+	local d ver best=
 	for d in /lib/modules/*/build; do
-		[ -f "$d/Makefile" ] || continue
 		ver=${d#/lib/modules/}
 		ver=${ver%/build}
-		case "$ver" in "$series"*) ;; *) continue ;; esac
-		[ -r "/boot/vmlinuz-$ver" ] || continue
+		[ -f "$d/Makefile" ] && [ -r "/boot/vmlinuz-$ver" ] || continue
+		case "$ver" in "${1:-}"*"${2:-}") ;; *) continue ;; esac
+		[ -n "${2:-}" ] || case "$ver" in *-rt-*) continue ;; esac
 		best+="$ver"$'\n'
 	done
-	[ -n "$best" ] || return 1
+	[ -n "$best" ] || die "no distro kernel ${1:+$1* }with headers (/boot/vmlinuz-* + /lib/modules/*/build); run tests/vm/setup-host.sh"
 	printf '%s' "$best" | sort -V | tail -n1
 }
 
-# KDIR for the distro kernel; with "6.1.", for Debian 12's default one.
-distro_kdir() {
-	local ver
-	ver=$(distro_version "${1:-}") || die "no distro kernel ${1:+$1* }with headers (/boot/vmlinuz-* + /lib/modules/*/build); run tests/vm/setup-host.sh"
-	echo "/lib/modules/$ver/build"
-}
-
-distro_bzimage() {
-	local ver
-	ver=$(distro_version "${1:-}") || die "no distro kernel ${1:+$1* }with headers (/boot/vmlinuz-* + /lib/modules/*/build); run tests/vm/setup-host.sh"
-	echo "/boot/vmlinuz-$ver"
-}
-
-# KDIR (and source tree) of the debug kernel; builds it once, cached.
-debug_kdir() {
-	"$TWHEEL_ROOT/tests/vm/build-kernel.sh"
-}
-
-kdir_for() {
+# The kernels a VM can run: KDIR (a build tree for modules) and image. debug
+# and kcsan are built once from linux-source-6.12 and cached.
+kernel_kdir() {
 	case "$1" in
-	distro) distro_kdir ;;
-	distro61) distro_kdir 6.1. ;;
-	debug) debug_kdir ;;
-	*) die "unknown kernel '$1' (distro, distro61 or debug)" ;;
+	distro) echo "/lib/modules/$(distro_version)/build" ;;
+	distro61) echo "/lib/modules/$(distro_version 6.1.)/build" ;;
+	debug) "$TWHEEL_ROOT/tests/vm/build-kernel.sh" debug.config ;;
+	kcsan) "$TWHEEL_ROOT/tests/vm/build-kernel.sh" debug.config kcsan.config ;;
+	*) die "unknown kernel '$1' (distro, distro61, debug, kcsan)" ;;
 	esac
 }
 
-bzimage_for() {
+kernel_image() {
 	case "$1" in
-	distro) distro_bzimage ;;
-	distro61) distro_bzimage 6.1. ;;
-	debug) echo "$(debug_kdir)/arch/x86/boot/bzImage" ;;
-	*) die "unknown kernel '$1' (distro, distro61 or debug)" ;;
+	distro) echo "/boot/vmlinuz-$(distro_version)" ;;
+	distro61) echo "/boot/vmlinuz-$(distro_version 6.1.)" ;;
+	*) echo "$(kernel_kdir "$1")/arch/x86/boot/bzImage" ;;
+	esac
+}
+
+# "90", "90s", "10m", "1h" -> seconds.
+seconds() {
+	case "$1" in
+	*[0-9]s) echo "${1%s}" ;;
+	*[0-9]m) echo $((${1%m} * 60)) ;;
+	*[0-9]h) echo $((${1%h} * 3600)) ;;
+	*[0-9]) echo "$1" ;;
+	*) die "bad duration '$1' (examples: 90s, 10m, 1h)" ;;
+	esac
+}
+
+# QEMU's accelerator: $TWHEEL_ACCEL (kvm or tcg), else KVM if a kernel
+# boots under it until it panics for lack of an init, else TCG.
+accel_args() {
+	local log
+	if [ -z "${TWHEEL_ACCEL:-}" ]; then
+		TWHEEL_ACCEL=tcg
+		log=$(mktemp)
+		if [ -w /dev/kvm ] && (timeout -k 5 60 qemu-system-x86_64 -accel kvm \
+			-cpu max -m 256 -nographic -no-reboot -monitor none -nic none \
+			-serial "file:$log" -kernel "$(kernel_image distro)" \
+			-append "console=ttyS0 panic=-1 rdinit=/none" </dev/null \
+			>/dev/null 2>&1 || exit 1) 2>/dev/null && grep -aq 'Kernel panic' "$log"; then
+			TWHEEL_ACCEL=kvm
+		fi
+		rm -f "$log"
+		export TWHEEL_ACCEL
+	fi
+	case "$TWHEEL_ACCEL" in
+	kvm) echo "-accel kvm -cpu max" ;;
+	tcg) echo "-accel tcg,thread=multi -cpu max" ;;
+	*) die "TWHEEL_ACCEL must be kvm or tcg, not '$TWHEEL_ACCEL'" ;;
 	esac
 }
 

@@ -4,7 +4,7 @@
 # checkpatch --strict on every kernel source file of the module (not tools/
 # nor tests/userspace/), with the debug kernel's scripts/checkpatch.pl:
 #   tests/vm/style.sh [KSRC]
-# Prints one "ok <file>" or "not ok <file>" line per file (with the
+# Prints KTAP: one "ok N <file>" or "not ok N <file>" line per file (with the
 # findings of the failing ones) and exits non-zero if any file has an
 # ERROR, WARNING or CHECK.
 set -euo pipefail
@@ -29,21 +29,21 @@ check_file() {
 	total=$(printf '%s\n' "$out" | grep -E '^total: ' | tail -n1)
 	if [ -z "$total" ]; then
 		printf '%s\n' "$out" | sed 's/^/    /'
-		echo "not ok $f (checkpatch printed no summary)"
+		echo "not ok $n $f # checkpatch printed no summary"
 		return 1
 	fi
 	if printf '%s\n' "$total" | grep -qE '^total: 0 errors, 0 warnings,( 0 checks,)? '; then
-		echo "ok $f"
+		echo "ok $n $f"
 		return 0
 	fi
 	printf '%s\n' "$out" | sed -e '/^total: /,$d' -e '/^$/d' -e 's/^/    /'
-	echo "not ok $f ($total)"
+	echo "not ok $n $f # $total"
 	return 1
 }
 
 main() {
 	local ksrc=${1:-} f fail=0 n=0
-	[ -n "$ksrc" ] || ksrc=$(debug_kdir)
+	[ -n "$ksrc" ] || ksrc=$(kernel_kdir debug)
 	[ -x "$ksrc/scripts/checkpatch.pl" ] || die "no scripts/checkpatch.pl in $ksrc"
 	while IFS= read -r f; do
 		case "$f" in

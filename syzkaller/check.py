@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Check syzkaller/twheel.txt (and .txt.const) against uapi/twheel.h.
 
-    tests/vm/syz-check.py          # make check runs it on the host
+    syzkaller/check.py             # make check runs it on the host
 
 The header is the truth; the C compiler gives the sizes, offsets and values:
   - every TWHEEL_IOC_* has an ioctl$TWHEEL_IOC_*, and no other: its command
@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..'))
+ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..'))
 HEADER = os.path.join(ROOT, 'uapi', 'twheel.h')
 DESC = os.path.join(ROOT, 'syzkaller', 'twheel.txt')
 CONST = DESC + '.const'

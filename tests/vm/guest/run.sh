@@ -1,0 +1,636 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest side of every VM run (busybox sh): /init runs it with the mode
+# in TWHEEL_MODE (from the kernel command line, set by tests/vm/vm.sh):
+#
+#   check    make check: load, twheel_test, the libtwheel example, the
+#            abuse tests, KUnit, the sample consumer, unload, kmemleak; on
+#            the debug kernel also the short reliability runs
+#   torture  make torture / make kcsan: TWHEEL_DURATION s of in-kernel and
+#            /dev/twheel torture with CPU hotplug
+#   fuzz     make fuzz: the full fail-nth walks, twheel_fuzz and trinity
+#   bench    make bench: the "table=" lines of tests/twheel_bench.c and
+#            tools/twheel_bench (TWHEEL_BENCH_PART main or scale)
+#   demo     make demo: twheelctl and the sample consumer, shown
+#
+# Results are KTAP: "ok N name", "not ok N name # why", "ok N name # SKIP
+# why"; twheel_test's and KUnit's own KTAP are nested in it (indented) and
+# tests/vm/ktap.py reads it all. Other output is "# " comments.
+# Environment: TWHEEL_KERNEL (distro, distro61, debug, kcsan),
+# TWHEEL_TEST_FILTER (make check T=), TWHEEL_KUNIT_GLOB, TWHEEL_DURATION,
+# TWHEEL_KCSAN=1, TWHEEL_BENCH_{PART,REPS,SCALE_REPS,ARGS}.
+# Files: /twheel/*.ko, /bin/* (the static programs), /usr/bin/trinity.
+
+MODE=${TWHEEL_MODE:-check}
+KERNEL=${TWHEEL_KERNEL:-}
+FILTER=${TWHEEL_TEST_FILTER:-}
+KMEMLEAK=/sys/kernel/debug/kmemleak
+STATS=/sys/kernel/debug/twheel/stats
+TRACING=/sys/kernel/tracing
+STALL=/sys/module/twheel_stall/parameters
+N=0
+failed=0
+T0=$(cut -d. -f1 /proc/uptime)
+
+# result ok|"not ok"|skip NAME [WHY]
+result() {
+	N=$((N + 1))
+	case "$1" in
+	skip) echo "ok $N $2 # SKIP ${3:-}" ;;
+	ok) echo "ok $N $2" ;;
+	*) echo "not ok $N $2${3:+ # $3}"; failed=$((failed + 1)) ;;
+	esac
+}
+
+step() {
+	echo "# ---- $* (at $(($(cut -d. -f1 /proc/uptime) - T0)) s) ----"
+}
+
+# run NAME SECONDS COMMAND...: passes if COMMAND exits 0 in time (77:
+# skipped); its output is shown as comments (raw with COMMENT='' before run).
+COMMENT="# "
+run() {
+	r_name=$1
+	r_secs=$2
+	shift 2
+	timeout "$r_secs" "$@" >/tmp/run.out 2>&1
+	r_st=$?
+	sed "s/^/$COMMENT/" /tmp/run.out
+	case "$r_st" in
+	0) result ok "$r_name" ;;
+	77) result skip "$r_name" "not supported by this kernel" ;;
+	124 | 143) result "not ok" "$r_name" "timed out after ${r_secs}s" ;;
+	*) result "not ok" "$r_name" "'$*' exited with $r_st" ;;
+	esac
+	return "$r_st"
+}
+
+# wait_for SECONDS COMMAND...: poll every 0.2 s
+wait_for() {
+	w_n=$(($1 * 5))
+	shift
+	while [ "$w_n" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.2
+		w_n=$((w_n - 1))
+	done
+	return 1
+}
+
+loaded() {
+	grep -q "^$1 " /proc/modules
+}
+
+load_twheel() {
+	loaded twheel || insmod /twheel/twheel.ko || return 1
+	wait_for 5 test -c /dev/twheel
+}
+
+# Is part $1 selected by make check T=...?
+want() {
+	case "$1" in *"$FILTER"*) return 0 ;; esac
+	return 1
+}
+
+# ------------------------------------------------------------------
+# kmemleak: objects younger than 5 s are not reported, two scans cut
+# false positives.
+
+kmemleak_scan() {
+	sleep 6
+	echo scan >"$KMEMLEAK"
+	sleep 2
+	echo scan >"$KMEMLEAK"
+	cat "$KMEMLEAK" >/tmp/kmemleak
+}
+
+# The leaked objects of /tmp/kmemleak that are not the kernel's own: a
+# kmem_cache_create() failed by the fail-nth module-load walk leaks its
+# kobject name in sysfs_slab_add() (mm/slub.c, 6.12, has no kobject_put()
+# after kobject_init_and_add() fails).
+kmemleak_ours() {
+	awk '/^unreferenced object/ { n++ } /sysfs_slab_add/ { s[n] = 1 }
+		END { print n - length(s) }' /tmp/kmemleak
+}
+
+kmemleak_start() {
+	kmemleak_baseline=none
+	[ -w "$KMEMLEAK" ] || return 0
+	echo scan >"$KMEMLEAK"
+	kmemleak_baseline=clean
+	if [ -n "$(cat "$KMEMLEAK")" ]; then
+		kmemleak_baseline=dirty
+		echo "# kmemleak: the kernel leaked before the tests; only twheel's leaks count"
+	fi
+	echo clear >"$KMEMLEAK"
+}
+
+kmemleak_check() {
+	[ -w "$KMEMLEAK" ] || { result skip kmemleak "no kmemleak"; return; }
+	step kmemleak
+	kmemleak_scan
+	nleaks=$(kmemleak_ours)
+	[ ! -s /tmp/kmemleak ] || sed 's/^/# /' /tmp/kmemleak | head -n 200
+	if [ "$nleaks" -eq 0 ]; then
+		result ok kmemleak
+	elif [ "$kmemleak_baseline" != dirty ]; then
+		result "not ok" kmemleak "$nleaks leaked objects"
+	elif grep -qE 'twheel|comm "(insmod|rmmod|twheel_[a-z]*|twheelctl)"|^ *(\[<[0-9a-f]+>\] )?0xffffffff[0-9a-f]+$' /tmp/kmemleak; then
+		# Unsymbolized frames: code of a module that is gone (ours).
+		result "not ok" kmemleak "leaks from twheel"
+	else
+		result ok kmemleak
+		echo "# kmemleak: the leaks above are not twheel's"
+	fi
+}
+
+# No timer left on any wheel: the "pending" column of twheel's stats.
+pending_zero() {
+	[ -r "$STATS" ] || { result skip "$1" "no $STATS"; return; }
+	p_left=$(awk 'NR > 1 { s += $3 } END { print s + 0 }' "$STATS")
+	if [ "$p_left" -eq 0 ]; then
+		result ok "$1"
+	else
+		sed 's/^/# /' "$STATS"
+		result "not ok" "$1" "$p_left timers still on the wheels"
+	fi
+}
+
+# The kernel log since the last mark.
+MARK=0
+mark_log() {
+	MARK=$((MARK + 1))
+	echo "twheel-guest: mark $MARK" >/dev/kmsg
+}
+
+log_since_mark() {
+	dmesg | sed -n "/twheel-guest: mark $MARK\$/,\$p" | sed 's/^\[[^]]*\] //'
+}
+
+torture_log() {
+	log_since_mark | sed -n 's/^twheel_torture: //p' | grep -E "$1" | tail -n1
+}
+
+# ------------------------------------------------------------------
+# make check
+
+userspace_tests() {
+	step "twheel_test"
+	[ -x /bin/twheel_test ] || { result skip twheel_test "not built"; return; }
+	timeout "${TWHEEL_TEST_TIMEOUT:-900}" /bin/twheel_test ${FILTER:+"$FILTER"} >/tmp/tt.out 2>&1
+	u_st=$?
+	sed 's/^/    /' /tmp/tt.out
+	if [ -n "$FILTER" ] && [ "$u_st" -eq 2 ] && ! grep -q '^ok \|^not ok ' /tmp/tt.out; then
+		result skip twheel_test "no test name contains '$FILTER'"
+	elif [ "$u_st" -eq 0 ]; then
+		result ok twheel_test
+	else
+		result "not ok" twheel_test "exit status $u_st"
+	fi
+}
+
+# One scenario at one size; sets lat_tr and lat_pr: the longest
+# interrupts-off section by the irqsoff tracer (-1 without one) and the
+# worst lateness of twheel_stall's probe on CPU 1, in us.
+stall() {
+	echo "$1" >"$STALL/cmd" || { echo "# twheel_stall: '$1' failed: $(cat "$STALL/result")"; return 1; }
+	echo "# twheel_stall: $(cat "$STALL/result")"
+}
+
+stall_scenario() {
+	case "$1" in
+	tick) stall "arm $2 tick" ;;
+	offline) stall "arm $2 far" ;;
+	group) stall "arm $2 group" ;;
+	esac || return 1
+	stall probe >/dev/null || return 1
+	[ "$tracer" -eq 0 ] || echo 0 >"$TRACING/tracing_max_latency"
+	case "$1" in
+	tick) stall wait || return 1 ;;
+	offline)
+		echo 0 >/sys/devices/system/cpu/cpu1/online || return 1
+		echo "# cpu1 offline with $2 timers on it"
+		;;
+	group) stall stop || return 1 ;;
+	close) /bin/twheel_abuse close "$2" | sed 's/^/# /' || return 1 ;;
+	esac
+	lat_tr=-1
+	[ "$tracer" -eq 0 ] || lat_tr=$(cat "$TRACING/tracing_max_latency")
+	lat_pr=$(cat "$STALL/probe_max_us")
+	[ "$tracer" -eq 0 ] || grep -E 'latency:|started at|ended at|^ => ' "$TRACING/trace" |
+		head -n 10 | sed "s/^/# $1 $2 irqsoff: /"
+	if [ "$1" = offline ]; then
+		echo 1 >/sys/devices/system/cpu/cpu1/online || return 1
+		# Let the CPU settle (workers, slab) before the next arming.
+		sleep 1
+	fi
+	[ "$1" = close ] || stall free
+}
+
+# What one user can cost the machine (the safety issue).
+abuse_tests() {
+	[ -x /bin/twheel_abuse ] || { result skip abuse "twheel_abuse not built"; return; }
+	step "abuse: unread short-period timers, per-user cap"
+	run abuse-cpu 300 /bin/twheel_abuse cpu 1000
+	# The debug kernel schedules ~40 times slower: a smaller cap there
+	# tests the same code in seconds (root may set it at any time).
+	cap=/sys/module/twheel/parameters/max_user_timers
+	saved_cap=$(cat "$cap")
+	[ "$KERNEL" != debug ] || echo 40000 >"$cap"
+	run abuse-user-cap 300 /bin/twheel_abuse user-cap
+	echo "$saved_cap" >"$cap"
+	# A million timers on the distro kernels; 50k on the debug one.
+	small=10000
+	big=1000000
+	[ "$KERNEL" != debug ] || big=50000
+	step "abuse: longest interrupts-off section, $small against $big timers"
+	run insmod-twheel_stall 60 insmod /twheel/twheel_stall.ko || return
+	[ -d "$TRACING/options" ] || mount -t tracefs nodev "$TRACING" 2>/dev/null
+	tracer=0
+	if grep -qw irqsoff "$TRACING/available_tracers" 2>/dev/null; then
+		echo irqsoff >"$TRACING/current_tracer" && tracer=1
+	fi
+	for scen in tick offline group close; do
+		b=$big
+		# A file holds at most max_timers (65536) unless root raises it.
+		[ "$scen" != close ] || [ "$KERNEL" != debug ] || b=65536
+		if stall_scenario "$scen" $small && ts=$lat_tr ps=$lat_pr &&
+			stall_scenario "$scen" $b; then
+			echo "# $scen: irqsoff tracer $ts us with $small timers, $lat_tr us with $b; probe on CPU 1: $ps us, $lat_pr us"
+			# Judged by the probe on CPU 1, where the timers are: the
+			# tracer sees every CPU, and a console write under TCG
+			# can hold interrupts off for tens of ms on its own.
+			if [ "$lat_pr" -gt $((4 * ps + 20000)) ]; then
+				result "not ok" "abuse-irqsoff-$scen" "grows with the timers: $ps us -> $lat_pr us"
+			else
+				result ok "abuse-irqsoff-$scen"
+			fi
+		else
+			result "not ok" "abuse-irqsoff-$scen" "the scenario failed"
+		fi
+	done
+	[ "$tracer" -eq 0 ] || echo nop >"$TRACING/current_tracer"
+	run rmmod-twheel_stall 60 rmmod twheel_stall
+}
+
+kunit_tests() {
+	# Kbuild builds it where the kernel has CONFIG_KUNIT: the debug one.
+	if [ ! -f /twheel/twheel_kunit.ko ]; then
+		[ "$KERNEL" != debug ] || result "not ok" kunit "tests/twheel_kunit.ko was not built"
+		return
+	fi
+	step KUnit
+	# No newline: a charp parameter would keep it.
+	[ -z "${TWHEEL_KUNIT_GLOB:-}" ] ||
+		printf '%s' "$TWHEEL_KUNIT_GLOB" >/sys/module/kunit/parameters/filter_glob
+	run insmod-twheel_kunit 900 insmod /twheel/twheel_kunit.ko || return
+	k_n=0
+	for d in /sys/kernel/debug/kunit/twheel_*; do
+		[ -f "$d/results" ] || continue
+		sed 's/^/    /' "$d/results"
+		k_n=$((k_n + 1))
+	done
+	if [ "$k_n" -gt 0 ]; then
+		result ok kunit
+	elif [ -n "${TWHEEL_KUNIT_GLOB:-}" ]; then
+		result skip kunit "no twheel_* suite matched the filter"
+	else
+		result "not ok" kunit "twheel_kunit.ko loaded but made no twheel_* suite"
+	fi
+	run rmmod-twheel_kunit 60 rmmod twheel_kunit
+}
+
+consumer_ok() {
+	dmesg | grep -qE 'twheel_consumer: ok$'
+}
+
+consumer_test() {
+	step "sample consumer"
+	run insmod-twheel_consumer 60 insmod /twheel/twheel_consumer.ko || return
+	if wait_for 10 consumer_ok; then
+		result ok twheel_consumer
+	else
+		result "not ok" twheel_consumer "no 'twheel_consumer: ok' in dmesg within 10 s"
+	fi
+	dmesg | grep 'twheel_consumer:' | sed 's/^/# dmesg: /'
+	run rmmod-twheel_consumer 60 rmmod twheel_consumer
+}
+
+mode_check() {
+	kmemleak_start
+	step "twheel.ko"
+	run insmod-twheel 60 insmod /twheel/twheel.ko || return
+	if wait_for 5 test -c /dev/twheel; then
+		result ok dev-twheel
+	else
+		result "not ok" dev-twheel "/dev/twheel did not appear"
+	fi
+	userspace_tests
+	# The README's libtwheel example: a 10 ms timer and its record.
+	run libtwheel-example 60 /bin/libtwheel_example
+	abuse_tests
+	if [ "$KERNEL" = debug ]; then
+		! want lifetime || lifetime_open_fd
+		! want failnth || failnth 3
+		! want torture || torture 60
+		! want fuzz || fuzz 20
+		! want trinity || trinity_run 15
+		! want lifetime || run lifetime-cycles 900 /bin/twheel_failnth cycles 100 /twheel
+		load_twheel || result "not ok" reload-twheel "cannot load twheel again"
+	fi
+	kunit_tests
+	consumer_test
+	step unload
+	run rmmod-twheel 60 rmmod twheel
+	kmemleak_check
+}
+
+# ------------------------------------------------------------------
+# Reliability: module lifetime, fault injection, torture, fuzzing
+
+lifetime_open_fd() {
+	step "rmmod with an open fd"
+	load_twheel || { result "not ok" lifetime-open-fd "cannot load twheel"; return 1; }
+	# delete_module with the file open must fail.
+	run lifetime-open-fd 60 /bin/twheel_failnth busy twheel || return 1
+	if rmmod twheel; then
+		result ok lifetime-rmmod-after-close
+	else
+		result "not ok" lifetime-rmmod-after-close "rmmod failed after the fd was closed"
+	fi
+}
+
+failnth() {
+	step "fail-nth"
+	load_twheel || { result "not ok" failnth-paths "cannot load twheel"; return 1; }
+	run failnth-paths 300 /bin/twheel_failnth paths
+	rmmod twheel
+	if loaded twheel; then
+		result "not ok" failnth-module-load "twheel cannot be unloaded"
+		return 1
+	fi
+	run failnth-module-load 900 /bin/twheel_failnth modload /twheel/twheel.ko "" "$1"
+	# The walk's own leaks (sysfs_slab_add, see kmemleak_ours) are the
+	# kernel's: cleared, so that the final kmemleak test sees the others.
+	if [ -w "$KMEMLEAK" ]; then
+		kmemleak_scan
+		if [ "$(kmemleak_ours)" -ne 0 ]; then
+			sed 's/^/# /' /tmp/kmemleak | head -n 100
+			result "not ok" failnth-module-load-leaks "$(kmemleak_ours) objects leaked besides the kernel's sysfs_slab_add() ones"
+		else
+			echo clear >"$KMEMLEAK"
+			result ok failnth-module-load-leaks
+		fi
+	fi
+	load_twheel
+	step "fault-injection points of the in-kernel API"
+	mark_log
+	if insmod /twheel/twheel_torture.ko api_check=1 && rmmod twheel_torture; then
+		log_since_mark | grep 'twheel_torture: api:' | sed 's/^/# /'
+		result ok failnth-api
+	else
+		log_since_mark | grep 'twheel_torture: ' | sed 's/^/# /'
+		result "not ok" failnth-api "twheel_torture.ko api_check=1 failed"
+	fi
+}
+
+torture() {
+	step "torture: ${1}s, in-kernel and /dev/twheel, with CPU hotplug"
+	load_twheel || { result "not ok" torture "cannot load twheel"; return 1; }
+	mark_log
+	timeout $(($1 + 300)) /bin/twheel_torture -t "$1" >/tmp/torture-user.out 2>&1 &
+	upid=$!
+	kst=1
+	timeout $(($1 + 300)) insmod /twheel/twheel_torture.ko run_s="$1" onoff_ms=250 &&
+		rmmod twheel_torture && kst=0
+	wait "$upid"
+	ust=$?
+	log_since_mark | grep 'twheel_torture: ' | sed 's/^/# /'
+	sed 's/^/# /' /tmp/torture-user.out
+	if [ "$kst" -eq 0 ] && [ -n "$(torture_log '^ok$')" ]; then
+		result ok torture-kernel
+	else
+		result "not ok" torture-kernel "$(torture_log 'FAIL')"
+	fi
+	if [ "$ust" -eq 0 ]; then
+		result ok torture-user
+	else
+		result "not ok" torture-user "$(grep 'twheel_torture: ' /tmp/torture-user.out | tail -n1)"
+	fi
+	if [ "$(cat /sys/devices/system/cpu/online)" = "$(cat /sys/devices/system/cpu/possible)" ]; then
+		result ok torture-cpus-online
+	else
+		result "not ok" torture-cpus-online "online $(cat /sys/devices/system/cpu/online)"
+	fi
+	pending_zero torture-pending-zero
+	echo "# torture numbers: $(torture_log ' ops: ' | sed 's/ ops:.*//') in-kernel ops," \
+		"$(sed -n 's/^twheel_torture: ok: \([0-9]*\) ops.*/\1/p' /tmp/torture-user.out) /dev/twheel ops," \
+		"cpu hotplug: $(torture_log 'cpu hotplug: ' | sed 's/cpu hotplug: //')"
+}
+
+fuzz() {
+	step "twheel_fuzz: ${1}s"
+	load_twheel || { result "not ok" fuzz "cannot load twheel"; return 1; }
+	run fuzz $(($1 + 120)) /bin/twheel_fuzz -t "$1" -n 100000000
+	pending_zero fuzz-pending-zero
+}
+
+trinity_gone() {
+	! kill -0 "$tpid" 2>/dev/null
+}
+
+# trinity against /dev/twheel, taught its ioctls by trinity_twheel.so.
+trinity_run() {
+	step "trinity: ${1}s"
+	if [ ! -x /usr/bin/trinity ] || [ ! -f /twheel/trinity_twheel.so ]; then
+		result skip trinity "trinity or trinity_twheel.so not in the initramfs"
+		return
+	fi
+	load_twheel || { result "not ok" trinity "cannot load twheel"; return 1; }
+	mkdir -p /tmp/trinity
+	seed=$(($(date +%s) % 1000000 + 1))
+	# Root in a throwaway VM: --dangerous (it waits 10 s first). No
+	# sockets (no network here) and no files but /dev/twheel.
+	(cd /tmp/trinity && LD_PRELOAD=/twheel/trinity_twheel.so \
+		exec /usr/bin/trinity --dangerous -q -l off -a 64 -C 4 -s "$seed" \
+		--disable-fds=sockets,pipes,perf,epoll,timerfd,testfile,memfd,drm \
+		-V /dev/twheel -c ioctl -c read -c poll -c fcntl -c dup \
+		--stats) >/tmp/trinity.out 2>&1 &
+	tpid=$!
+	alive=0
+	wait_for $(($1 + 10)) trinity_gone || alive=1
+	kill -INT "$tpid" 2>/dev/null
+	stuck=0
+	wait_for 20 trinity_gone || stuck=1
+	kill -9 "$tpid" 2>/dev/null
+	# Its children too, by their names.
+	for p in /proc/[0-9]*; do
+		case "$(cat "$p/comm" 2>/dev/null)" in trinity*) kill -9 "${p#/proc/}" 2>/dev/null ;; esac
+	done
+	wait "$tpid" 2>/dev/null
+	grep -vE 'start: 0x|futex: |Continuing in|^$' /tmp/trinity.out | tail -n 40 | sed 's/^/# /'
+	calls=$(sed -n 's/.*Ran \([0-9]*\) syscalls.*/\1/p' /tmp/trinity.out | tail -n1)
+	echo "# trinity: seed $seed, ${calls:-?} syscalls"
+	if [ "$alive" -eq 0 ]; then
+		result "not ok" trinity "trinity stopped by itself: $(grep -E 'exit_reason|taint' /tmp/trinity.out | tail -n1)"
+	elif [ "$stuck" -eq 1 ]; then
+		result "not ok" trinity "trinity did not stop within 20 s of SIGINT"
+	elif [ "${calls:-0}" -eq 0 ]; then
+		result "not ok" trinity "trinity made no system call"
+	else
+		result ok trinity
+	fi
+	pending_zero trinity-pending-zero
+}
+
+# make torture, make fuzz, make kcsan: load, run, unload, kmemleak.
+mode_reliability() {
+	D=${TWHEEL_DURATION:-60}
+	kmemleak_start
+	run insmod-twheel 60 insmod /twheel/twheel.ko || return
+	if [ "${TWHEEL_KCSAN:-0}" = 1 ]; then
+		# Report every race, not only the first; watch more often than
+		# every 4000th access (the default) in a short run.
+		echo 0 >/proc/sys/kernel/panic_on_warn
+		echo "${TWHEEL_KCSAN_SKIP_WATCH:-500}" >/sys/module/kcsan/parameters/skip_watch
+		# A planted race KCSAN must report (tests/vm/vm.sh checks).
+		run kcsan-canary-run 60 sh -c 'insmod /twheel/twheel_torture.ko kcsan_canary=1 && rmmod twheel_torture'
+	fi
+	if [ "$MODE" = torture ]; then
+		torture "$D"
+	else
+		failnth 1
+		lifetime_open_fd
+		fuzz $((D / 2))
+		trinity_run $((D - D / 2))
+	fi
+	if loaded twheel && rmmod twheel; then
+		result ok rmmod-twheel
+	else
+		result "not ok" rmmod-twheel "rmmod failed"
+	fi
+	kmemleak_check
+}
+
+# ------------------------------------------------------------------
+# make bench: every figure is a "table=" line (tests/twheel_bench.c)
+
+meminfo() {
+	sed -n "s/^$1: *\([0-9]*\) kB/\1/p" /proc/meminfo
+}
+
+# Size of a per-CPU variable of the kernel: the distance from its address
+# to the next per-CPU symbol of /proc/kallsyms (those below 4 GiB).
+percpu_size() {
+	awk -v want="$1" 'length($1) == 16 && $1 ~ /^00000000/ && NF == 3 {
+			a = 0
+			for (i = 1; i <= 16; i++)
+				a = a * 16 + index("0123456789abcdef", substr($1, i, 1)) - 1
+			addr[n] = a; name[n++] = $3
+		}
+		END {
+			for (i = 0; i < n; i++) if (name[i] == want) {
+				best = -1
+				for (j = 0; j < n; j++)
+					if (addr[j] > addr[i] && (best < 0 || addr[j] < best))
+						best = addr[j]
+				if (best > 0)
+					print best - addr[i]
+				exit
+			}
+		}' /proc/kallsyms
+}
+
+bench_load() {
+	s0=$(meminfo Slab)
+	v0=$(meminfo VmallocUsed)
+	run insmod-twheel 60 insmod /twheel/twheel.ko "$@" || return 1
+	echo "table=6 facility=twheel item=load rep=0 slab_kib=$(($(meminfo Slab) - s0)) vmalloc_kib=$(($(meminfo VmallocUsed) - v0)) module_bytes=$(sed -n 's/^twheel \([0-9]*\) .*/\1/p' /proc/modules)"
+	# "twheel_core: 4 CPUs, 1000000 ns ticks, 8 levels of 64 buckets"
+	dmesg | sed -n 's/.*twheel[a-z_]*: \([0-9]*\) CPUs, \([0-9]*\) ns ticks, \([0-9]*\) levels of \([0-9]*\) buckets.*/table=6 facility=twheel item=wheel rep=0 levels=\3 buckets=\4 granularity_ns=\2/p' | tail -n1
+}
+
+mode_bench() {
+	reps=${TWHEEL_BENCH_REPS:-5}
+	dmesg -n 1	# the benchmark's kernel messages stay off the console
+	echo "table=0 part=$TWHEEL_BENCH_PART rep=0 kernel=$(uname -r) cpus=$(nproc) mem_kib=$(meminfo MemTotal) clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+	if [ "$TWHEEL_BENCH_PART" = scale ]; then
+		# Table 9 measures memory, not the caps of /dev/twheel (their
+		# defaults stop one process near 0.9M timers in 1 GiB).
+		bench_load max_timers=16777216 max_user_timers=1000000000 \
+			max_total_timers=1000000000 || return
+		echo 16777216 >/proc/sys/fs/nr_open
+		echo 16777216 >/proc/sys/fs/file-max
+		echo -1000 >/proc/self/oom_score_adj
+		step "table 9: most pending timers in $(($(meminfo MemTotal) / 1024)) MiB"
+		COMMENT='' run table-9 1200 twheel_bench scale -r "${TWHEEL_BENCH_SCALE_REPS:-2}" -t 90 -f 64
+		run rmmod-twheel 60 rmmod twheel
+		return
+	fi
+	bench_load || return
+	for sym in timer_bases hrtimer_bases; do
+		st=$(percpu_size "$sym")
+		[ -z "$st" ] || echo "table=6 facility=kernel item=$sym rep=0 bytes=$st"
+	done
+	# The first figures after boot come out slower for every facility
+	# alike (seen under TCG): a short pass of table 1, thrown away.
+	step "warm-up pass (discarded)"
+	timeout 300 insmod /twheel/twheel_bench.ko tables=0x1 reps=2 max_pending=1000 &&
+		rmmod twheel_bench
+	step "tables 1-6: twheel_bench.ko (a few minutes, no output until done)"
+	dmesg -c >/dev/null
+	# shellcheck disable=SC2046 # several words
+	run tables-1-6 1500 insmod /twheel/twheel_bench.ko reps="$reps" $(echo "${TWHEEL_BENCH_ARGS:-}" | tr ',' ' ')
+	dmesg | sed -n 's/^\[[^]]*\] twheel_bench: //p' | grep -E '^table=|failed'
+	run rmmod-twheel_bench 60 rmmod twheel_bench
+	# The most expiries in one run and where the wheel's runs spent their
+	# time per expired timer, over all tables.
+	awk 'NR > 1 { if ($8 > m) m = $8; e += $5; a += $10; x += $11 }
+		END { printf "table=3 facility=twheel item=debugfs rep=0 max_batch=%d expired=%d advance_ns_per_timer=%.1f expire_ns_per_timer=%.1f\n",
+			m, e, e ? a / e : 0, e ? x / e : 0 }' "$STATS"
+	step "table 7: schedule + cancel from userspace"
+	COMMENT='' run table-7 600 twheel_bench ops -r "$reps"
+	step "table 8: deadline to read()"
+	COMMENT='' run table-8 600 twheel_bench latency -r "$reps"
+	run rmmod-twheel 60 rmmod twheel
+}
+
+# ------------------------------------------------------------------
+# make demo: every command shown; only a failed load stops it
+
+show() {
+	echo "\$ $*"
+	"$@" || echo "(exit status $?)"
+}
+
+mode_demo() {
+	show insmod /twheel/twheel.ko || return
+	show ls -l /dev/twheel
+	show twheelctl info
+	show twheelctl schedule --in 250ms
+	show twheelctl schedule --in 100ms --every 50ms --count 5
+	show twheelctl run -t 250ms -t 1s -t every:200ms,count=5 --cancel 2@500ms
+	show twheelctl run -t 5s --modify 1@500ms=250ms
+	show twheelctl run -t 500ms --extend 1@300ms=500ms
+	show twheelctl run -t 1s,copies=10000 --quiet
+	show insmod /twheel/twheel_consumer.ko
+	wait_for 10 consumer_ok
+	dmesg | grep 'twheel_consumer:'
+	show rmmod twheel_consumer
+	show rmmod twheel
+	dmesg | grep -i 'twheel' | tail -n 3
+}
+
+echo "KTAP version 1"
+echo "# twheel $MODE on $(uname -r) ($KERNEL kernel), $(nproc) cpus"
+case "$MODE" in
+check) mode_check ;;
+torture | fuzz) mode_reliability ;;
+bench) mode_bench ;;
+demo) mode_demo ;;
+*) result "not ok" mode "unknown TWHEEL_MODE '$MODE'" ;;
+esac
+echo "1..$N"
+echo "# guest: $failed failed"
+[ "$failed" -eq 0 ]

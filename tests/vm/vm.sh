@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The one VM runner: every target (check, bench, demo, torture, fuzz,
+# kcsan) boots its kernel through it.
+#
+#   tests/vm/vm.sh MODE KERNEL [--name NAME] [--duration 10m] [--live]
+#                  [--env VAR=VALUE]... [--cmdline ARGS] [--timeout S]
+#                  [--no-build]
+#
+# MODE is the guest's (tests/vm/guest/run.sh): check, torture, fuzz, bench
+# or demo. KERNEL: distro (newest Debian 6.12), distro61 (Debian 12's
+# default 6.1), debug (tinyconfig + debug.config), kcsan (debug.config +
+# kcsan.config); the last two are built once and cached.
+#
+# Builds the modules for KERNEL (unless --no-build) and the static
+# programs, makes an initramfs (busybox, guest/init, guest/run.sh, the
+# modules and programs), boots it under QEMU and waits for the guest's
+# "TWHEEL-EXIT: N" line, at most --timeout s (default 1500, or twice
+# --duration plus 1200). A kernel that dies before /init runs (seen under
+# TCG: an int3 Oops while it patches its own code) is booted again, twice
+# at most. Then the results: tests/vm/ktap.py reads the guest's KTAP, and
+# two more come from the host: <name>/boot (the guest finished) and
+# <name>/console (no panic, WARN, sanitizer, lockdep or hung-task report
+# on the console; on the kcsan kernel KCSAN's reports are left to
+# tests/vm/kcsan.sh). They are printed and appended to $TWHEEL_RESULTS.
+#
+# Logs: build/logs/NAME.log (serial console), NAME.out (the guest script
+# alone, a second serial port). Exit status 0 iff nothing failed.
+set -euo pipefail
+
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+VM=$TWHEEL_ROOT/tests/vm
+mode=${1:?usage: vm.sh MODE KERNEL [options], see the top of $0}
+kernel=${2:?usage: vm.sh MODE KERNEL [options]}
+shift 2
+name=$kernel-$mode
+timeout=
+live=0
+build=1
+cmdline=
+envs=(TWHEEL_MODE="$mode" TWHEEL_KERNEL="$kernel")
+
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--name) name=$2; shift 2 ;;
+	--duration) envs+=(TWHEEL_DURATION="$(seconds "$2")"); shift 2 ;;
+	--live) live=1; shift ;;
+	--env) envs+=("$2"); shift 2 ;;
+	--cmdline) cmdline+=" $2"; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--no-build) build=0; shift ;;
+	*) die "vm.sh: unknown argument '$1'" ;;
+	esac
+done
+if [ -z "$timeout" ]; then
+	timeout=${TWHEEL_VM_TIMEOUT:-1500}
+	for e in "${envs[@]}"; do
+		case "$e" in TWHEEL_DURATION=*) timeout=$((${e#*=} * 2 + 1200)) ;; esac
+	done
+fi
+LOG=$TWHEEL_BUILD/logs/$name.log
+OUT=$TWHEEL_BUILD/logs/$name.out
+DIR=$TWHEEL_BUILD/vm/$name
+
+# The initramfs's files, SRC:DEST: every module built for the kernel, the
+# static programs and, for the reliability runs, trinity with its libraries.
+guest_files() {
+	local f so
+	for f in "$TWHEEL_BUILD/$kernel"/{,samples/,tests/}*.ko; do
+		[ ! -f "$f" ] || echo "$f:/twheel/${f##*/}"
+	done
+	for f in tools/twheelctl tools/twheel_bench tests/userspace/twheel_{test,abuse,torture,failnth,fuzz}; do
+		[ ! -x "$TWHEEL_ROOT/$f" ] || echo "$TWHEEL_ROOT/$f:/bin/${f##*/}"
+	done
+	f=$TWHEEL_BUILD/userspace/libtwheel_example
+	[ ! -x "$f" ] || echo "$f:/bin/libtwheel_example"
+	case "$kernel" in debug | kcsan) ;; *) return 0 ;; esac
+	# trinity is dynamic: its libc and loader go along, at the same paths.
+	[ -x /usr/bin/trinity ] || return 0
+	so=$TWHEEL_BUILD/trinity/trinity_twheel.so
+	mkdir -p "${so%/*}"
+	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -I"$TWHEEL_ROOT" -o "$so" \
+		"$TWHEEL_ROOT/tests/userspace/trinity_twheel.c" -ldl >&2 || return 0
+	echo "/usr/bin/trinity:/usr/bin/trinity"
+	echo "$so:/twheel/trinity_twheel.so"
+	ldd /usr/bin/trinity "$so" | awk '$2 == "=>" && $3 ~ /^\// { print $3 ":" $3 }
+		$1 ~ /^\// && $2 ~ /^\(/ { print $1 ":" $1 }' | sort -u
+}
+
+initramfs() {
+	local root=$DIR/root src dst
+	rm -rf "$root"
+	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,run,root,etc,guest,twheel}
+	cp "${TWHEEL_BUSYBOX:-/bin/busybox}" "$root/bin/busybox"
+	install -m 0755 "$VM/guest/init" "$root/init"
+	install -m 0755 "$VM/guest/run.sh" "$root/guest/run.sh"
+	# The kernel opens /dev/console before /init can mount devtmpfs.
+	mknod -m 0600 "$root/dev/console" c 5 1
+	mknod -m 0666 "$root/dev/null" c 1 3
+	while IFS=: read -r src dst; do
+		mkdir -p "$root${dst%/*}"
+		cp -p "$src" "$root$dst"
+	done < <(guest_files)
+	(cd "$root" && find . -print0 | LC_ALL=C sort -z |
+		cpio --null -o -H newc -R 0:0 --quiet) | gzip -1 >"$DIR/initramfs.cpio.gz"
+}
+
+# Boot once; prints the guest's exit status, "hung" or "crashed".
+boot() {
+	local qpid start marker="" e line="console=ttyS0 panic_on_warn=1 oops=panic panic=-1 rdinit=/init"
+	for e in "${envs[@]}"; do
+		case "$e" in *' '* | *'"'* | [!A-Z]*) die "$name: bad --env '$e'" ;; esac
+		line+=" $e"
+	done
+	: >"$LOG"
+	: >"$OUT"
+	# shellcheck disable=SC2046 # accel_args is several words
+	qemu-system-x86_64 $(accel_args) -smp 4 -m 2048 -nographic -no-reboot \
+		-monitor none -nic none -serial "file:$LOG" -serial "file:$OUT" \
+		-kernel "$(kernel_image "$kernel")" -initrd "$DIR/initramfs.cpio.gz" \
+		-append "$line$cmdline" </dev/null >"$DIR/qemu.stderr" 2>&1 &
+	qpid=$!
+	trap 'kill $qpid 2>/dev/null || true' EXIT
+	if [ "$live" = 1 ]; then
+		tail -n +1 -F --pid="$qpid" "$LOG" 2>/dev/null | tr -d '\r' |
+			sed -u -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1bc//g' >&2 &
+	else
+		tail -n +1 -F --pid="$qpid" "$OUT" 2>/dev/null | tr -d '\r' | sed -u 's/^/  /' >&2 &
+	fi
+	start=$(now)
+	# Wait for qemu; kill it 30 s after the exit marker (if poweroff did
+	# not work) or after $timeout s.
+	while kill -0 "$qpid" 2>/dev/null; do
+		if [ -z "$marker" ] && grep -aqs '^TWHEEL-EXIT:' "$OUT" "$LOG"; then
+			marker=$(now)
+		fi
+		if [ -n "$marker" ] && [ $(($(now) - marker)) -gt 30 ]; then
+			kill "$qpid"
+		elif [ $(($(now) - start)) -ge "$timeout" ]; then
+			kill -9 "$qpid"
+			wait "$qpid" 2>/dev/null || true
+			echo hung
+			return
+		fi
+		sleep 1
+	done
+	wait "$qpid" 2>/dev/null || true
+	trap - EXIT
+	tr -d '\r' <"$OUT" | sed -n 's/^TWHEEL-EXIT: \([0-9]*\).*/\1/p' | grep . ||
+		tr -d '\r' <"$LOG" | sed -n 's/^TWHEEL-EXIT: \([0-9]*\).*/\1/p' | grep . || echo crashed
+}
+
+main() {
+	local st attempt t0 results problems
+	mkdir -p "$DIR" "$TWHEEL_BUILD/logs"
+	[ -x "${TWHEEL_BUSYBOX:-/bin/busybox}" ] || die "no busybox: run tests/vm/setup-host.sh"
+	if [ "$build" = 1 ]; then
+		TWHEEL_WARNINGS_OK=1 "$VM/build-modules.sh" "$kernel" "$(kernel_kdir "$kernel")" >&2
+		make -s -C "$TWHEEL_ROOT" userspace >&2
+	fi
+	initramfs
+	msg "$name: booting $(kernel_image "$kernel") (timeout ${timeout}s, log $LOG)"
+	t0=$(now)
+	for attempt in 1 2 3; do
+		st=$(boot)
+		[ "$st" = crashed ] && ! grep -aq '^TWHEEL-BOOTED' "$OUT" || break
+		msg "$name: the kernel died while booting (attempt $attempt), booting again"
+	done
+	msg "$name: guest status $st after $(($(now) - t0))s"
+	# What the kernel reported, with some context.
+	problems=$(console_problems "$LOG")
+	[ "$kernel" != kcsan ] || problems=$(grep -v KCSAN <<<"$problems" || true)
+	if [ -n "$problems" ]; then
+		msg "$name: the kernel reported problems (full log: $LOG):"
+		grep -anE "$KMSG_RE.*($PROBLEM_RE)" "$LOG" | head -n1 | cut -d: -f1 |
+			{ read -r l; sed -n "$((l > 5 ? l - 5 : 1)),$((l + 60))p" "$LOG"; } |
+			tr -d '\r' | sed 's/^/  | /' >&2
+	fi
+	results=$(tr -d '\r' <"$OUT" | python3 "$VM/ktap.py" "$name") || true
+	case "$st" in
+	hung) results+=$'\n'"FAIL $name/boot # guest hung, killed after ${timeout}s: $(problem_cause "$LOG")" ;;
+	crashed) results+=$'\n'"FAIL $name/boot # guest crashed: $(problem_cause "$LOG")" ;;
+	*) results+=$'\n'"PASS $name/boot" ;;
+	esac
+	if [ -n "$problems" ]; then
+		results+=$'\n'"FAIL $name/console # $(problem_cause "$LOG")"
+	else
+		results+=$'\n'"PASS $name/console"
+	fi
+	results=$(grep . <<<"$results")
+	[ -z "${TWHEEL_RESULTS:-}" ] || echo "$results" >>"$TWHEEL_RESULTS"
+	grep -E '^(FAIL|SKIP) ' <<<"$results" | sed 's/^/twheel: /' >&2 || true
+	msg "$name: $(grep -c '^PASS' <<<"$results") passed, $(grep -c '^FAIL' <<<"$results") failed"
+	! grep -q '^FAIL' <<<"$results"
+}
+
+main
