@@ -56,6 +56,8 @@ STYLE ?= 1
 export KERNELS T KUNIT_GLOB STYLE
 
 SETUP_HOST := tests/vm/setup-host.sh
+# the helpers every tests/userspace program includes
+TW_UTIL := tests/userspace/tw_util.h uapi/twheel.h
 
 .PHONY: all modules userspace lib lib-check check style demo install \
 	modules_install dkms clean bench torture fuzz kcsan setup-host FORCE
@@ -75,13 +77,29 @@ userspace: lib $(USER_PROGS)
 tools/twheelctl: tools/twheelctl.c uapi/twheel.h lib/libtwheel.h $(LIBTWHEEL_A)
 	$(CC) $(USER_CFLAGS) -Ilib -Ilib/include -o $@ $< $(LIBTWHEEL_A) $(call uring,$<)
 
-tests/userspace/twheel_test: tests/userspace/twheel_test.c uapi/twheel.h
-	$(CC) $(USER_CFLAGS) -o $@ $< $(call uring,$<)
+# The kernel's kselftest harness, for twheel_test: copied at build time (not
+# kept in git) from the linux-source-6.12 package's tarball, which
+# tests/vm/setup-host.sh installs; extracted once, the stamp says it is done.
+KSFT_TARBALL ?= /usr/src/linux-source-6.12.tar.xz
+KSFT_DIR := build/kselftest
+KSFT_MEMBERS := kselftest_harness.h kselftest.h
+KSFT_STAMP := $(KSFT_DIR)/.stamp
+
+$(KSFT_STAMP):
+	@test -f $(KSFT_TARBALL) || \
+		{ echo "twheel: no $(KSFT_TARBALL); run $(SETUP_HOST)" >&2; exit 1; }
+	@rm -rf $(KSFT_DIR).tmp && mkdir -p $(KSFT_DIR).tmp
+	tar -xJf $(KSFT_TARBALL) -C $(KSFT_DIR).tmp --strip-components=4 \
+		$(addprefix linux-source-6.12/tools/testing/selftests/,$(KSFT_MEMBERS))
+	@rm -rf $(KSFT_DIR) && mv $(KSFT_DIR).tmp $(KSFT_DIR) && touch $@
+
+tests/userspace/twheel_test: tests/userspace/twheel_test.c $(TW_UTIL) $(KSFT_STAMP)
+	$(CC) $(USER_CFLAGS) -isystem $(KSFT_DIR) -o $@ $< $(call uring,$<)
 
 tools/twheel_bench: tools/twheel_bench.c uapi/twheel.h
 	$(CC) $(USER_CFLAGS) -o $@ $< $(call uring,$<)
 
-$(RELIABILITY_PROGS): %: %.c uapi/twheel.h
+$(RELIABILITY_PROGS): %: %.c $(TW_UTIL)
 	$(CC) $(USER_CFLAGS) -o $@ $<
 
 # libtwheel: built, installed and cleaned by lib/Makefile (PREFIX, DESTDIR,
