@@ -37,7 +37,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "uapi/twheel.h"
+#include "tw_util.h"
 
 typedef long (*syscall_fn)(long, ...);
 
@@ -45,7 +45,7 @@ typedef long (*syscall_fn)(long, ...);
 
 static syscall_fn real_syscall;
 static dev_t twheel_rdev;
-static uint64_t rnd_state = 0x74776865656c;
+static u64 rnd_state = 0x74776865656c;
 static int own_fd[OWN_FDS] = { -1, -1, -1, -1 };
 static pid_t own_pid;
 
@@ -64,10 +64,7 @@ static union {
 
 static uint64_t rnd64(void)
 {
-	rnd_state ^= rnd_state >> 12;
-	rnd_state ^= rnd_state << 25;
-	rnd_state ^= rnd_state >> 27;
-	return rnd_state * 0x2545F4914F6CDD1DULL;
+	return xorshift64s(&rnd_state);
 }
 
 static uint64_t rnd(uint64_t n)

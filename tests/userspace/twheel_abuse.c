@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "uapi/twheel.h"
+#include "tw_util.h"
 
 #define NOBODY		65534
 #define OTHER_UID	65533
@@ -50,14 +50,6 @@
 #define FAR_NS		(3600ULL * 1000000000ULL)
 #define TRACING		"/sys/kernel/tracing"
 #define PARAMS		"/sys/module/twheel/parameters"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void become(uid_t uid)
 {
@@ -69,7 +61,7 @@ static void become(uid_t uid)
 
 static int tw_open(void)
 {
-	int fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	int fd = tw_open_dev(O_NONBLOCK);
 
 	if (fd < 0) {
 		printf("# open %s: %s\n", TWHEEL_DEVICE, strerror(errno));
@@ -78,11 +70,11 @@ static int tw_open(void)
 	return fd;
 }
 
-static struct twheel_info tw_info(int fd)
+static struct twheel_info info_of(int fd)
 {
 	struct twheel_info info;
 
-	if (ioctl(fd, TWHEEL_IOC_INFO, &info)) {
+	if (tw_info(fd, &info)) {
 		printf("# INFO: %s\n", strerror(errno));
 		exit(2);
 	}
@@ -296,7 +288,7 @@ static int mode_cpu(int ntimers)
 		fd = tw_open();
 		armed = arm_short(fd, ncpu, ntimers);
 		usleep(200 * 1000);
-		info = tw_info(fd);
+		info = info_of(fd);
 		busy(ncpu, 500, li, lt);
 		close(fd);
 		if (armed != (uint64_t)ntimers)
@@ -360,7 +352,7 @@ static int user_cap_child(void)
 
 	become(NOBODY);
 	fds[nfd++] = tw_open();
-	info = tw_info(fds[0]);
+	info = info_of(fds[0]);
 	cap = info.max_user_timers;
 	if (info.flags & TWHEEL_INFO_USER_CAP_EXEMPT) {
 		printf("# uid %d is exempt from the per-user cap?\n", NOBODY);
@@ -374,7 +366,7 @@ static int user_cap_child(void)
 		fds[nfd++] = tw_open();	/* this file is full: next one */
 	}
 	avail1 = meminfo_kb("MemAvailable");
-	info = tw_info(fds[0]);
+	info = info_of(fds[0]);
 	printf("# uid %d: %llu timers in %d files, then %s (%s); cap %llu, per file %u\n",
 	       NOBODY, (unsigned long long)total, nfd, strerror(err),
 	       err == EDQUOT ? "EDQUOT" : "?", (unsigned long long)cap,
@@ -401,7 +393,7 @@ static int user_cap_child(void)
 	for (int i = 0; i < nfd; i++)
 		close(fds[i]);
 	fds[0] = tw_open();
-	info = tw_info(fds[0]);
+	info = info_of(fds[0]);
 	if (info.user_timers) {
 		printf("# %llu timers still counted after every file closed\n",
 		       (unsigned long long)info.user_timers);
@@ -444,7 +436,7 @@ static int mode_user_cap(void)
 
 	/* The global cap, lowered by root for the test: a table page, 10 timers. */
 	fd = tw_open();
-	info = tw_info(fd);
+	info = info_of(fd);
 	saved = read_long(PARAMS "/max_total_timers");
 	info.total_timers += page_units();
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)info.total_timers + 10);

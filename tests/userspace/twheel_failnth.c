@@ -64,16 +64,13 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "uapi/twheel.h"
+#include "tw_util.h"
 
-#define NSEC_PER_MSEC	1000000ULL
-#define NSEC_PER_SEC	1000000000ULL
 #define FAR		(3600ULL * NSEC_PER_SEC)
 #define MAX_POINTS	20000		/* a walk that does not end is a bug */
 #define UNTOUCHED	0x5a5a
 #define FAILSLAB	"/sys/kernel/debug/failslab"
 
-typedef __u64 u64;
 
 static int g_errors;
 static int g_nth_fd = -1;
@@ -357,7 +354,7 @@ static int setup(void)
 
 static int tw_open(void)
 {
-	int fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	int fd = tw_open_dev(O_NONBLOCK);
 
 	if (fd < 0) {
 		printf("twheel_failnth: FAILED: open %s: %s\n", TWHEEL_DEVICE,
@@ -367,42 +364,24 @@ static int tw_open(void)
 	return fd;
 }
 
-static long tw_call(int fd, unsigned long cmd, void *arg)
+/* A one-shot timer in @delay ns (user_data @delay): its id, 0 on failure. */
+static u64 sched_delay(int fd, u64 delay)
 {
-	int r = ioctl(fd, cmd, arg);
-
-	return r < 0 ? -errno : r;
-}
-
-static u64 tw_sched(int fd, u64 delay)
-{
-	struct twheel_timer_spec s = {
-		.value = delay,
-		.clockid = TWHEEL_CLOCK_MONOTONIC,
-		.user_data = delay,
-	};
-	long r = tw_call(fd, TWHEEL_IOC_SCHEDULE, &s);
+	u64 id;
+	long r = tw_sched(fd, delay, 0, delay, 0, &id);
 
 	if (r) {
 		fail("SCHEDULE without injection: %s", strerror((int)-r));
 		return 0;
 	}
-	return s.id;
+	return id;
 }
 
-static long tw_cancel(int fd, u64 id)
-{
-	struct twheel_cancel c = { .id = id };
-
-	return tw_call(fd, TWHEEL_IOC_CANCEL, &c);
-}
-
-static struct twheel_info tw_info(int fd)
+static struct twheel_info info_of(int fd)
 {
 	struct twheel_info i;
 
-	memset(&i, 0, sizeof(i));
-	if (tw_call(fd, TWHEEL_IOC_INFO, &i))
+	if (tw_info(fd, &i))
 		fail("INFO without injection: %s", strerror(errno));
 	return i;
 }
@@ -413,7 +392,7 @@ static bool wait_queued(int fd, unsigned int n)
 	int i;
 
 	for (i = 0; i < 2000; i++) {
-		if (tw_info(fd).queued >= n)
+		if (info_of(fd).queued >= n)
 			return true;
 		usleep(5000);
 	}
@@ -427,10 +406,10 @@ static bool wait_queued(int fd, unsigned int n)
  */
 static void check_fd_works(const char *path, unsigned int n, int fd)
 {
-	struct twheel_info before = tw_info(fd), after;
+	struct twheel_info before = info_of(fd), after;
 	unsigned int released = 0;
 	struct twheel_event ev;
-	u64 id = tw_sched(fd, 0);
+	u64 id = sched_delay(fd, 0);
 
 	if (!id || !wait_queued(fd, before.queued + 1)) {
 		fail("%s n=%u: the fd does not work after the failure", path, n);
@@ -447,7 +426,7 @@ static void check_fd_works(const char *path, unsigned int n, int fd)
 		if (!(ev.flags & TWHEEL_EVENT_PERIODIC))
 			released++;
 	}
-	after = tw_info(fd);
+	after = info_of(fd);
 	if (after.timers != before.timers - released)
 		fail("%s n=%u: %u timers after a fired-and-read one, %u before",
 		     path, n, after.timers, before.timers - released);
@@ -549,7 +528,7 @@ static void verify_open(const char *name, unsigned int n, bool inj,
 
 	if (c->fd < 0)
 		return;
-	i = tw_info(c->fd);
+	i = info_of(c->fd);
 	if (i.timers || i.queued || !i.max_timers)
 		fail("%s n=%u: new file has %u timers, %u queued, limit %u",
 		     name, n, i.timers, i.queued, i.max_timers);
@@ -568,7 +547,7 @@ static void prep_fd_63(struct ctx *c)
 {
 	c->fd = tw_open();
 	for (c->before = 0; c->before < 63; c->before++)
-		tw_sched(c->fd, FAR);
+		sched_delay(c->fd, FAR);
 }
 
 static long call_schedule(struct ctx *c)
@@ -578,7 +557,7 @@ static long call_schedule(struct ctx *c)
 		.clockid = TWHEEL_CLOCK_MONOTONIC,
 		.user_data = 7,
 	};
-	long r = tw_call(c->fd, TWHEEL_IOC_SCHEDULE, &s);
+	long r = xioctl(c->fd, TWHEEL_IOC_SCHEDULE, &s);
 
 	c->a = s.id;
 	return r;
@@ -588,7 +567,7 @@ static void verify_schedule(const char *name, unsigned int n, bool inj,
 			    struct ctx *c)
 {
 	unsigned int before = c->before;
-	struct twheel_info i = tw_info(c->fd);
+	struct twheel_info i = info_of(c->fd);
 
 	(void)inj;
 	if (c->r == 0) {
@@ -602,7 +581,7 @@ static void verify_schedule(const char *name, unsigned int n, bool inj,
 		fail("%s n=%u: failed but wrote id %llu", name, n,
 		     (unsigned long long)c->a);
 	}
-	i = tw_info(c->fd);
+	i = info_of(c->fd);
 	if (i.timers != before)
 		fail("%s n=%u: %u timers, expected %u", name, n, i.timers, before);
 	check_fd_works(name, n, c->fd);
@@ -615,8 +594,8 @@ static void prep_batch(struct ctx *c)
 	unsigned int i;
 
 	c->fd = tw_open();
-	c->a = tw_sched(c->fd, FAR);
-	c->b = tw_sched(c->fd, FAR);
+	c->a = sched_delay(c->fd, FAR);
+	c->b = sched_delay(c->fd, FAR);
 	c->nops = 5;
 	c->ops = calloc(c->nops, sizeof(*c->ops));
 	if (!c->ops)
@@ -637,14 +616,14 @@ static long call_batch(struct ctx *c)
 {
 	struct twheel_batch b = { .ops = (uintptr_t)c->ops, .count = c->nops };
 
-	return tw_call(c->fd, TWHEEL_IOC_BATCH, &b);
+	return xioctl(c->fd, TWHEEL_IOC_BATCH, &b);
 }
 
 static void verify_batch(const char *name, unsigned int n, bool inj,
 			 struct ctx *c)
 {
 	unsigned int done = c->r < 0 ? 0 : (unsigned int)c->r, i, timers = 2;
-	struct twheel_info info = tw_info(c->fd);
+	struct twheel_info info = info_of(c->fd);
 
 	(void)inj;
 	if (c->r < 0) {
@@ -700,7 +679,7 @@ static void verify_batch(const char *name, unsigned int n, bool inj,
 		fail("%s n=%u: timer b after a batch of %u ops", name, n, done);
 	if (done <= 3)
 		timers--;
-	info = tw_info(c->fd);
+	info = info_of(c->fd);
 	if (info.timers != timers)
 		fail("%s n=%u: %u timers, expected %u", name, n, info.timers,
 		     timers);
@@ -714,7 +693,7 @@ static void prep_batch_max(struct ctx *c)
 	unsigned int i;
 
 	c->fd = tw_open();
-	c->a = tw_sched(c->fd, FAR);
+	c->a = sched_delay(c->fd, FAR);
 	c->nops = TWHEEL_BATCH_MAX;
 	c->ops = calloc(c->nops, sizeof(*c->ops));
 	if (!c->ops)
@@ -731,7 +710,7 @@ static void prep_batch_max(struct ctx *c)
 static void verify_batch_max(const char *name, unsigned int n, bool inj,
 			     struct ctx *c)
 {
-	struct twheel_info info = tw_info(c->fd);
+	struct twheel_info info = info_of(c->fd);
 
 	(void)inj;
 	if (c->r >= 0 && c->r != (long)c->nops)
@@ -753,7 +732,7 @@ static void verify_batch_max(const char *name, unsigned int n, bool inj,
 static void prep_one(struct ctx *c)
 {
 	c->fd = tw_open();
-	c->a = tw_sched(c->fd, FAR);
+	c->a = sched_delay(c->fd, FAR);
 	c->fd2 = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }
 
@@ -765,7 +744,7 @@ static long call_modify(struct ctx *c)
 		.clockid = TWHEEL_CLOCK_MONOTONIC,
 	};
 
-	return tw_call(c->fd, TWHEEL_IOC_MODIFY, &s);
+	return xioctl(c->fd, TWHEEL_IOC_MODIFY, &s);
 }
 
 static long call_cancel(struct ctx *c)
@@ -777,20 +756,20 @@ static long call_info(struct ctx *c)
 {
 	struct twheel_info i;
 
-	return tw_call(c->fd, TWHEEL_IOC_INFO, &i);
+	return xioctl(c->fd, TWHEEL_IOC_INFO, &i);
 }
 
 static long call_set_eventfd(struct ctx *c)
 {
 	struct twheel_eventfd e = { .fd = c->fd2 };
 
-	return tw_call(c->fd, TWHEEL_IOC_SET_EVENTFD, &e);
+	return xioctl(c->fd, TWHEEL_IOC_SET_EVENTFD, &e);
 }
 
 static void verify_one(const char *name, unsigned int n, bool inj,
 		       struct ctx *c)
 {
-	struct twheel_info info = tw_info(c->fd);
+	struct twheel_info info = info_of(c->fd);
 	bool cancelled = !strcmp(name, "CANCEL") && c->r == 1;
 	uint64_t v = 0;
 
@@ -815,7 +794,7 @@ static void verify_one(const char *name, unsigned int n, bool inj,
 static void prep_queued(struct ctx *c)
 {
 	c->fd = tw_open();
-	c->a = tw_sched(c->fd, 0);
+	c->a = sched_delay(c->fd, 0);
 	wait_queued(c->fd, 1);
 }
 
@@ -833,7 +812,7 @@ static long call_read(struct ctx *c)
 static void verify_read(const char *name, unsigned int n, bool inj,
 			struct ctx *c)
 {
-	struct twheel_info info = tw_info(c->fd);
+	struct twheel_info info = info_of(c->fd);
 
 	(void)inj;
 	if (c->r >= 0 && (c->r != sizeof(struct twheel_event) || c->b != c->a))
@@ -859,7 +838,7 @@ static long call_poll(struct ctx *c)
 static void verify_poll(const char *name, unsigned int n, bool inj,
 			struct ctx *c)
 {
-	struct twheel_info info = tw_info(c->fd);
+	struct twheel_info info = info_of(c->fd);
 
 	(void)inj;
 	if (info.queued != 1)
@@ -891,7 +870,7 @@ static void verify_epoll(const char *name, unsigned int n, bool inj,
 	int r;
 
 	(void)inj;
-	tw_sched(c->fd, 0);
+	sched_delay(c->fd, 0);
 	r = epoll_wait(c->fd2, &e, 1, c->r ? 50 : 10000);
 	if (c->r == 0 && (r != 1 || e.data.u64 != 42))
 		fail("%s n=%u: epoll_wait gave %d", name, n, r);
@@ -914,8 +893,8 @@ static void prep_close(struct ctx *c)
 
 	c->fd = tw_open();
 	for (i = 0; i < 8; i++)
-		tw_sched(c->fd, i % 2 ? FAR : 0);
-	if (tw_call(c->fd, TWHEEL_IOC_SCHEDULE, &p))
+		sched_delay(c->fd, i % 2 ? FAR : 0);
+	if (xioctl(c->fd, TWHEEL_IOC_SCHEDULE, &p))
 		fail("SCHEDULE periodic: %s", strerror(errno));
 	wait_queued(c->fd, 2);
 }
@@ -1206,9 +1185,9 @@ static void busy(const char *name, bool quiet)
 		.flags = TWHEEL_TIMER_PERIODIC,
 	};
 
-	tw_sched(fd, FAR);
-	tw_sched(fd, 0);
-	if (tw_call(fd, TWHEEL_IOC_SCHEDULE, &p))
+	sched_delay(fd, FAR);
+	sched_delay(fd, 0);
+	if (xioctl(fd, TWHEEL_IOC_SCHEDULE, &p))
 		fail("busy: SCHEDULE periodic: %s", strerror(errno));
 	r = (int)syscall(SYS_delete_module, name, O_NONBLOCK);
 	e = errno;
@@ -1223,7 +1202,7 @@ static void busy(const char *name, bool quiet)
 		       strerror(e));
 	if (!module_loaded(name))
 		fail("busy: %s is gone", name);
-	if (tw_info(fd).timers != 3)
+	if (info_of(fd).timers != 3)
 		fail("busy: the timers of the open fd are gone");
 	close(fd);
 }

@@ -51,19 +51,14 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
-#include "uapi/twheel.h"
+#include "tw_util.h"
 
-#define NSEC_PER_MSEC	1000000ULL
-#define NSEC_PER_SEC	1000000000ULL
 #define HOUR		(3600ULL * NSEC_PER_SEC)
 #define S64MAX		((u64)INT64_MAX)
 #define MAX_FDS		8
 #define MAX_IDS		4096		/* per file: the model's table */
 #define EV		sizeof(struct twheel_event)
 #define MAX_TIMERS_PARAM "/sys/module/twheel/parameters/max_timers"
-
-typedef __u64 u64;
-typedef __u32 u32;
 
 static u64 g_seed, g_rnd, g_op;
 static bool g_verbose;
@@ -76,20 +71,9 @@ static const char *const g_names[] = {
 static char g_old_max[32];
 static u64 g_granularity;
 
-static u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * NSEC_PER_SEC + (u64)ts.tv_nsec;
-}
-
 static u64 rnd64(void)
 {
-	g_rnd ^= g_rnd >> 12;
-	g_rnd ^= g_rnd << 25;
-	g_rnd ^= g_rnd >> 27;
-	return g_rnd * 0x2545F4914F6CDD1DULL;
+	return xorshift64s(&g_rnd);
 }
 
 static u64 rnd(u64 n)

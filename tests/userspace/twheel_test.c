@@ -397,11 +397,7 @@ static void *map_guard(void)
 static u64 rng_state;
 static u64 rnd(void)
 {
-	/* xorshift64* */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
+	return xorshift64s(&rng_state);
 }
 
 static int cmp_u64(const void *a, const void *b)

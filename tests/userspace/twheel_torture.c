@@ -65,17 +65,14 @@
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 
-#include "uapi/twheel.h"
+#include "tw_util.h"
 
-#define NSEC_PER_MSEC	1000000ULL
-#define NSEC_PER_SEC	1000000000ULL
 #define MAX_WINDOWS	8		/* unresolved armings tracked per id */
 #define LIVE_HIGH	1500		/* above this, a worker cancels more */
 #define PERIODIC_MAX	6		/* live periodic timers per worker */
 #define MAX_ERRORS	30		/* error lines printed */
 #define CHAOS_FD_BASE	900		/* the chaos reader's private fd numbers */
 
-typedef __u64 u64;
 typedef __s64 s64;
 
 /* ------------------------------------------------------------------ */
@@ -94,14 +91,6 @@ static struct {
 	atomic_uint offline, online, onoff_failed;
 } st;
 
-static u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * NSEC_PER_SEC + (u64)ts.tv_nsec;
-}
-
 static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void err(const char *fmt, ...)
 {
@@ -119,10 +108,7 @@ static void err(const char *fmt, ...)
 /* xorshift64*: each thread has its own state. */
 static u64 rnd_next(u64 *s)
 {
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1DULL;
+	return xorshift64s(s);
 }
 
 static u64 rnd(u64 *s, u64 n)
@@ -130,17 +116,12 @@ static u64 rnd(u64 *s, u64 n)
 	return n ? rnd_next(s) % n : 0;
 }
 
+/* 0 or -errno, whatever the ioctl returned on success */
 static long tw_ioctl(int fd, unsigned long cmd, void *arg)
 {
-	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
-}
+	long r = xioctl(fd, cmd, arg);
 
-/* An ioctl that returns a value: the value, or -errno. */
-static long tw_ioctl_val(int fd, unsigned long cmd, void *arg)
-{
-	int r = ioctl(fd, cmd, arg);
-
-	return r < 0 ? -errno : r;
+	return r < 0 ? r : 0;
 }
 
 /* A delay somewhere on the wheel's levels, mostly ones that fire. */
@@ -659,7 +640,7 @@ static void op_modify(struct worker *w)
 	fill_oneshot(w, &s, &off, &abs);
 	s.id = id;
 	t0 = now_ns();
-	r = tw_ioctl_val(w->fd, TWHEEL_IOC_MODIFY, &s);
+	r = xioctl(w->fd, TWHEEL_IOC_MODIFY, &s);
 	t1 = now_ns();
 	modify_done(w, id, r, abs ? off : t0 + off, abs ? off : t1 + off,
 		    s.user_data);
@@ -704,7 +685,7 @@ static void op_cancel(struct worker *w)
 
 	if (!id)
 		return;
-	r = tw_ioctl_val(w->fd, TWHEEL_IOC_CANCEL, &c);
+	r = xioctl(w->fd, TWHEEL_IOC_CANCEL, &c);
 	cancel_done(w, id, r, now_ns());
 }
 
@@ -741,7 +722,7 @@ static void op_batch(struct worker *w)
 	}
 	b.count = n;
 	t0 = now_ns();
-	r = tw_ioctl_val(w->fd, TWHEEL_IOC_BATCH, &b);
+	r = xioctl(w->fd, TWHEEL_IOC_BATCH, &b);
 	t1 = now_ns();
 	atomic_fetch_add(&st.batches, 1);
 	if (r != (long)n)
@@ -947,7 +928,7 @@ static void finish(struct worker *w)
 		return;
 	while (w->nlive) {
 		struct twheel_cancel c = { .id = w->live[w->nlive - 1] };
-		long r = tw_ioctl_val(w->fd, TWHEEL_IOC_CANCEL, &c);
+		long r = xioctl(w->fd, TWHEEL_IOC_CANCEL, &c);
 
 		cancel_done(w, c.id, r, now_ns());
 	}
