@@ -829,7 +829,9 @@ TEST_F_TIMEOUT(twheel, eventfd_einval_fields, 20)
 	struct twheel_event ev;
 	u64 cnt;
 
-	ASSERT_TRUE(fd >= 0 && CHECK(efd >= 0, "eventfd: %s", ename(errno)));
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(efd >= 0)
+		TH_LOG("eventfd: %s", ename(errno));
 	e = (struct twheel_eventfd){ .fd = efd, .flags = 1 };
 	EXPECT_EQ(-EINVAL, xioctl(fd, TWHEEL_IOC_SET_EVENTFD, &e));
 	e = (struct twheel_eventfd){ .fd = efd, .flags = 1u << 31 };
@@ -925,7 +927,8 @@ TEST_F_TIMEOUT(twheel, schedule_zero_delay_fires, 20)
 	t0 = now_ns();
 	ASSERT_EQ(0, tw_sched(fd, 0, 0, 0xabc, 0, &id));
 	t1 = now_ns();
-	ASSERT_TRUE(wait_one(fd, &ev, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen, "zero-delay timer"));
+	ASSERT_TRUE(wait_one(fd, &ev, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen,
+			     "zero-delay timer"));
 	CHECK_EVENT(&ev, seen);
 	EXPECT_EQ(id, ev.id);
 	EXPECT_EQ(0xabc, ev.user_data);
@@ -985,7 +988,8 @@ TEST_F_TIMEOUT(twheel, abs_future_not_early, 20)
 	ASSERT_TRUE(fd >= 0);
 	dl = now_ns() + 300 * NSEC_PER_MSEC;
 	ASSERT_EQ(0, tw_sched(fd, dl, 0, 7, TWHEEL_TIMER_ABSTIME, &id));
-	ASSERT_TRUE(wait_one(fd, &ev, 300 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen, "absolute deadline 300 ms ahead"));
+	ASSERT_TRUE(wait_one(fd, &ev, 300 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen,
+			     "absolute deadline 300 ms ahead"));
 	CHECK_EVENT(&ev, seen);
 	EXPECT_EQ(id, ev.id);
 	EXPECT_EQ(dl, ev.deadline);
@@ -1191,7 +1195,8 @@ TEST_F_TIMEOUT(twheel, cancel_periodic, 20)
 
 	ASSERT_TRUE(fd >= 0);
 	ASSERT_EQ(0, tw_sched(fd, 20 * NSEC_PER_MSEC, P, 9, TWHEEL_TIMER_PERIODIC, &id));
-	ASSERT_TRUE(wait_one(fd, &ev, (unsigned int)(g_slack_ns / NSEC_PER_MSEC) + 20, &seen, "first expiry of a periodic timer"));
+	ASSERT_TRUE(wait_one(fd, &ev, (unsigned int)(g_slack_ns / NSEC_PER_MSEC) + 20, &seen,
+			     "first expiry of a periodic timer"));
 	CHECK_EVENT(&ev, seen);
 	EXPECT_EQ(id, ev.id);
 	EXPECT_TRUE(ev.flags & TWHEEL_EVENT_PERIODIC)
@@ -1301,7 +1306,8 @@ TEST_F_TIMEOUT(twheel, modify_moves_timer, 20)
 	t0 = now_ns();
 	EXPECT_EQ(1, tw_modify(fd, id2, 100 * NSEC_PER_MSEC, 0, 4, 0));
 	t1 = now_ns();
-	ASSERT_TRUE(wait_one(fd, ev, 100 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen, "timer moved earlier"));
+	ASSERT_TRUE(wait_one(fd, ev, 100 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen,
+			     "timer moved earlier"));
 	CHECK_EVENT(&ev[0], seen);
 	EXPECT_EQ(id2, ev[0].id);
 	EXPECT_EQ(4, ev[0].user_data);
@@ -1313,7 +1319,8 @@ TEST_F_TIMEOUT(twheel, modify_moves_timer, 20)
 	t0 = now_ns() + 50 * NSEC_PER_MSEC;
 	EXPECT_EQ(1,
 		  tw_modify(fd, id, t0, 50 * NSEC_PER_MSEC, 6, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC));
-	ASSERT_TRUE(wait_one(fd, ev, 50 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen, "one-shot modified into a periodic timer"));
+	ASSERT_TRUE(wait_one(fd, ev, 50 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen,
+			     "one-shot modified into a periodic timer"));
 	CHECK_EVENT(&ev[0], seen);
 	EXPECT_EQ(id, ev[0].id);
 	EXPECT_EQ(6, ev[0].user_data);
@@ -1601,7 +1608,8 @@ TEST_F_TIMEOUT(twheel, modify_periodic, 20)
 
 	ASSERT_TRUE(fd >= 0);
 	ASSERT_EQ(0, tw_sched(fd, P1, P1, 0xa, TWHEEL_TIMER_PERIODIC, &id));
-	ASSERT_TRUE(wait_one(fd, &ev, (unsigned int)((P1 + g_slack_ns) / NSEC_PER_MSEC), &seen, "first expiry"));
+	ASSERT_TRUE(wait_one(fd, &ev, (unsigned int)((P1 + g_slack_ns) / NSEC_PER_MSEC), &seen,
+			     "first expiry"));
 	EXPECT_EQ(0xa, ev.user_data);
 	d1 = now_ns() + P2;
 	ASSERT_EQ(1, tw_modify(fd, id, d1, P2, 0xb, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC));
@@ -1827,7 +1835,9 @@ TEST_F_TIMEOUT(twheel, eventfd_counts, 20)
 	long total = 0, c, sum = 0;
 	int n = 0;
 
-	ASSERT_TRUE(fd >= 0 && CHECK(efd >= 0, "eventfd: %s", ename(errno)));
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(efd >= 0)
+		TH_LOG("eventfd: %s", ename(errno));
 	ASSERT_EQ(0, tw_eventfd(fd, efd));
 	EXPECT_EQ(-EAGAIN, efd_read(efd));
 	for (int i = 0; i < 3; i++) {
@@ -1910,7 +1920,9 @@ TEST_F_TIMEOUT(twheel, eventfd_ebadf, 20)
 	int efd = eventfd(0, EFD_CLOEXEC);
 	int hi = 4000;
 
-	ASSERT_TRUE(fd >= 0 && CHECK(efd >= 0, "eventfd: %s", ename(errno)));
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(efd >= 0)
+		TH_LOG("eventfd: %s", ename(errno));
 	while (fcntl(hi, F_GETFD) >= 0)
 		hi++;
 	EXPECT_EQ(-EBADF, tw_eventfd(fd, hi));
@@ -1929,7 +1941,9 @@ TEST_F_TIMEOUT(twheel, eventfd_closed_before_expiry, 20)
 	u64 id, pid, seen;
 	int n;
 
-	ASSERT_TRUE(fd >= 0 && CHECK(efd >= 0, "eventfd: %s", ename(errno)));
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(efd >= 0)
+		TH_LOG("eventfd: %s", ename(errno));
 	ASSERT_EQ(0, tw_eventfd(fd, efd));
 	close(efd);
 	ASSERT_EQ(0, tw_sched(fd, 50 * NSEC_PER_MSEC, 0, 1, 0, &id));
@@ -1961,7 +1975,9 @@ TEST_F_TIMEOUT(twheel, eventfd_unregister, 20)
 	int b = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	struct twheel_event ev;
 
-	ASSERT_TRUE(fd >= 0 && CHECK(a >= 0 && b >= 0, "eventfd: %s", ename(errno)));
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(a >= 0 && b >= 0)
+		TH_LOG("eventfd: %s", ename(errno));
 	/* unregistering with nothing registered is harmless */
 	EXPECT_EQ(0, tw_eventfd(fd, -1));
 	ASSERT_EQ(0, tw_eventfd(fd, a));
@@ -2183,7 +2199,9 @@ TEST_F_TIMEOUT(twheel, epoll_epollin, 20)
 	struct twheel_event ev[2];
 	int r;
 
-	ASSERT_TRUE(fd >= 0 && CHECK(ep >= 0 && ep_et >= 0, "epoll_create1: %s", ename(errno)));
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(ep >= 0 && ep_et >= 0)
+		TH_LOG("epoll_create1: %s", ename(errno));
 	ASSERT_TRUE(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ee) == 0)
 		TH_LOG("epoll_ctl: %s", ename(errno));
 	ee.events = EPOLLIN | EPOLLET;
@@ -2663,7 +2681,8 @@ TEST_F_TIMEOUT(twheel, map_garbage, 20)
 	{
 		struct twheel_event ev;
 
-		ASSERT_TRUE(wait_one(fd, &ev, 20 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), NULL, "periodic"));
+		ASSERT_TRUE(wait_one(fd, &ev, 20 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), NULL,
+				     "periodic"));
 		EXPECT_EQ(per, ev.id);
 	}
 	EXPECT_EQ(1, tw_cancel(fd, per));
@@ -3044,7 +3063,8 @@ TEST_F_TIMEOUT(twheel, fork_shared_fd, 20)
 	/* the child consumed the zero-delay event: not seen here */
 	EXPECT_EQ(zero, child_ids[0]);
 	/* the child's timer (it has exited) fires on the shared file */
-	ASSERT_TRUE(wait_one(fd, &ev, 100 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen, "child's timer"));
+	ASSERT_TRUE(wait_one(fd, &ev, 100 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen,
+			     "child's timer"));
 	CHECK_EVENT(&ev, seen);
 	EXPECT_EQ(child_ids[1], ev.id);
 	EXPECT_EQ(0xc4117d, ev.user_data);
@@ -3110,7 +3130,9 @@ TEST_F_TIMEOUT(twheel, many_timers, 60)
 	struct twheel_info info;
 	int nread = 0, dups = 0;
 
-	ASSERT_TRUE(fd >= 0 && CHECK(ops && ids && delay && t0 && t1 && got && ev, "out of memory"));
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(ops && ids && delay && t0 && t1 && got && ev)
+		TH_LOG("out of memory");
 	rng_state = g_seed;
 	for (int done = 0; done < N;) {
 		int n = N - done < TWHEEL_BATCH_MAX ? N - done : TWHEEL_BATCH_MAX;
@@ -3204,7 +3226,9 @@ TEST_F_TIMEOUT(twheel, equal_deadlines_fifo, 30)
 	cpu_set_t set;
 	int n, bad = 0;
 
-	ASSERT_TRUE(fd >= 0 && CHECK(ops && ev, "out of memory"));
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(ops && ev)
+		TH_LOG("out of memory");
 	/*
 	 * One batch, all with the same absolute deadline, from one CPU: the
 	 * order holds per CPU, and a preemptible kernel may move the thread
