@@ -10,7 +10,7 @@
  *
  *   twheel_bench: table=1 facility=twheel pending=1000 rep=0 ns_per_op=812.4
  *
- * tests/vm/bench-report.py takes the median and spread over the
+ * bench/report.py takes the median and spread over the
  * repetitions. Each table cancels and frees everything it armed before it
  * returns, also when it is cut short (a signal to insmod, or `time_limit`
  * seconds), so the module holds nothing once insmod returns and rmmod has

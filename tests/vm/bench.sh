@@ -4,7 +4,7 @@
 # make bench: boot the distro kernel for each part through tests/vm/vm.sh
 # (main: tables 1-8 in 2 GiB; scale: table 9, booted with mem=1024M),
 # collect every "table=" line into build/logs/bench-raw.tsv and print the
-# tables of BENCHMARKS.md (tests/vm/bench-report.py), also saved as
+# tables of BENCHMARKS.md (bench/report.py), also saved as
 # build/logs/bench-report.txt.
 #
 # Environment: TWHEEL_BENCH_REPS=5, TWHEEL_BENCH_SCALE_REPS=2 (table 9),
@@ -43,13 +43,13 @@ for part in ${TWHEEL_BENCH_PARTS:-main scale}; do
 done
 # Size of struct twheel_cpu, the per-CPU variable of twheel.ko.
 twcpu=$(nm -S "$TWHEEL_BUILD/distro/twheel.ko" | awk '$4 == "twheel_cpus" { print $2 }')
-python3 "$TWHEEL_ROOT/tests/vm/bench-report.py" collect \
+python3 "$TWHEEL_ROOT/bench/report.py" collect \
 	--meta "date=$(date -u +%Y-%m-%dT%H:%MZ)" --meta "kernel=$(distro_version)" \
 	--meta "accel=$TWHEEL_ACCEL" \
 	--meta "host_cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1 | tr ' \t' '__')" \
 	--meta "host_cpus=$(nproc)" --meta "host_load=$load" --meta "commit=$commit" \
 	--meta "twheel_cpu_bytes=$((16#${twcpu:-0}))" "${outs[@]}" >"$RAW"
-python3 "$TWHEEL_ROOT/tests/vm/bench-report.py" report --elapsed "$(($(now) - t0))" "$RAW" |
+python3 "$TWHEEL_ROOT/bench/report.py" report --elapsed "$(($(now) - t0))" "$RAW" |
 	tee "$LOGS/bench-report.txt" || rc=1
 msg "bench: raw figures in $RAW, tables in $LOGS/bench-report.txt ($(($(now) - t0)) s)"
 exit "$rc"

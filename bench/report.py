@@ -1,0 +1,567 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Collect, print and compare the figures of `make bench`.
+
+  bench/report.py collect [--meta KEY=VALUE]... GUEST_OUTPUT... > RAW.tsv
+  bench/report.py report [--markdown] [--elapsed SECONDS] RAW.tsv
+  bench/report.py compare OLD.tsv NEW.tsv
+
+collect reads the "table=..." lines that tests/vm/guest/run.sh (bench) printed
+(from tests/twheel_bench.c and tools/twheel_bench.c): the keys before
+"rep=" name a row, the keys after it are what one repetition measured. It
+writes one TSV line per measured value:
+
+  part  table  row                        rep  metric     value
+  main  1      facility=twheel,pending=1000  0  ns_per_op  812.4
+
+report prints the nine tables: for every figure the median over the
+repetitions and the spread (min-max), and the ratio to twheel. compare
+prints, for every figure two runs have in common, both medians and their
+ratio. Exit status of report: 1 if a table has no data.
+"""
+
+import argparse
+import math
+import statistics
+import sys
+
+FACS = ["twheel", "timer_list", "hrtimer"]
+COLUMNS = ["part", "table", "row", "rep", "metric", "value"]
+
+
+def collect(args):
+    print(*COLUMNS, sep="\t")
+    for key, _, value in (meta.partition("=") for meta in args.meta):
+        print("meta", "0", "", "0", key, value, sep="\t")
+    for path in args.outputs:
+        part = path.rsplit("/", 1)[-1].removesuffix(".out").removeprefix("distro-bench-")
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                lines = f.read().replace("\r", "").splitlines()
+        except OSError as e:
+            print(f"bench-report: {path}: {e}", file=sys.stderr)
+            continue
+        for line in lines:
+            if not line.strip().startswith("table="):
+                continue
+            words = [w.split("=", 1) for w in line.split() if "=" in w]
+            keys = [k for k, _ in words]
+            if "rep" in keys:
+                cut = keys.index("rep")
+                rep, metrics = words[cut][1], words[cut + 1:]
+            else:  # "skipped=1 reason=..." lines have no rep: the row ends there.
+                cut = keys.index("skipped") if "skipped" in keys else len(words)
+                rep, metrics = "0", words[cut:]
+            row = ",".join(f"{k}={v}" for k, v in words[1:cut])
+            for metric, value in metrics:
+                print(part, words[0][1], row, rep, metric, value, sep="\t")
+
+
+def nums(values):
+    """The finite numbers among a metric's values."""
+    res = []
+    for v in values or []:
+        try:
+            res.append(float(v))
+        except ValueError:
+            pass
+    return [x for x in res if math.isfinite(x)]
+
+
+def med(values):
+    v = nums(values)
+    return statistics.median(v) if v else None
+
+
+def num(x):
+    if x is None:
+        return "-"
+    ax = abs(x)
+    return f"{x:.0f}" if ax >= 100 or ax == int(ax) else f"{x:.1f}" if ax >= 10 else f"{x:.2f}"
+
+
+def cell(values, scale=1.0):
+    """'median (min-max)' of a metric's repetitions."""
+    v = [x * scale for x in nums(values)]
+    if not v:
+        return "-"
+    m, lo, hi = statistics.median(v), min(v), max(v)
+    return num(m) if lo == hi else f"{num(m)} ({num(lo)}-{num(hi)})"
+
+
+def ratio(x, ref):
+    if x is None or ref is None or ref == 0:
+        return "-"
+    r = x / ref
+    return f"{r:.2f}x" if r < 10 else f"{r:.0f}x"
+
+
+def paired(xs, refs):
+    """x / ref of every repetition: its two rows ran a moment apart."""
+    return [a / b for a, b in zip(xs, refs) if b]
+
+
+def goal(what, rs, op=">=", bound=1, big=math.inf):
+    """A row of a goals grid: the median of the ratios rs; no decimals from big up."""
+    if not rs:
+        return [what, "-", "-", f"{op} {bound:g}", "no data"]
+    r, lo, hi = statistics.median(rs), min(rs), max(rs)
+    fmt = "{:.0f}".format if hi >= big else "{:.2f}".format
+    return [what, f"{r:.0f}" if r >= big else f"{r:.2f}", f"{fmt(lo)}-{fmt(hi)}",
+            f"{op} {bound:g}", "met" if (r >= bound if op == ">=" else r <= bound) else "NOT met"]
+
+
+def ordered(entries, order=FACS, key=lambda d: d.get("facility")):
+    """(row dict, metrics) entries by their facility's (or key's) place in order, others last."""
+    rank = {k: i for i, k in enumerate(order)}
+    return sorted(entries, key=lambda e: rank.get(key(e[0]), 99))
+
+
+def skipped(d, dashes, what="skipped"):
+    """The row of a facility that skipped a table."""
+    return [d.get("facility", "?"), what] + ["-"] * dashes
+
+
+# The cells of a table row: functions of its row dict d, its metrics m and tw,
+# the metrics of the row of twheel it is compared with.
+def facility(d, m, tw): return d["facility"]
+def pending(d, m, tw): return f"{int(d['pending']):,}"
+def spread(key, scale=1.0): return lambda d, m, tw: cell(m.get(key), scale)
+def median(key): return lambda d, m, tw: num(med(m.get(key)))
+def vs(key): return lambda d, m, tw: ratio(med(m.get(key)), med(tw and tw.get(key)))
+def total(key): return lambda d, m, tw: f"{sum(nums(m.get(key))):.0f}"
+
+
+LATENCY = [("p50 us", spread("p50_us")), ("p99 us", spread("p99_us")), ("max us", spread("max_us"))]
+LATENCY_VS = [("p50 vs twheel", vs("p50_us")), ("p99 vs twheel", vs("p99_us"))]
+
+# (facility, chunk) -> (name, calls per timer) of table 7's rows; in the order printed
+T7_NAMES = {
+    ("twheel_info_floor", "64"): ("floor: 2 x TWHEEL_IOC_INFO", 2),
+    ("twheel_ioctl", "64"): ("twheel SCHEDULE + CANCEL ioctls", 2),
+    ("twheel_ioctl", "1"): ("twheel SCHEDULE + CANCEL, one timer at a time", 2),
+    ("twheel_batch", "64"): ("twheel BATCH of 64 (x2)", 2),
+    ("twheel_batch", "1024"): ("twheel BATCH of 1024 (x2)", 2),
+    ("timerfd", "64"): ("timerfd_settime arm + disarm", 2),
+    ("timerfd", "1"): ("timerfd_settime arm + disarm, one at a time", 2),
+    ("posix_timer", "64"): ("timer_settime arm + disarm", 2),
+    ("io_uring", "64"): ("io_uring TIMEOUT + TIMEOUT_REMOVE, 64 per submit", 2),
+    ("twheel_modify", "64"): ("re-arm a pending one: twheel MODIFY", 1),
+    ("timerfd_rearm", "64"): ("re-arm a pending one: timerfd_settime", 1),
+    ("io_uring_update", "64"): ("re-arm a pending one: io_uring TIMEOUT_UPDATE, 64 per submit", 1),
+    ("twheel_extend", "64"): ("push back a pending one: a store to twheel's mapping", 1),
+}
+
+# The goals of the fast path (issue 12): (what, x, ref, >= or <=, bound) of the
+# figure x / ref, rows "facility chunk" of table 7; ref None: table 1's twheel, 1,000 pending.
+T7_GOALS = [
+    ("BATCH of 64, timerfd arm + disarm / twheel", "timerfd 64", "twheel_batch 64", ">=", 3),
+    ("BATCH of 64, io_uring 64 per submit / twheel", "io_uring 64", "twheel_batch 64", ">=", 2),
+    ("BATCH of 64, twheel / in-kernel arm + cancel (table 1, 1k pending)", "twheel_batch 64",
+     None, "<=", 2),
+    ("BATCH of 1024 / BATCH of 64, per timer", "twheel_batch 1024", "twheel_batch 64", "<=", 1),
+    ("single ioctls, timerfd / twheel (64 at a time)", "timerfd 64", "twheel_ioctl 64", ">=", 1),
+    ("single ioctls, timerfd / twheel (one at a time)", "timerfd 1", "twheel_ioctl 1", ">=", 1),
+    ("re-arm, timerfd_settime / twheel MODIFY", "timerfd_rearm 64", "twheel_modify 64", ">=", 1.2),
+    ("push back, timerfd_settime / twheel store", "timerfd_rearm 64", "twheel_extend 64", ">=",
+     100),
+    ("push back, io_uring TIMEOUT_UPDATE / twheel store", "io_uring_update 64", "twheel_extend 64",
+     ">=", 1),
+]
+
+
+class Raw:
+    """A raw TSV: meta key -> value, (table, row) -> metric -> [values in rep order]."""
+
+    def __init__(self, path):
+        self.meta, self.rows = {}, {}
+        with open(path, encoding="utf-8") as f:
+            if f.readline().rstrip("\n").split("\t") != COLUMNS:
+                sys.exit(f"bench-report: {path}: not a bench TSV")
+            for cols in (line.rstrip("\n").split("\t") for line in f):
+                if len(cols) != len(COLUMNS):
+                    continue
+                part, table, row, _, metric, value = cols
+                if part == "meta":
+                    self.meta[metric] = value
+                else:
+                    self.rows.setdefault((int(table), row), {}).setdefault(metric, []).append(value)
+
+    def select(self, n, **want):
+        """[(row dict, metrics)] of the rows of table n with the keys and values want."""
+        rows = ((dict(kv.split("=", 1) for kv in row.split(",") if kv), m)
+                for (t, row), m in self.rows.items() if t == n)
+        return [(d, m) for d, m in rows if all(d.get(k) == str(v) for k, v in want.items())]
+
+    def find(self, n, **want):
+        """The metrics of the first of those rows, or None."""
+        return next((m for _, m in self.select(n, **want)), None)
+
+    def series(self, n, metric, **want):
+        return nums((self.find(n, **want) or {}).get(metric))
+
+    def first(self, n, key, **want):
+        """The first non-empty value of key in those rows, or None."""
+        return next((d[key] for d, _ in self.select(n, **want) if d.get(key)), None)
+
+    def keys(self, n, *names):
+        """The int values of names in the rows of table n that have names[0], sorted."""
+        return sorted({tuple(int(d[k]) for k in names) for d, _ in self.select(n) if names[0] in d})
+
+    def by_keys(self, n, *names, order=None):
+        """The rows of table n grouped by keys(), by facility in each group."""
+        return [e for key in sorted(self.keys(n, *names), key=order)
+                for e in ordered(self.select(n, **dict(zip(names, key))))]
+
+
+class Report(Raw):
+    """The tables of a raw TSV, as text or in markdown."""
+
+    def __init__(self, path, markdown):
+        super().__init__(path)
+        self.markdown, self.missing = markdown, []
+
+    def note(self, text):
+        print(("\n" if self.markdown else "   ") + text)
+
+    def grid(self, n, head, rows):
+        if not rows:
+            self.missing.append(n)
+            print("_(no data)_" if self.markdown else "   (no data)")
+        elif self.markdown:
+            for r in [head, None] + rows:
+                print("|" + "---|" * len(head) if r is None else "| " + " | ".join(r) + " |")
+        else:
+            width = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+            fmt = "   " + "  ".join(f"{{:<{w}}}" for w in width)
+            for r in [head, ["-" * w for w in width]] + rows:
+                print(fmt.format(*r))
+
+    def table(self, n, title, question, cols, entries, ref=None, skip=lambda d, m: None):
+        """Table n: a row per (row dict d, metrics m) of entries, a cell per (head, function)
+        of cols; ref: twheel's metrics, or a function of d that finds them; skip(d, m): the
+        row of a skipped d."""
+        print(f"\n### Table {n}: {title}\n\n{question}\n" if self.markdown else
+              f"\n== Table {n}: {title}\n   {question}")
+
+        def cells(d, m):
+            tw = ref(d) if callable(ref) else ref
+            return [f(d, m, tw) for _, f in cols]
+
+        self.grid(n, [head for head, _ in cols], [skip(d, m) or cells(d, m) for d, m in entries])
+
+    def table1(self):
+        self.table(1, "schedule + cancel, one CPU",
+                   "ns per timer (twheel_schedule+twheel_cancel, mod_timer+timer_delete, "
+                   "hrtimer_start+hrtimer_cancel) with N other timers pending. "
+                   "Does twheel stay flat while hrtimer grows?",
+                   [("pending", pending), ("facility", facility),
+                    ("ns/timer, median (min-max)", spread("ns_per_op")),
+                    ("vs twheel", vs("ns_per_op")), ("arm alone", median("arm_ns")),
+                    ("re-arm pending", median("rearm_ns")), ("cancel alone", median("cancel_ns"))],
+                   self.by_keys(1, "pending"),
+                   ref=lambda d: self.find(1, facility="twheel", pending=d["pending"]))
+        prim = [f"{d['name']} {num(med(m.get('ns')))}" for d, m in self.select(1, item="primitive")]
+        if prim:
+            self.note("What the building blocks cost in this VM, ns each: " + ", ".join(prim) + ".")
+
+    def table2(self):
+        self.table(2, "armed on one CPU, cancelled on another",
+                   "ns per timer: arm on CPU A + cancel on CPU B + the work the cancel "
+                   "leaves on A (twheel: the cancelled timers wait on A's submission "
+                   "list, without a kick, for its wheel's next run; each repetition "
+                   "ends by forcing that run, and its time is spread over the "
+                   "repetition's timers). batch: timers per handoff.",
+                   [("batch", lambda d, m, tw: d["batch"]), ("pending", pending),
+                    ("facility", facility), ("total ns/timer", spread("ns_per_op")),
+                    ("arm A", median("arm_ns")), ("cancel B", median("cancel_ns")),
+                    ("drain A", median("drain_ns")), ("vs twheel", vs("ns_per_op"))],
+                   self.by_keys(2, "batch", "pending", order=lambda k: (-k[0], k[1])),
+                   ref=lambda d: self.find(2, facility="twheel", pending=d["pending"],
+                                           batch=d["batch"]))
+        kicks = [int(v) for _, m in self.select(2, facility="twheel")
+                 for v in m.get("kicks_seen", []) if v.isdigit()]
+        if kicks:
+            self.note(f"twheel: rounds in which A's wheel softirq was already raised when the "
+                      f"remote cancels were done (a kick would raise it): {sum(kicks)}, over "
+                      f"{len(kicks)} repetitions of all rows; a timer of A's falling due "
+                      "raises it too.")
+
+    def table3(self):
+        n = self.first(3, "timers") or "?"
+        self.table(3, f"{int(n):,} timers expiring in the same granule" if n != "?" else "expiry",
+                   "CPU time per expired timer (all the time a task on that CPU lost), and the "
+                   "longest single stretch the expiry took the CPU away from it.",
+                   [("facility", facility), ("ns/expired timer", spread("ns_per_timer")),
+                    ("vs twheel", vs("ns_per_timer")),
+                    ("longest run ms", spread("max_run_us", 1e-3)), ("vs twheel", vs("max_run_us")),
+                    ("all done after ms", spread("span_us", 1e-3)),
+                    ("first callback late ms", spread("first_late_us", 1e-3))],
+                   ordered(e for e in self.select(3) if "timers" in e[0]),
+                   self.find(3, facility="twheel", timers=n))
+        dbg = self.find(3, facility="twheel", item="debugfs")
+        if dbg:
+            self.note(f"twheel's own count (debugfs max_batch): at most "
+                      f"{num(med(dbg.get('max_batch')))} expiries in one run of a wheel "
+                      "(expire_batch); it re-arms at once for the rest.")
+        if dbg and dbg.get("advance_ns_per_timer"):
+            self.note("Where twheel's wheel runs spent their time, per expired timer over the "
+                      f"whole run ({num(med(dbg.get('expired')))} expiries): advancing the wheel "
+                      f"{num(med(dbg.get('advance_ns_per_timer')))} ns, claiming, running and "
+                      f"finishing the due timers {num(med(dbg.get('expire_ns_per_timer')))} ns; "
+                      "the rest of ns/expired timer is the softirq and hrtimer around the runs.")
+
+    def goals13(self):
+        """The goals of the in-kernel hot path (issue 13), from tables 1-3 and 6."""
+        def ratios(n, metric, peer, **want):  # peer / twheel
+            return paired(self.series(n, metric, facility=peer, **want),
+                          self.series(n, metric, facility="twheel", **want))
+
+        goals, pend = [], [n for n, in self.keys(1, "pending")]
+        for n in pend:
+            goals.append((f"arm + cancel, timer_list / twheel, {n:,} pending",
+                          ratios(1, "ns_per_op", "timer_list", pending=n)))
+        if pend:
+            low, top = pend[0], pend[-1]
+            goals.append((f"arm + cancel, hrtimer / twheel, {top:,} pending",
+                          ratios(1, "ns_per_op", "hrtimer", pending=top), ">=", 3))
+            for n in (low, top):
+                goals += [(f"arm alone, mod_timer / twheel_schedule, {n:,} pending",
+                           ratios(1, "arm_ns", "timer_list", pending=n)),
+                          (f"re-arm pending, mod_timer / twheel_schedule, {n:,} pending",
+                           ratios(1, "rearm_ns", "timer_list", pending=n))]
+            goals.append((f"growth of twheel's arm + cancel, {low:,} -> {top:,} pending",
+                          paired(self.series(1, "ns_per_op", facility="twheel", pending=top),
+                                 self.series(1, "ns_per_op", facility="twheel", pending=low)),
+                          "<=", 1.10))
+        n3 = self.first(3, "timers")
+        if n3:
+            goals += [("expiry, timer_list / twheel, ns per expired timer",
+                       ratios(3, "ns_per_timer", "timer_list", timers=n3)),
+                      ("longest expiry stretch, timer_list / twheel",
+                       ratios(3, "max_run_us", "timer_list", timers=n3))]
+        for fac in ("timer_list", "hrtimer"):
+            goals.append((f"remote cancel, {fac} / twheel, all rows of table 2",
+                          [r for batch, n in self.keys(2, "batch", "pending")
+                           for r in ratios(2, "cancel_ns", fac, pending=n, batch=batch)]))
+        size = self.series(6, "sizeof", facility="twheel",
+                           timers=self.first(6, "timers", facility="twheel"))
+        if size:
+            goals.append(("sizeof(struct twheel_timer) / 64 bytes", [size[0] / 64], "<=", 1))
+        self.grid(3, ["goal (issue 13)", "ratio", "per repetition", "goal", ""],
+                  [goal(what, rs, *bound) for what, rs, *bound in goals])
+        self.note("Ratios are peer / twheel (above 1: twheel cheaper), paired by "
+                  "repetition; growth and size are twheel's own.")
+
+    def table4(self):
+        def most_early(d, m, tw):
+            least = min(nums(m.get("min_us")), default=0)
+            return num(-least) if least < 0 else "-"
+
+        n = self.first(4, "timers")
+        self.table(4, f"lateness, {int(n):,} timers pending" if n else "lateness",
+                   "How late callbacks run after their deadline (delays 1 ms - 2 s, "
+                   "log-uniform), and how many ran early (must be 0 for twheel).",
+                   [("facility", facility), *LATENCY, ("early (all reps)", total("early")),
+                    ("most early us", most_early), *LATENCY_VS],
+                   ordered(self.select(4)), self.find(4, facility="twheel", timers=n))
+
+    def table5(self):
+        names = {"none": "no timers", "netty_tick": "Netty-style tick (1 granule)"}
+        self.table(5, "interrupts on an idle CPU",
+                   "Local timer interrupts per second on an otherwise idle CPU, with no timers, "
+                   "with far-future timers (1-16 h) of each facility armed on it, and with a "
+                   "Netty-style wheel: an hrtimer that ticks every granule.",
+                   [("timers", lambda d, m, tw: names.get(d["facility"], d["facility"])),
+                    ("pending", lambda d, m, tw: f"{int(d.get('timers', 0)):,}"
+                     if int(d.get("timers", 0)) else "-"),
+                    ("interrupts/s", spread("irqs_per_s")), ("vs twheel", vs("irqs_per_s"))],
+                   ordered([e for e in self.select(5) if "facility" in e[0]],
+                           ["none", "twheel", "timer_list", "hrtimer", "netty_tick"]),
+                   self.find(5, facility="twheel"))
+
+    def table6(self):
+        # The first twheel_work_timer row ends the grid: its struct and slab object only.
+        work = [(d, {k: v for k, v in m.items() if k in ("sizeof", "slab_object")})
+                for d, m in self.select(6, facility="twheel_work_timer")][:1]
+        self.table(6, "memory",
+                   "Bytes per timer: the struct, the slab object it takes when allocated alone, "
+                   "and the slab growth measured for 1M of them; arming allocates nothing more.",
+                   [("timer", facility), ("sizeof", median("sizeof")),
+                    ("slab object", median("slab_object")),
+                    ("measured bytes/timer", median("slab_per_timer")),
+                    ("extra when armed", median("armed_extra")),
+                    ("vs twheel", vs("slab_per_timer"))],
+                   ordered(e for e in self.select(6) if "timers" in e[0]) + work,
+                   self.find(6, facility="twheel",
+                             timers=self.first(6, "timers", facility="twheel")))
+        per = []
+        wheel = self.find(6, facility="twheel", item="wheel") or {}
+        twcpu = float(self.meta.get("twheel_cpu_bytes", 0) or 0)
+        levels, buckets = med(wheel.get("levels")), med(wheel.get("buckets"))
+        if levels and buckets:
+            bitmap = math.ceil(levels * buckets / 64) * 8
+            per.append(["twheel", num(twcpu + levels * buckets * 16 + bitmap),
+                        f"struct twheel_cpu {num(twcpu)} + {num(levels)} levels x "
+                        f"{num(buckets)} buckets x 16 + bitmap {num(bitmap)}"])
+        tb = self.find(6, facility="kernel", item="timer_bases")
+        if tb:
+            per.append(["timer_list", num(med(tb.get("bytes"))),
+                        "timer_bases: 3 timer_base (kallsyms); always there"])
+        hb = (self.find(6, facility="kernel", item="hrtimer_bases") or
+              self.find(6, facility="hrtimer", item="percpu"))
+        if hb:
+            per.append(["hrtimer", num(med(hb.get("bytes"))),
+                        "hrtimer_bases: struct hrtimer_cpu_base; always there"])
+        if per:
+            self.note("Per CPU:" + ("\n" if self.markdown else ""))
+            self.grid(6, ["facility", "bytes per CPU", "what"], per)
+        load = self.find(6, facility="twheel", item="load")
+        if load:
+            self.note(f"Loading twheel.ko: slab +{num(med(load.get('slab_kib')))} KiB, vmalloc +"
+                      f"{num(med(load.get('vmalloc_kib')))} KiB, module "
+                      f"{num(med(load.get('module_bytes')))} bytes.")
+
+    def table7(self):
+        single = self.find(7, facility="twheel_ioctl")
+        modify = self.find(7, facility="twheel_modify")
+        b64 = self.find(7, facility="twheel_batch", chunk=64)
+        floor = med(self.series(7, "ns_per_op", facility="twheel_info_floor"))
+
+        def name(d):
+            return T7_NAMES.get((d["facility"], d["chunk"]), (f"{d['facility']} x{d['chunk']}", 2))
+
+        def series(row):
+            fac, chunk = row.split()
+            return self.series(7, "ns_per_op", facility=fac, chunk=chunk)
+
+        self.table(7, "schedule + cancel from userspace",
+                   "ns per timer (arm, then cancel/disarm), random delays 100 ms - 109 min; "
+                   "timerfds and POSIX timers created beforehand. No unbatched call can beat "
+                   "the floor.",
+                   [("method", lambda d, m, tw: name(d)[0]), ("ns/timer", spread("ns_per_op")),
+                    ("vs twheel ioctl", vs("ns_per_op")),
+                    ("vs twheel batch 64",
+                     lambda d, m, tw: vs("ns_per_op")(d, m, b64) if name(d)[1] == 2 else "-"),
+                    ("vs floor", lambda d, m, tw: ratio(med(m.get("ns_per_op")),
+                                                        floor * name(d)[1] / 2 if floor else None)),
+                    ("fired first", total("fired"))],
+                   ordered(self.select(7), T7_NAMES,
+                           key=lambda d: (d.get("facility"), d.get("chunk"))),
+                   ref=lambda d: single if name(d)[1] == 2 else modify,
+                   skip=lambda d, m: "chunk" not in d and skipped(
+                       d, 4, "skipped: " + ",".join(m.get("reason", []))))
+        self.note("Re-arm rows: one call per timer, compared with twheel MODIFY and with one "
+                  "TWHEEL_IOC_INFO (half the floor).")
+        t1 = self.series(1, "ns_per_op", facility="twheel", pending=1000)
+        self.grid(7, ["goal (issue 12)", "ratio", "per repetition", "goal", ""],
+                  [goal(what, paired(series(x), series(ref) if ref else t1), op, bound, big=10)
+                   for what, x, ref, op, bound in T7_GOALS])
+        self.note("Goal ratios are paired: each repetition's two rows ran a moment apart; the "
+                  "median of the repetitions' ratios (table 1's repetitions for its row).")
+
+    def table8(self):
+        tw = self.find(8, facility="twheel")
+        self.table(8, "from the deadline to userspace",
+                   "us from a timer's deadline until a thread blocked in epoll_wait (twheel's "
+                   "eventfd, a timerfd) or io_uring_wait_cqe has the expiry; delays 2-12 ms.",
+                   [("facility", facility), *LATENCY, ("early", total("early")), *LATENCY_VS],
+                   self.select(8), tw, skip=lambda d, m: "samples" not in d and skipped(d, 5))
+        if tw and tw.get("fired_p50_us"):
+            self.note(f"twheel from the moment its wheel ran the expiry (the record's fired time) "
+                      f"to the reader: p50 {cell(tw.get('fired_p50_us'))} us, "
+                      f"p99 {cell(tw.get('fired_p99_us'))} us.")
+
+    def table9(self):
+        mem = med((self.find(0, part="scale") or {}).get("mem_kib"))
+        # A skipped row is a cell short: the text grid then drops the last column.
+        self.table(9, "most pending timers in one process" +
+                   (f", {mem / 1024:.0f} MiB VM" if mem else ""),
+                   "Timers armed (1 h away) until free memory falls to 64 MiB or the facility "
+                   "refuses; the kernel memory they took (MemFree and Slab deltas).",
+                   [("facility", facility), ("timers", spread("timers")),
+                    ("vs twheel", vs("timers")),
+                    ("stopped by", lambda d, m, tw: ",".join(sorted(set(m.get("stop", []))))),
+                    ("kernel MiB", spread("kernel_kib", 1 / 1024)),
+                    ("bytes/timer", spread("bytes_per_timer")), ("fill s", spread("seconds")),
+                    ("teardown s", spread("teardown_s"))],
+                   self.select(9), self.find(9, facility="twheel"),
+                   skip=lambda d, m: "skipped" in m and skipped(d, 5))
+
+    def report(self, elapsed):
+        m, info = self.meta, self.find(0, part="main") or {}
+        head = (f"twheel benchmarks, {m.get('date', '?')}, kernel {m.get('kernel', '?')}, "
+                f"accelerator {m.get('accel', '?')}, commit {m.get('commit', '?')}")
+        vm = (f"guest: {num(med(info.get('cpus')))} vCPUs, "
+              f"{num((med(info.get('mem_kib')) or 0) / 1024)} MiB, clocksource "
+              f"{(info.get('clocksource') or ['?'])[0]}; host: {m.get('host_cpus', '?')} x "
+              f"{m.get('host_cpu', '?').replace('_', ' ')}, load {m.get('host_load', '?')} "
+              "at the start")
+        print(f"{head}.  \n{vm}." if self.markdown else f"{head}\n{vm}")
+        sep = "\n" if self.markdown else ""
+        accel = m.get("accel", "?")
+        if accel != "kvm":
+            print(sep + ("> " if self.markdown else "") +
+                  f"Under {accel.upper()} emulation absolute times mean little: every "
+                  "instruction, timer interrupt and IPI is emulated. Compare the ratios of rows "
+                  "measured in the same run.")
+        print(sep + "Figures: median over the repetitions (min-max in parentheses); \"vs twheel\" "
+              "= this row / twheel's row (below 1: cheaper or better than twheel).")
+        for table in (self.table1, self.table2, self.table3, self.goals13, self.table4,
+                      self.table5, self.table6, self.table7, self.table8, self.table9):
+            table()
+        done = self.find(0, done=1) or {}
+        extra = [f"make bench wall time: {elapsed} s"] if elapsed else []
+        if done.get("seconds"):
+            extra.append(f"in-kernel tables: {done['seconds'][0]} s")
+        if done.get("stray_callbacks"):
+            extra.append(f"stray callbacks: {done['stray_callbacks'][0]}")
+        if done.get("cut_short") and done["cut_short"][0] != "0":
+            extra.append("the in-kernel run was CUT SHORT (time_limit)")
+        if extra:
+            print("\n" + "; ".join(extra) + ".")
+        if self.missing:
+            print("\nbench-report: no data for table(s) "
+                  f"{', '.join(map(str, sorted(set(self.missing))))}", file=sys.stderr)
+        return 1 if self.missing else 0
+
+
+def compare(args):
+    old, new = Raw(args.old), Raw(args.new)
+    print(f"old: {old.meta.get('date', '?')} {old.meta.get('commit', '?')}   "
+          f"new: {new.meta.get('date', '?')} {new.meta.get('commit', '?')}")
+    print(f"{'table':<5} {'row':<52} {'metric':<16} {'old':>10} {'new':>10} {'new/old':>8}")
+    for key, metrics in new.rows.items():
+        if key not in old.rows:
+            continue
+        for metric, values in metrics.items():
+            a, b = med(old.rows[key].get(metric)), med(values)
+            if a is not None and b is not None:
+                print(f"{key[0]:<5} {key[1][:52]:<52} {metric[:16]:<16} {num(a):>10} "
+                      f"{num(b):>10} {ratio(b, a):>8}")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("collect")
+    c.add_argument("--meta", action="append", default=[])
+    c.add_argument("outputs", nargs="*")
+    r = sub.add_parser("report")
+    r.add_argument("--markdown", action="store_true")
+    r.add_argument("--elapsed")
+    r.add_argument("raw")
+    k = sub.add_parser("compare")
+    k.add_argument("old")
+    k.add_argument("new")
+    args = ap.parse_args()
+    if args.cmd == "collect":
+        return collect(args) or 0
+    if args.cmd == "report":
+        return Report(args.raw, args.markdown).report(args.elapsed)
+    return compare(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
