@@ -2,7 +2,7 @@
 /*
  * twheel_stall: the scenarios that once kept one CPU busy with interrupts
  * off for as long as it took to handle every timer, for the abuse tests of
- * tests/vm/guest/check.sh. They read the longest interrupts-off section
+ * tests/vm/guest/run.sh. They read the longest interrupts-off section
  * from the irqsoff tracer around each step; this module only sets the
  * scene, one step per write to its "cmd" parameter:
  *

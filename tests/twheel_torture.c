@@ -2,7 +2,7 @@
 /*
  * twheel_torture: torture test of twheel's in-kernel API.
  *
- * Run by tests/vm/guest/reliability.sh (make check, make torture, make
+ * Run by tests/vm/guest/run.sh (make check, make torture, make
  * kcsan), usually while tests/userspace/twheel_torture hammers /dev/twheel.
  * Everything happens in module init, which returns when the run is over:
  * 0 if every check passed, -EIO if one failed (the kernel log says which).

@@ -22,8 +22,8 @@
  *    with EAGAIN after 20 ms instead of sleeping.
  * Every other call goes through untouched.
  *
- * Built as a shared object by tests/vm/torture.sh, copied into the guest
- * with trinity and the libc it needs; see tests/vm/guest/reliability.sh.
+ * Built as a shared object by tests/vm/vm.sh, copied into the guest
+ * with trinity and the libc it needs; see tests/vm/guest/run.sh.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * twheel_abuse: what one local user can cost the machine through
- * /dev/twheel (mode 0666), measured in the VM by tests/vm/guest/check.sh.
+ * /dev/twheel (mode 0666), measured in the VM by tests/vm/guest/run.sh.
  * Each mode prints its figures as "# " lines and exits 0 if the bound
  * holds, 1 if not, 2 if it could not run.
  *
