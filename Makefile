@@ -150,7 +150,7 @@ fuzz: setup-host
 	@$(VM_RUN) fuzz debug --duration $(or $(DURATION),10m)
 
 kcsan: setup-host
-	@tests/vm/kcsan.sh $(if $(DURATION),--duration $(DURATION))
+	@tests/vm/kcsan.sh $(or $(DURATION),3m)
 
 dkms: setup-host
 	@tests/vm/dkms.sh

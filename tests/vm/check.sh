@@ -2,9 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make check: build everything, check it on the host, boot every kernel.
-#
 # Environment (the Makefile passes its variables of the same names):
-#   KERNELS="distro distro61 debug"  the kernels (tests/vm/vm.sh)
+#   KERNELS="distro distro61 debug"  the kernels (tests/vm/lib.sh)
 #   T=<filter>      only the tests whose name contains <filter>: twheel_test
 #                   gets it as argv[1], KUnit as filter_glob "*.*<filter>*"
 #                   (or <filter> itself if it has a '.'), the debug guest's
@@ -12,38 +11,34 @@
 #   KUNIT_GLOB=<glob>  KUnit's filter_glob, overriding the one from T
 #   STYLE=0         skip checkpatch
 #   TWHEEL_ACCEL=kvm|tcg  skip the KVM probe
-#
 # Every result is a "PASS|FAIL|SKIP name [# why]" line of
 # build/logs/results.txt; the last line printed is "N passed, N failed".
-# Exit status 1 on any failure.
 set -euo pipefail
 
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-KERNELS=${KERNELS:-distro distro61 debug}
 LOGS=$TWHEEL_BUILD/logs
 VM=$TWHEEL_ROOT/tests/vm
 export TWHEEL_RESULTS=$LOGS/results.txt
 TIMINGS=$LOGS/timings.txt
 
-# step NAME COMMAND...: one result, NAME, from the command's exit status;
-# with --ktap the command's output is KTAP with a result per test.
+# step [--ktap] NAME COMMAND...: one result, NAME, from the command's exit
+# status; with --ktap, one per test of the command's KTAP output.
 step() {
 	local ktap=0 name t0 rc=0 log
 	[ "$1" != --ktap ] || { ktap=1; shift; }
 	name=$1
-	shift
 	log=$LOGS/$name.txt
+	shift
 	t0=$(now)
 	"$@" >"$log" 2>&1 || rc=$?
 	echo "$name $(($(now) - t0))s" >>"$TIMINGS"
 	if [ "$ktap" = 1 ]; then
 		python3 "$VM/ktap.py" "$name" "$log" | tee -a "$TWHEEL_RESULTS" | grep -v '^PASS' || true
-		# A failure that is not a test's: a script that stopped.
-		if [ "$rc" -ne 0 ] && ! grep -q '^not ok' "$log"; then
+		# A failure that is not a test's: the script stopped.
+		[ "$rc" -eq 0 ] || grep -q '^not ok' "$log" ||
 			echo "FAIL $name # status $rc: $(tail -n1 "$log")" | tee -a "$TWHEEL_RESULTS"
-		fi
 	elif [ "$rc" -eq 0 ]; then
 		echo "PASS $name" >>"$TWHEEL_RESULTS"
 	else
@@ -53,81 +48,62 @@ step() {
 	return "$rc"
 }
 
+# The guest of kernel $1; its results go to $TWHEEL_RESULTS.
 vm() {
-	local k=$1 glob=${KUNIT_GLOB:-} t0 rc=0
+	local glob=${KUNIT_GLOB:-} t0
 	local -a args=(--no-build)
-	[ -n "$glob" ] || case "${T:-}" in
-		"") ;;
-		*.*) glob=$T ;;
-		*) glob="*.*$T*" ;;
-		esac
+	[ -n "$glob" ] || [ -z "${T:-}" ] || case "$T" in *.*) glob=$T ;; *) glob="*.*$T*" ;; esac
 	[ -z "${T:-}" ] || args+=(--env "TWHEEL_TEST_FILTER=$T")
 	[ -z "$glob" ] || args+=(--env "TWHEEL_KUNIT_GLOB=$glob")
 	t0=$(now)
-	"$VM/vm.sh" check "$k" "${args[@]}" 2>&1 || rc=$?
-	echo "vm-$k $(($(now) - t0))s" >>"$TIMINGS"
-	return "$rc"
+	"$VM/vm.sh" check "$1" "${args[@]}" 2>&1 || true
+	echo "vm-$1 $(($(now) - t0))s" >>"$TIMINGS"
 }
 
-main() {
-	local k t0 debug='' bg=''
-	exec 2>&1
-	t0=$(now)
-	mkdir -p "$LOGS"
-	: >"$TWHEEL_RESULTS"
-	: >"$TIMINGS"
-	TWHEEL_ACCEL=$(accel_args | sed 's/-accel \([a-z]*\).*/\1/')
-	export TWHEEL_ACCEL
-	msg "accelerator: $TWHEEL_ACCEL"
-	for k in $KERNELS; do
-		case "$k" in
-		debug) step kernel-debug "$VM/build-kernel.sh" debug.config && debug=$(tail -n1 "$LOGS/kernel-debug.txt") ;;
-		distro | distro61) ;;
-		*) die "KERNELS: unknown kernel '$k' (distro, distro61, debug)" ;;
-		esac
-	done
-	built=
-	for k in $KERNELS; do
-		step "build-$k" "$VM/build-modules.sh" "$k" "$(kernel_kdir "$k")" && built+=" $k"
-	done
-	step build-userspace make -s -C "$TWHEEL_ROOT" userspace || true
-	step --ktap lib-check env TWHEEL_LIBTWHEEL_EXAMPLE_OUT="$TWHEEL_BUILD/userspace/libtwheel_example" \
-		make -s -C "$TWHEEL_ROOT" lib-check || true
-	# The debug kernel's guest takes longest: it boots first, in the
-	# background, while the host steps and the other kernels' guests run.
-	case " $built " in
-	*" debug "*) vm debug >"$LOGS/vm-debug.txt" 2>&1 & bg=$! ;;
+exec 2>&1
+t0=$(now)
+bg=
+built=
+mkdir -p "$LOGS"
+: >"$TWHEEL_RESULTS"
+: >"$TIMINGS"
+TWHEEL_ACCEL=$(accel_args | sed 's/-accel \([a-z]*\).*/\1/')
+export TWHEEL_ACCEL
+msg "accelerator: $TWHEEL_ACCEL"
+for k in ${KERNELS:-distro distro61 debug}; do
+	case "$k" in distro | distro61 | debug) ;; *) die "KERNELS: unknown kernel '$k' (distro, distro61, debug)" ;; esac
+	[ "$k" != debug ] || step kernel-debug "$VM/build-kernel.sh" debug.config || continue
+	step "build-$k" "$VM/build-modules.sh" "$k" "$(kernel_kdir "$k")" && built+=" $k"
+done
+step build-userspace make -s -C "$TWHEEL_ROOT" userspace || true
+step --ktap lib-check env TWHEEL_LIBTWHEEL_EXAMPLE_OUT="$TWHEEL_BUILD/userspace/libtwheel_example" \
+	make -s -C "$TWHEEL_ROOT" lib-check || true
+# The debug kernel's guest takes longest: it boots first, in the
+# background, while the host steps and the other kernels' guests run.
+case "$built " in *" debug "*) vm debug >"$LOGS/vm-debug.txt" & bg=$! ;; esac
+step --ktap dkms "$VM/dkms.sh" || true
+if [ "${STYLE:-1}" = 0 ]; then
+	echo "SKIP style # STYLE=0" >>"$TWHEEL_RESULTS"
+else
+	step --ktap style "$VM/style.sh" "$(kernel_kdir debug)" || true
+fi
+# syzkaller/twheel.txt must describe uapi/twheel.h as it is.
+step syzkaller-description python3 "$TWHEEL_ROOT/syzkaller/check.py" || true
+for k in ${KERNELS:-distro distro61 debug}; do
+	case "$built " in
+	*" $k "*) [ "$k" = debug ] || vm "$k" ;;
+	*) echo "FAIL $k-check/boot # not built" >>"$TWHEEL_RESULTS" ;;
 	esac
-	step --ktap dkms "$VM/dkms.sh" || true
-	if [ "${STYLE:-1}" = 0 ]; then
-		echo "SKIP style # STYLE=0" >>"$TWHEEL_RESULTS"
-	else
-		step --ktap style "$VM/style.sh" "${debug:-$(kernel_kdir debug)}" || true
-	fi
-	# syzkaller/twheel.txt must describe uapi/twheel.h as it is.
-	step syzkaller-description python3 "$TWHEEL_ROOT/syzkaller/check.py" || true
-	for k in $KERNELS; do
-		case " $built " in
-		*" debug "*) [ "$k" != debug ] || continue ;;&
-		*" $k "*) vm "$k" || true ;;
-		*) echo "FAIL $k-check/boot # modules not built" >>"$TWHEEL_RESULTS" ;;
-		esac
-	done
-	if [ -n "$bg" ]; then
-		msg "waiting for the debug kernel's guest (output in $LOGS/vm-debug.txt)"
-		wait "$bg" || true
-		cat "$LOGS/vm-debug.txt"
-	fi
-	echo "total $(($(now) - t0))s" >>"$TIMINGS"
-	echo
-	echo "twheel: timings: $(tr '\n' ' ' <"$TIMINGS")"
-	if grep -q '^FAIL' "$TWHEEL_RESULTS"; then
-		echo "twheel: failed tests:"
-		sed -n 's/^FAIL /  /p' "$TWHEEL_RESULTS"
-	fi
-	echo "twheel: all results in $TWHEEL_RESULTS, logs in $LOGS/"
-	echo "$(grep -c '^PASS' "$TWHEEL_RESULTS") passed, $(grep -c '^FAIL' "$TWHEEL_RESULTS") failed"
-	! grep -q '^FAIL' "$TWHEEL_RESULTS" && grep -q '^PASS' "$TWHEEL_RESULTS"
-}
-
-main "$@"
+done
+if [ -n "$bg" ]; then
+	msg "waiting for the debug kernel's guest (output in $LOGS/vm-debug.txt)"
+	wait "$bg" || true
+	cat "$LOGS/vm-debug.txt"
+fi
+echo "total $(($(now) - t0))s" >>"$TIMINGS"
+echo
+echo "twheel: timings: $(tr '\n' ' ' <"$TIMINGS")"
+! grep -q '^FAIL' "$TWHEEL_RESULTS" || { echo "twheel: failed tests:"; sed -n 's/^FAIL /  /p' "$TWHEEL_RESULTS"; }
+echo "twheel: all results in $TWHEEL_RESULTS, logs in $LOGS/"
+echo "$(grep -c '^PASS' "$TWHEEL_RESULTS") passed, $(grep -c '^FAIL' "$TWHEEL_RESULTS") failed"
+! grep -q '^FAIL' "$TWHEEL_RESULTS" && grep -q '^PASS' "$TWHEEL_RESULTS"

@@ -12,7 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 main() {
-	local ver src f kdir k fail=0 n=0
+	local ver src kdir k fail=0 n=0
 	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$TWHEEL_ROOT/dkms.conf")
 	[ -n "$ver" ] || die "no PACKAGE_VERSION in dkms.conf"
 	command -v dkms >/dev/null || die "no dkms: run tests/vm/setup-host.sh"
@@ -20,10 +20,7 @@ main() {
 	dkms remove -m twheel -v "$ver" --all >/dev/null 2>&1 || true
 	rm -rf "$src"
 	mkdir -p "$src"
-	while IFS= read -r f; do
-		mkdir -p "$src/$(dirname "$f")"
-		cp -p "$TWHEEL_ROOT/$f" "$src/$f"
-	done < <(module_sources)
+	(cd "$TWHEEL_ROOT" && module_sources | cpio -pdm --quiet "$src")
 	cp -p "$TWHEEL_ROOT/dkms.conf" "$src/"
 	dkms add -m twheel -v "$ver" >/dev/null
 	for kdir in /lib/modules/*/build; do

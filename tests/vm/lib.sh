@@ -100,19 +100,12 @@ accel_args() {
 # and under tests/, samples/ and uapi/ (not userspace programs nor the
 # libtwheel tests of tests/lib/).
 module_sources() {
-	(
-		cd "$TWHEEL_ROOT" || exit
-		if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-			git ls-files --cached --others --exclude-standard -- \
-				'*.c' '*.h' 'Kbuild' 'tests/*' 'samples/*' 'uapi/*'
-		else
-			find . -path ./build -prune -o -type f -print | sed 's|^\./||'
-		fi
-	) | grep -E '^([^/]+|(tests|samples|uapi)/.+)$' |
-		grep -E '(\.c|\.h|(^|/)Kbuild)$' |
-		grep -vE '^(tools|tests/userspace|tests/lib|tests/vm|build)/' |
+	local f
+	(cd "$TWHEEL_ROOT" && { git ls-files -co --exclude-standard 2>/dev/null ||
+		find . -path ./build -prune -o -type f -print | sed 's|^\./||'; }) |
+		grep -E '^((tests|samples|uapi)/)?[^/]+(\.[ch]|/Kbuild|^Kbuild)$|^((tests|samples)/)?Kbuild$' |
 		while IFS= read -r f; do
-			[ -f "$TWHEEL_ROOT/$f" ] && echo "$f"
+			[ ! -f "$TWHEEL_ROOT/$f" ] || echo "$f"
 		done | sort -u
 }
 
@@ -132,18 +125,11 @@ console_problems() {
 }
 
 # One phrase naming the problem of a console log: the earliest report
-# (sanitizer, debugobjects, lockdep, WARN, BUG, kmemleak, ...) and the panic
-# it caused, if any.
+# (sanitizer, debugobjects, lockdep, WARN, BUG, ...) and the panic it caused.
 problem_cause() {
-	local log=$1 cause panic
-	cause=$(tr -d '\r' <"$log" | grep -aE "$KMSG_RE" | grep -aE "$CAUSE_RE" |
-		head -n1 | sed 's/^\[[^]]*\] *//') || true
-	panic=$(grep -a -m1 'Kernel panic' "$log" | tr -d '\r' | sed 's/^\[[^]]*\] *//') || true
-	if [ -n "$cause" ] && [ -n "$panic" ]; then
-		echo "$cause => $panic"
-	elif [ -n "$cause$panic" ]; then
-		echo "$cause$panic"
-	else
+	local cause panic
+	cause=$(console_problems "$1" | grep -aE "$CAUSE_RE" | head -n1 | sed 's/^\[[^]]*\] *//')
+	panic=$(console_problems "$1" | grep -a -m1 'Kernel panic' | sed 's/^\[[^]]*\] *//')
+	echo "${cause}${cause:+${panic:+ => }}${panic:-}" | grep . ||
 		echo "no kernel error in the console log"
-	fi
 }

@@ -8,25 +8,17 @@
 #                  [--env VAR=VALUE]... [--cmdline ARGS] [--timeout S]
 #                  [--no-build]
 #
-# MODE is the guest's (tests/vm/guest/run.sh): check, torture, fuzz, bench
-# or demo. KERNEL: distro (newest Debian 6.12), distro61 (Debian 12's
-# default 6.1), debug (tinyconfig + debug.config), kcsan (debug.config +
-# kcsan.config); the last two are built once and cached.
-#
-# Builds the modules for KERNEL (unless --no-build) and the static
-# programs, makes an initramfs (busybox, guest/init, guest/run.sh, the
-# modules and programs), boots it under QEMU and waits for the guest's
-# "TWHEEL-EXIT: N" line, at most --timeout s (default 1500, or twice
-# --duration plus 1200). A kernel that dies before /init runs (seen under
-# TCG: an int3 Oops while it patches its own code) is booted again, twice
-# at most. Then the results: tests/vm/ktap.py reads the guest's KTAP, and
-# two more come from the host: <name>/boot (the guest finished) and
-# <name>/console (no panic, WARN, sanitizer, lockdep or hung-task report
-# on the console; on the kcsan kernel KCSAN's reports are left to
-# tests/vm/kcsan.sh). They are printed and appended to $TWHEEL_RESULTS.
-#
-# Logs: build/logs/NAME.log (serial console), NAME.out (the guest script
-# alone, a second serial port). Exit status 0 iff nothing failed.
+# MODE is guest/run.sh's (check, torture, fuzz, bench, demo); KERNEL one of
+# lib.sh's kernel_kdir(). Builds the modules and the static programs
+# (unless --no-build), packs an initramfs, boots it (again, twice at most,
+# if the kernel dies before /init runs: seen under TCG, an int3 Oops while
+# it patches its own code) and waits for "TWHEEL-EXIT: N", at most
+# --timeout s (1500, or twice --duration + 1200). Results: the guest's KTAP
+# through ktap.py, plus NAME/boot and NAME/console (no panic, WARN,
+# sanitizer, lockdep or hung-task report; KCSAN's are kcsan.sh's),
+# printed and appended to $TWHEEL_RESULTS. Logs: build/logs/NAME.log (the
+# console) and NAME.out (the guest's second serial port, its output alone).
+# Exit status 0 iff nothing failed.
 set -euo pipefail
 
 # shellcheck source=tests/vm/lib.sh
@@ -94,10 +86,9 @@ guest_files() {
 initramfs() {
 	local root=$DIR/root src dst
 	rm -rf "$root"
-	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,run,root,etc,guest,twheel}
+	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,run,root,etc,twheel}
 	cp "${TWHEEL_BUSYBOX:-/bin/busybox}" "$root/bin/busybox"
-	install -m 0755 "$VM/guest/init" "$root/init"
-	install -m 0755 "$VM/guest/run.sh" "$root/guest/run.sh"
+	install -m 0755 "$VM/guest/run.sh" "$root/init"
 	# The kernel opens /dev/console before /init can mount devtmpfs.
 	mknod -m 0600 "$root/dev/console" c 5 1
 	mknod -m 0666 "$root/dev/null" c 1 3

@@ -1,8 +1,12 @@
-#!/bin/sh
+#!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# The guest side of every VM run (busybox sh): /init runs it with the mode
-# in TWHEEL_MODE (from the kernel command line, set by tests/vm/vm.sh):
+# The guest side of every VM run (busybox sh), /init of the initramfs that
+# tests/vm/vm.sh makes. As process 1 it mounts the pseudo filesystems, runs
+# itself again with its output on the console and on the second serial port
+# (which the host reads free of kernel messages), prints "TWHEEL-EXIT:
+# <status>" and powers off. The run does what TWHEEL_MODE says (VAR=VALUE
+# words of the kernel command line are in the environment):
 #
 #   check    make check: load, twheel_test, the libtwheel example, the
 #            abuse tests, KUnit, the sample consumer, unload, kmemleak; on
@@ -21,6 +25,29 @@
 # TWHEEL_TEST_FILTER (make check T=), TWHEEL_KUNIT_GLOB, TWHEEL_DURATION,
 # TWHEEL_KCSAN=1, TWHEEL_BENCH_{PART,REPS,SCALE_REPS,ARGS}.
 # Files: /twheel/*.ko, /bin/* (the static programs), /usr/bin/trinity.
+
+if [ "$$" = 1 ]; then
+	/bin/busybox mkdir -p /dev /proc /sys /tmp /run
+	/bin/busybox mount -t devtmpfs devtmpfs /dev
+	exec </dev/console >/dev/console 2>&1
+	/bin/busybox --install -s
+	export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+	mount -t proc proc /proc
+	mount -t sysfs sysfs /sys
+	mount -t debugfs debugfs /sys/kernel/debug
+	mount -t tmpfs tmpfs /tmp
+	mount -t tmpfs tmpfs /run
+	out=/dev/ttyS1
+	stty -F "$out" >/dev/null 2>&1 || out=/dev/null
+	echo "TWHEEL-BOOTED: $(uname -r) up $(cut -d' ' -f1 /proc/uptime)s, $(nproc) cpus" | tee "$out"
+	(cd /tmp && sh /init; echo $? >/tmp/.status) 2>&1 | tee "$out"
+	echo "TWHEEL-EXIT: $(cat /tmp/.status 2>/dev/null || echo 126)" | tee "$out"
+	sync
+	poweroff -f
+	# No ACPI power-off: the host kills the VM after the marker.
+	echo o >/proc/sysrq-trigger
+	sleep 60
+fi
 
 MODE=${TWHEEL_MODE:-check}
 KERNEL=${TWHEEL_KERNEL:-}
