@@ -25,7 +25,9 @@ PLAN = re.compile(r'^1\.\.(\d+)')
 class Frame:
     def __init__(self, indent, name=None):
         self.indent, self.name = indent, name
-        self.plan, self.results, self.pending = None, [], None
+        # docs: [first result, plan] of each KTAP document at this depth
+        # (KUnit's debugfs results are one document per suite).
+        self.docs, self.results, self.pending = [[0, None]], [], None
 
 
 def word(name):
@@ -56,10 +58,11 @@ def close(out, path, frame):
     failed = 0
     for res in frame.results:
         failed += emit(out, path, res)
-    if frame.plan is not None and frame.plan != len(frame.results):
-        out.append('FAIL %s # planned %d tests, %d reported'
-                   % (path + '/plan', frame.plan, len(frame.results)))
-        failed += 1
+    ends = [d[0] for d in frame.docs[1:]] + [len(frame.results)]
+    for (start, plan), end in zip(frame.docs, ends):
+        if plan is not None and plan != end - start:
+            out.append('FAIL %s/plan # planned %d tests, %d reported' % (path, plan, end - start))
+            failed += 1
     if frame.pending is not None and frame.pending.results:
         kid = frame.pending
         failed += emit(out, path, ('not ok', kid.name or 'subtest',
@@ -95,9 +98,11 @@ def parse(lines, prefix):
         elif text.startswith('# Subtest:'):
             top.name = text.split(':', 1)[1].strip()
         elif PLAN.match(text):
-            top.plan = int(PLAN.match(text).group(1))
+            top.docs[-1][1] = int(PLAN.match(text).group(1))
         elif text.startswith('Bail out!'):
             top.results.append(('not ok', top.name or 'bail-out', text, None))
+        elif top.results or top.docs[-1][1] is not None:
+            top.docs.append([len(top.results), None])    # a new document
     while len(stack) > 1:
         kid = stack.pop()
         stack[-1].pending = kid

@@ -72,13 +72,14 @@ seconds() {
 }
 
 # QEMU's accelerator: $TWHEEL_ACCEL (kvm or tcg), else KVM if a kernel
-# boots under it until it panics for lack of an init, else TCG.
+# boots under it until it panics for lack of an init (a few seconds;
+# at most 20), else TCG.
 accel_args() {
 	local log
 	if [ -z "${TWHEEL_ACCEL:-}" ]; then
 		TWHEEL_ACCEL=tcg
 		log=$(mktemp)
-		if [ -w /dev/kvm ] && (timeout -k 5 60 qemu-system-x86_64 -accel kvm \
+		if [ -w /dev/kvm ] && (timeout -k 2 20 qemu-system-x86_64 -accel kvm \
 			-cpu max -m 256 -nographic -no-reboot -monitor none -nic none \
 			-serial "file:$log" -kernel "$(kernel_image distro)" \
 			-append "console=ttyS0 panic=-1 rdinit=/none" </dev/null \

@@ -363,7 +363,7 @@ mode_check() {
 		! want torture || torture 60
 		! want fuzz || fuzz 20
 		! want trinity || trinity_run 15
-		! want lifetime || run lifetime-cycles 900 /bin/twheel_failnth cycles 100 /twheel
+		! want lifetime || lifetime_cycles 100
 		load_twheel || result "not ok" reload-twheel "cannot load twheel again"
 	fi
 	kunit_tests
@@ -386,6 +386,17 @@ lifetime_open_fd() {
 	else
 		result "not ok" lifetime-rmmod-after-close "rmmod failed after the fd was closed"
 	fi
+}
+
+# $1 cycles of: load twheel, the torture module with timers pending and the
+# sample consumer; an open fd with timers; twheel must refuse to go; unload.
+lifetime_cycles() {
+	step "$1 load/unload cycles with timers pending"
+	if loaded twheel && ! rmmod twheel; then
+		result "not ok" lifetime-cycles "twheel is busy before the cycles"
+		return
+	fi
+	run lifetime-cycles 900 /bin/twheel_failnth cycles "$1" /twheel
 }
 
 failnth() {
