@@ -3,7 +3,7 @@
 #
 # make check: build everything, check it on the host, boot every kernel.
 # Environment (the Makefile passes its variables of the same names):
-#   KERNELS="distro distro61 debug"  the kernels (tests/vm/lib.sh)
+#   KERNELS="distro distro61 rt debug"  the kernels (tests/vm/lib.sh)
 #   T=<filter>      only the tests whose name contains <filter>: twheel_test
 #                   gets it as argv[1], KUnit as filter_glob "*.*<filter>*"
 #                   (or <filter> itself if it has a '.'), the debug guest's
@@ -70,8 +70,8 @@ mkdir -p "$LOGS"
 TWHEEL_ACCEL=$(accel_args | sed 's/-accel \([a-z]*\).*/\1/')
 export TWHEEL_ACCEL
 msg "accelerator: $TWHEEL_ACCEL"
-for k in ${KERNELS:-distro distro61 debug}; do
-	case "$k" in distro | distro61 | debug) ;; *) die "KERNELS: unknown kernel '$k' (distro, distro61, debug)" ;; esac
+for k in ${KERNELS:-distro distro61 rt debug}; do
+	case "$k" in distro | distro61 | rt | debug) ;; *) die "KERNELS: unknown kernel '$k' (distro, distro61, rt, debug)" ;; esac
 	[ "$k" != debug ] || step kernel-debug "$VM/build-kernel.sh" debug.config || continue
 	step "build-$k" "$VM/build-modules.sh" "$k" "$(kernel_kdir "$k")" && built+=" $k"
 done
@@ -89,7 +89,7 @@ else
 fi
 # syzkaller/twheel.txt must describe uapi/twheel.h as it is.
 step syzkaller-description python3 "$TWHEEL_ROOT/syzkaller/check.py" || true
-for k in ${KERNELS:-distro distro61 debug}; do
+for k in ${KERNELS:-distro distro61 rt debug}; do
 	case "$built " in
 	*" $k "*) [ "$k" = debug ] || vm "$k" ;;
 	*) echo "FAIL $k-check/boot # not built" >>"$TWHEEL_RESULTS" ;;

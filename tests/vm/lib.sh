@@ -46,9 +46,10 @@ kernel_kdir() {
 	case "$1" in
 	distro) echo "/lib/modules/$(distro_version)/build" ;;
 	distro61) echo "/lib/modules/$(distro_version 6.1.)/build" ;;
+	rt) echo "/lib/modules/$(distro_version 6.12. -rt-amd64)/build" ;;
 	debug) "$TWHEEL_ROOT/tests/vm/build-kernel.sh" debug.config ;;
 	kcsan) "$TWHEEL_ROOT/tests/vm/build-kernel.sh" debug.config kcsan.config ;;
-	*) die "unknown kernel '$1' (distro, distro61, debug, kcsan)" ;;
+	*) die "unknown kernel '$1' (distro, distro61, rt, debug, kcsan)" ;;
 	esac
 }
 
@@ -56,6 +57,7 @@ kernel_image() {
 	case "$1" in
 	distro) echo "/boot/vmlinuz-$(distro_version)" ;;
 	distro61) echo "/boot/vmlinuz-$(distro_version 6.1.)" ;;
+	rt) echo "/boot/vmlinuz-$(distro_version 6.12. -rt-amd64)" ;;
 	*) echo "$(kernel_kdir "$1")/arch/x86/boot/bzImage" ;;
 	esac
 }
@@ -72,10 +74,12 @@ seconds() {
 }
 
 # QEMU's accelerator: $TWHEEL_ACCEL (kvm or tcg), else KVM if a kernel
-# boots under it until it panics for lack of an init (a few seconds;
-# at most 20), else TCG.
+# boots under it until it panics for lack of an init (a few seconds; at
+# most 20), else TCG. The answer is cached per host kernel and QEMU.
 accel_args() {
-	local log
+	local log cache
+	cache=${XDG_CACHE_HOME:-$HOME/.cache}/twheel/accel-$(uname -r)-$(qemu-system-x86_64 --version | head -n1 | tr -cd '0-9.')
+	[ -n "${TWHEEL_ACCEL:-}" ] || [ ! -w /dev/kvm ] || TWHEEL_ACCEL=$(cat "$cache" 2>/dev/null || true)
 	if [ -z "${TWHEEL_ACCEL:-}" ]; then
 		TWHEEL_ACCEL=tcg
 		log=$(mktemp)
@@ -87,8 +91,9 @@ accel_args() {
 			TWHEEL_ACCEL=kvm
 		fi
 		rm -f "$log"
-		export TWHEEL_ACCEL
+		mkdir -p "${cache%/*}" && echo "$TWHEEL_ACCEL" >"$cache"
 	fi
+	export TWHEEL_ACCEL
 	case "$TWHEEL_ACCEL" in
 	kvm) echo "-accel kvm -cpu max" ;;
 	tcg) echo "-accel tcg,thread=multi -cpu max" ;;

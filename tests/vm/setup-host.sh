@@ -16,6 +16,8 @@ pkgs=(
 	# Debian 12's default kernel (6.1), its headers and DKMS: make check
 	# builds the modules for 6.1 and boots it, and builds through DKMS.
 	linux-image-amd64 linux-headers-amd64 dkms
+	# 6.12's PREEMPT_RT flavour: make check boots it too (KERNELS=rt).
+	"linux-image-${KVER_PKG}-rt-amd64" "linux-headers-${KVER_PKG}-rt-amd64"
 )
 
 missing=()
