@@ -48,16 +48,18 @@ step() {
 	return "$rc"
 }
 
-# The guest of kernel $1; its results go to $TWHEEL_RESULTS.
+# The guest of kernel $1, with vm.sh's options $2...; its results go to
+# $TWHEEL_RESULTS.
 vm() {
-	local glob=${KUNIT_GLOB:-} t0
-	local -a args=(--no-build)
+	local glob=${KUNIT_GLOB:-} t0 k=$1
+	shift
+	local -a args=(--no-build "$@")
 	[ -n "$glob" ] || [ -z "${T:-}" ] || case "$T" in *.*) glob=$T ;; *) glob="*.*$T*" ;; esac
 	[ -z "${T:-}" ] || args+=(--env "TWHEEL_TEST_FILTER=$T")
 	[ -z "$glob" ] || args+=(--env "TWHEEL_KUNIT_GLOB=$glob")
 	t0=$(now)
-	"$VM/vm.sh" check "$1" "${args[@]}" 2>&1 || true
-	echo "vm-$1 $(($(now) - t0))s" >>"$TIMINGS"
+	"$VM/vm.sh" check "$k" "${args[@]}" 2>&1 || true
+	echo "vm-$k$(sed -n 's/.*TWHEEL_PART=\([a-z]*\).*/-\1/p' <<<"$*") $(($(now) - t0))s" >>"$TIMINGS"
 }
 
 exec 2>&1
@@ -78,9 +80,16 @@ done
 step build-userspace make -s -C "$TWHEEL_ROOT" userspace || true
 step --ktap lib-check env TWHEEL_LIBTWHEEL_EXAMPLE_OUT="$TWHEEL_BUILD/userspace/libtwheel_example" \
 	make -s -C "$TWHEEL_ROOT" lib-check || true
-# The debug kernel's guest takes longest: it boots first, in the
-# background, while the host steps and the other kernels' guests run.
-case "$built " in *" debug "*) vm debug >"$LOGS/vm-debug.txt" & bg=$! ;; esac
+# The debug kernel's guests take longest: they boot first, in the
+# background, while the host steps and the other kernels' guests run. Its
+# check runs as two guests at once, the reliability runs in one and the
+# rest in the other: a guest keeps about one host CPU busy.
+case "$built " in *" debug "*)
+	vm debug --env TWHEEL_PART=core >"$LOGS/vm-debug.txt" &
+	bg=$!
+	vm debug --name debug-reliability --env TWHEEL_PART=reliability >"$LOGS/vm-debug-reliability.txt" &
+	bg+=" $!" ;;
+esac
 step --ktap dkms "$VM/dkms.sh" || true
 if [ "${STYLE:-1}" = 0 ]; then
 	echo "SKIP style # STYLE=0" >>"$TWHEEL_RESULTS"
@@ -96,9 +105,10 @@ for k in ${KERNELS:-distro distro61 rt debug}; do
 	esac
 done
 if [ -n "$bg" ]; then
-	msg "waiting for the debug kernel's guest (output in $LOGS/vm-debug.txt)"
-	wait "$bg" || true
-	cat "$LOGS/vm-debug.txt"
+	msg "waiting for the debug kernel's guests (output in $LOGS/vm-debug*.txt)"
+	# shellcheck disable=SC2086 # two pids
+	wait $bg || true
+	cat "$LOGS/vm-debug.txt" "$LOGS/vm-debug-reliability.txt"
 fi
 echo "total $(($(now) - t0))s" >>"$TIMINGS"
 echo

@@ -55,16 +55,10 @@ for r in reports:
     e['n'] += 1
     e['ours'] |= any(fr and '[twheel' in fr[0] for _, fr in acc)
     e['stack'] |= any(ours.search(l) for l in r)
-
-
-def tag(k, v):
-    return ('canary' if 'tt_canary_' in k else 'twheel' if v['ours'] else
-            'kernel, twheel on the stack' if v['stack'] else 'kernel')
-
-
-tags = {k: tag(k, v) for k, v in races.items()}
-count = {t: list(tags.values()).count(t) for t in ('canary', 'twheel', 'kernel, twheel on the stack', 'kernel')}
 order = ['twheel', 'kernel, twheel on the stack', 'kernel', 'canary']
+tags = {k: 'canary' if 'tt_canary_' in k else order[0 if v['ours'] else 1 if v['stack'] else 2]
+        for k, v in races.items()}
+count = {t: list(tags.values()).count(t) for t in order}
 with open(sys.argv[2], 'w') as f:
     f.write('KCSAN: %d reports, %d distinct races: %d in twheel, %d of the kernel with twheel on '
             'the stack, %d elsewhere; the planted race %s\n'

@@ -8,19 +8,9 @@ TWHEEL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TWHEEL_BUILD=${TWHEEL_BUILD:-$TWHEEL_ROOT/build}
 export TWHEEL_ROOT TWHEEL_BUILD
 
-msg() {
-	echo "twheel: $*" >&2
-}
-
-die() {
-	msg "$*"
-	exit 1
-}
-
-# Seconds since the epoch.
-now() {
-	date +%s
-}
+msg() { echo "twheel: $*" >&2; }
+die() { msg "$*"; exit 1; }
+now() { date +%s; }	# seconds since the epoch
 
 # The newest installed distro kernel that can both boot in a VM and build
 # modules (/boot/vmlinuz-<ver> and /lib/modules/<ver>/build) whose version

@@ -30,16 +30,16 @@ kernel=${2:?usage: vm.sh MODE KERNEL [options]}
 shift 2
 name=$kernel-$mode
 timeout=
+dur=
 live=0
 build=1
 cmdline=
 envs=(TWHEEL_MODE="$mode" TWHEEL_KERNEL="$kernel")
 
-
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--name) name=$2; shift 2 ;;
-	--duration) envs+=(TWHEEL_DURATION="$(seconds "$2")"); shift 2 ;;
+	--duration) dur=$(seconds "$2"); envs+=(TWHEEL_DURATION="$dur"); shift 2 ;;
 	--live) live=1; shift ;;
 	--env) envs+=("$2"); shift 2 ;;
 	--cmdline) cmdline+=" $2"; shift 2 ;;
@@ -48,12 +48,7 @@ while [ $# -gt 0 ]; do
 	*) die "vm.sh: unknown argument '$1'" ;;
 	esac
 done
-if [ -z "$timeout" ]; then
-	timeout=${TWHEEL_VM_TIMEOUT:-1500}
-	for e in "${envs[@]}"; do
-		case "$e" in TWHEEL_DURATION=*) timeout=$((${e#*=} * 2 + 1200)) ;; esac
-	done
-fi
+timeout=${timeout:-$((${dur:-150} * 2 + 1200))}
 LOG=$TWHEEL_BUILD/logs/$name.log
 OUT=$TWHEEL_BUILD/logs/$name.out
 DIR=$TWHEEL_BUILD/vm/$name

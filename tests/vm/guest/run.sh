@@ -23,6 +23,7 @@
 # tests/vm/ktap.py reads it all. Other output is "# " comments.
 # Environment: TWHEEL_KERNEL (distro, distro61, debug, kcsan),
 # TWHEEL_TEST_FILTER (make check T=), TWHEEL_KUNIT_GLOB, TWHEEL_DURATION,
+# TWHEEL_PART (check: all, core or reliability, the debug kernel's halves),
 # TWHEEL_KCSAN=1, TWHEEL_BENCH_{PART,REPS,SCALE_REPS,ARGS}.
 # Files: /twheel/*.ko, /bin/* (the static programs), /usr/bin/trinity.
 
@@ -52,6 +53,7 @@ fi
 MODE=${TWHEEL_MODE:-check}
 KERNEL=${TWHEEL_KERNEL:-}
 FILTER=${TWHEEL_TEST_FILTER:-}
+PART=${TWHEEL_PART:-all}
 KMEMLEAK=/sys/kernel/debug/kmemleak
 STATS=/sys/kernel/debug/twheel/stats
 TRACING=/sys/kernel/tracing
@@ -361,11 +363,13 @@ mode_check() {
 	else
 		result "not ok" dev-twheel "/dev/twheel did not appear"
 	fi
-	userspace_tests
-	# The README's libtwheel example: a 10 ms timer and its record.
-	run libtwheel-example 60 /bin/libtwheel_example
-	abuse_tests
-	if [ "$KERNEL" = debug ]; then
+	if [ "$PART" != reliability ]; then
+		userspace_tests
+		# The README's libtwheel example: a 10 ms timer and its record.
+		run libtwheel-example 60 /bin/libtwheel_example
+		abuse_tests
+	fi
+	if [ "$KERNEL" = debug ] && [ "$PART" != core ]; then
 		! want lifetime || lifetime_open_fd
 		! want failnth || failnth 3
 		! want torture || torture 60
@@ -374,8 +378,10 @@ mode_check() {
 		! want lifetime || lifetime_cycles 100
 		load_twheel || result "not ok" reload-twheel "cannot load twheel again"
 	fi
-	kunit_tests
-	consumer_test
+	if [ "$PART" != reliability ]; then
+		kunit_tests
+		consumer_test
+	fi
 	step unload
 	run rmmod-twheel 60 rmmod twheel
 	kmemleak_check
@@ -569,23 +575,10 @@ meminfo() {
 # Size of a per-CPU variable of the kernel: the distance from its address
 # to the next per-CPU symbol of /proc/kallsyms (those below 4 GiB).
 percpu_size() {
-	awk -v want="$1" 'length($1) == 16 && $1 ~ /^00000000/ && NF == 3 {
-			a = 0
-			for (i = 1; i <= 16; i++)
-				a = a * 16 + index("0123456789abcdef", substr($1, i, 1)) - 1
-			addr[n] = a; name[n++] = $3
-		}
-		END {
-			for (i = 0; i < n; i++) if (name[i] == want) {
-				best = -1
-				for (j = 0; j < n; j++)
-					if (addr[j] > addr[i] && (best < 0 || addr[j] < best))
-						best = addr[j]
-				if (best > 0)
-					print best - addr[i]
-				exit
-			}
-		}' /proc/kallsyms
+	# shellcheck disable=SC2046 # two addresses
+	set -- $(awk 'NF == 3 && $1 ~ /^00000000/' /proc/kallsyms | sort |
+		awk -v w="$1" 'a && $1 != a { print $1; exit } $3 == w { print a = $1 }')
+	[ $# -ne 2 ] || echo $((0x$2 - 0x$1))
 }
 
 bench_load() {
