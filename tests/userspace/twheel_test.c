@@ -723,7 +723,8 @@ TEST_F_TIMEOUT(twheel, schedule_periodic_zero_period_einval, 20)
 	EXPECT_EQ(-EINVAL, twheel_schedule(&tw, NSEC_PER_MSEC, 0, TWHEEL_TIMER_PERIODIC, 0, NULL));
 	EXPECT_EQ(-EINVAL, twheel_schedule(&tw, 0, 0, TWHEEL_TIMER_PERIODIC, 0, NULL));
 	EXPECT_EQ(-EINVAL,
-		  twheel_schedule(&tw, NSEC_PER_MSEC, 0, TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_FIXED_DELAY, 0, NULL));
+		  twheel_schedule(&tw, NSEC_PER_MSEC, 0,
+				  TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_FIXED_DELAY, 0, NULL));
 	/* and the smallest valid period is accepted */
 	EXPECT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 1, TWHEEL_TIMER_PERIODIC, 0, NULL));
 	EXPECT_EQ(1, tw_timers(&tw));
@@ -758,7 +759,8 @@ TEST_F_TIMEOUT(twheel, schedule_huge_delay_erange, 20)
 
 	ASSERT_TRUE(fd >= 0);
 	EXPECT_EQ(-ERANGE, twheel_schedule(&tw, INT64_MAX, 0, 0, 0, NULL));
-	EXPECT_EQ(-ERANGE, twheel_schedule(&tw, INT64_MAX, NSEC_PER_SEC, TWHEEL_TIMER_PERIODIC, 0, NULL));
+	EXPECT_EQ(-ERANGE, twheel_schedule(&tw, INT64_MAX, NSEC_PER_SEC, TWHEEL_TIMER_PERIODIC, 0,
+					   NULL));
 	/*
 	 * A valid value (<= INT64_MAX) that overflows only once added to the
 	 * kernel's now, which is later than ours.
@@ -988,7 +990,8 @@ TEST_F_TIMEOUT(twheel, abs_past_fires_at_once, 20)
 	vals[1] = now_ns() - NSEC_PER_SEC;
 	vals[2] = 0;
 	for (int i = 0; i < 3; i++) {
-		ASSERT_EQ(0, twheel_schedule(&tw, vals[i], 0, TWHEEL_TIMER_ABSTIME, (u64)i, &ids[i]));
+		ASSERT_EQ(0, twheel_schedule(&tw, vals[i], 0, TWHEEL_TIMER_ABSTIME, (u64)i,
+					     &ids[i]));
 	}
 	t1 = now_ns();
 	n = wait_events(fd, ev, 3, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
@@ -1154,7 +1157,8 @@ TEST_F_TIMEOUT(twheel, cancel_pending, 20)
 	ASSERT_TRUE(fd >= 0);
 	ASSERT_EQ(0, twheel_schedule(&tw, 200 * NSEC_PER_MSEC, 0, 0, 1, &id));
 	ASSERT_EQ(0,
-		  twheel_schedule(&tw, 150 * NSEC_PER_MSEC, 50 * NSEC_PER_MSEC, TWHEEL_TIMER_PERIODIC, 2, &id2));
+		  twheel_schedule(&tw, 150 * NSEC_PER_MSEC, 50 * NSEC_PER_MSEC,
+				  TWHEEL_TIMER_PERIODIC, 2, &id2));
 	EXPECT_EQ(2, tw_timers(&tw));
 	EXPECT_EQ(1, twheel_cancel(&tw, id));
 	EXPECT_EQ(1, twheel_cancel(&tw, id2));
@@ -1266,7 +1270,8 @@ TEST_F_TIMEOUT(twheel, cancel_periodic_queued_event, 20)
 
 	ASSERT_TRUE(fd >= 0);
 	ASSERT_EQ(0,
-		  twheel_schedule(&tw, 10 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC, TWHEEL_TIMER_PERIODIC, 0x99, &id));
+		  twheel_schedule(&tw, 10 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC,
+				  TWHEEL_TIMER_PERIODIC, 0x99, &id));
 	ASSERT_TRUE(poll(&p, 1, (int)(10 + g_slack_ns / NSEC_PER_MSEC)) == 1)
 		TH_LOG("periodic timer: no POLLIN");
 	/* an expiry is queued, and the timer is still pending */
@@ -1299,7 +1304,8 @@ TEST_F_TIMEOUT(twheel, events_in_expiry_order, 20)
 	ASSERT_TRUE(fd >= 0);
 	/* scheduled latest first: 250, 200, ... 50 ms */
 	for (int i = 0; i < N; i++) {
-		ASSERT_EQ(0, twheel_schedule(&tw, (u64)(N - i) * 50 * NSEC_PER_MSEC, 0, 0, (u64)i, &ids[i]));
+		ASSERT_EQ(0, twheel_schedule(&tw, (u64)(N - i) * 50 * NSEC_PER_MSEC, 0, 0, (u64)i,
+					     &ids[i]));
 	}
 	last = now_ns() + (u64)N * 50 * NSEC_PER_MSEC;
 	sleep_ns(last - now_ns());
@@ -1365,7 +1371,8 @@ TEST_F_TIMEOUT(twheel, modify_moves_timer, 20)
 	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 5, &id));
 	t0 = now_ns() + 50 * NSEC_PER_MSEC;
 	EXPECT_EQ(1,
-		  twheel_modify(&tw, id, t0, 50 * NSEC_PER_MSEC, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC, 6));
+		  twheel_modify(&tw, id, t0, 50 * NSEC_PER_MSEC,
+				TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC, 6));
 	ASSERT_TRUE(wait_one(fd, ev, 50 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen,
 			     "one-shot modified into a periodic timer"));
 	CHECK_EVENT(&ev[0], seen);
@@ -1432,7 +1439,8 @@ TEST_F_TIMEOUT(twheel, periodic_fixed_rate_unread, 30)
 
 	ASSERT_TRUE(fd >= 0);
 	d0 = now_ns() + P;
-	ASSERT_EQ(0, twheel_schedule(&tw, d0, P, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC, 0x77, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, d0, P, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC, 0x77,
+				     &id));
 	/* readable soon after the first period, but left unread */
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
 	EXPECT_TRUE(poll(&p, 1, (int)((P + g_slack_ns) / NSEC_PER_MSEC)) == 1)
@@ -1489,7 +1497,8 @@ TEST_F_TIMEOUT(twheel, periodic_fixed_rate_grid, 30)
 
 	ASSERT_TRUE(fd >= 0);
 	d0 = now_ns() + P;
-	ASSERT_EQ(0, twheel_schedule(&tw, d0, P, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC, 1, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, d0, P, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC, 1,
+				     &id));
 	prev = d0 - P;
 	end = d0 + 12 * P;
 	while (now_ns() < end) {
@@ -1529,7 +1538,8 @@ TEST_F_TIMEOUT(twheel, periodic_fixed_delay, 30)
 
 	ASSERT_TRUE(fd >= 0);
 	t0 = now_ns();
-	ASSERT_EQ(0, twheel_schedule(&tw, P, P, TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_FIXED_DELAY, 2, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, P, P, TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_FIXED_DELAY, 2,
+				     &id));
 	end = t0 + 12 * P;
 	while (now_ns() < end) {
 		if (!wait_one(fd, ev, (unsigned int)((P + g_slack_ns) / NSEC_PER_MSEC), &seen,
@@ -1593,7 +1603,8 @@ TEST_F_TIMEOUT(twheel, periodic_extreme_periods, 30)
 		/* deadline 1 s ago, period INT64_MAX: one expiry, then none */
 		d0 = now_ns() - NSEC_PER_SEC;
 		ASSERT_EQ(0,
-			  twheel_schedule(&tw, d0, INT64_MAX, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC | modes[m], 1, &id));
+			  twheel_schedule(&tw, d0, INT64_MAX,
+					  TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC | modes[m], 1, &id));
 		n = read_once(fd, ev, 8, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
 		if (CHECK(n == 1, "%s, period INT64_MAX: expected 1 event, got %d", mode, n)) {
 			CHECK_EVENT(&ev[0], seen);
@@ -1607,7 +1618,8 @@ TEST_F_TIMEOUT(twheel, periodic_extreme_periods, 30)
 			       mode);
 
 		/* relative start, period INT64_MAX: the first deadline is near now */
-		ASSERT_EQ(0, twheel_schedule(&tw, 0, INT64_MAX, TWHEEL_TIMER_PERIODIC | modes[m], 2, &id));
+		ASSERT_EQ(0, twheel_schedule(&tw, 0, INT64_MAX, TWHEEL_TIMER_PERIODIC | modes[m], 2,
+					     &id));
 		n = read_once(fd, ev, 8, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
 		EXPECT_TRUE(n == 1 && ev[0].count == 1)
 			TH_LOG("%s, delay 0, period INT64_MAX: %d events, count %llu", mode, n,
@@ -1620,7 +1632,8 @@ TEST_F_TIMEOUT(twheel, periodic_extreme_periods, 30)
 		/* period 1 ns for 300 ms */
 		d0 = now_ns();
 		ASSERT_EQ(0,
-			  twheel_schedule(&tw, d0, 1, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC | modes[m], 3, &id));
+			  twheel_schedule(&tw, d0, 1,
+					  TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC | modes[m], 3, &id));
 		sum = 0;
 		n = 0;
 		while (now_ns() < d0 + 300 * NSEC_PER_MSEC) {
@@ -1666,7 +1679,8 @@ TEST_F_TIMEOUT(twheel, modify_periodic, 20)
 			     "first expiry"));
 	EXPECT_EQ(0xa, ev.user_data);
 	d1 = now_ns() + P2;
-	ASSERT_EQ(1, twheel_modify(&tw, id, d1, P2, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC, 0xb));
+	ASSERT_EQ(1, twheel_modify(&tw, id, d1, P2, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC,
+				   0xb));
 	t_mod = now_ns();
 	/* events of the old arming may still be queued; after d1, only the new one */
 	while (after < 2 && now_ns() < t_mod + 2 * P2 + g_slack_ns) {
@@ -1900,7 +1914,8 @@ TEST_F_TIMEOUT(twheel, eventfd_counts, 20)
 	ASSERT_EQ(0, twheel_set_eventfd(&tw, efd));
 	EXPECT_EQ(-EAGAIN, efd_read(efd));
 	for (int i = 0; i < 3; i++) {
-		ASSERT_EQ(0, twheel_schedule(&tw, (u64)(i + 1) * 60 * NSEC_PER_MSEC, 0, 0, (u64)i, NULL));
+		ASSERT_EQ(0, twheel_schedule(&tw, (u64)(i + 1) * 60 * NSEC_PER_MSEC, 0, 0, (u64)i,
+					     NULL));
 	}
 	/*
 	 * Wait on the eventfd only, as a user multiplexing many fds does; when
@@ -1932,7 +1947,8 @@ TEST_F_TIMEOUT(twheel, eventfd_counts, 20)
 
 	/* periodic: at least one signal, at most one per expiry */
 	ASSERT_EQ(0,
-		  twheel_schedule(&tw, 20 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC, TWHEEL_TIMER_PERIODIC, 9, &id));
+		  twheel_schedule(&tw, 20 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC,
+				  TWHEEL_TIMER_PERIODIC, 9, &id));
 	idle_ms(300);
 	EXPECT_EQ(1, twheel_cancel(&tw, id));
 	c = efd_read(efd);
@@ -2010,7 +2026,8 @@ TEST_F_TIMEOUT(twheel, eventfd_closed_before_expiry, 20)
 	close(efd);
 	ASSERT_EQ(0, twheel_schedule(&tw, 50 * NSEC_PER_MSEC, 0, 0, 1, &id));
 	ASSERT_EQ(0,
-		  twheel_schedule(&tw, 5 * NSEC_PER_MSEC, 5 * NSEC_PER_MSEC, TWHEEL_TIMER_PERIODIC, 2, &pid));
+		  twheel_schedule(&tw, 5 * NSEC_PER_MSEC, 5 * NSEC_PER_MSEC, TWHEEL_TIMER_PERIODIC,
+				  2, &pid));
 	idle_ms(200);
 	EXPECT_EQ(1, twheel_cancel(&tw, pid));
 	n = wait_events(fd, ev, 2, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
@@ -2353,7 +2370,8 @@ TEST_F_TIMEOUT(twheel, info_counts, 20)
 	/* a periodic timer with a queued event counts once, as one event */
 	{
 		u64 pid;
-		ASSERT_EQ(0, twheel_schedule(&tw, 0, 10 * NSEC_PER_MSEC, TWHEEL_TIMER_PERIODIC, 0, &pid));
+		ASSERT_EQ(0, twheel_schedule(&tw, 0, 10 * NSEC_PER_MSEC, TWHEEL_TIMER_PERIODIC, 0,
+					     &pid));
 		idle_ms(100);
 		ASSERT_EQ(0, twheel_get_info(&tw, &info));
 		EXPECT_EQ(4, info.timers);
@@ -2741,7 +2759,8 @@ TEST_F_TIMEOUT(twheel, map_garbage, 20)
 	map = tw_map(&tw, PROT_READ | PROT_WRITE);
 	ASSERT_TRUE(map);
 	for (int i = 0; i < 4; i++) {
-		ASSERT_EQ(0, twheel_schedule(&tw, (50 + 10 * (u64)i) * NSEC_PER_MSEC, 0, 0, (u64)i, &id[i]));
+		ASSERT_EQ(0, twheel_schedule(&tw, (50 + 10 * (u64)i) * NSEC_PER_MSEC, 0, 0, (u64)i,
+					     &id[i]));
 		dl[i] = *slot_of(map, id[i]);
 		*slot_of(map, id[i]) = bad[i];
 	}
@@ -2754,7 +2773,8 @@ TEST_F_TIMEOUT(twheel, map_garbage, 20)
 	EXPECT_EQ(1, twheel_cancel(&tw, id[3]));
 	/* periodic timers ignore their slot */
 	ASSERT_EQ(0,
-		  twheel_schedule(&tw, 20 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC, TWHEEL_TIMER_PERIODIC, 0, &per));
+		  twheel_schedule(&tw, 20 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC,
+				  TWHEEL_TIMER_PERIODIC, 0, &per));
 	*slot_of(map, per) = ~0ULL;
 	{
 		struct twheel_event ev;
@@ -2981,7 +3001,8 @@ static void *thr_short(void *p)
 
 	for (int i = 0; i < SHORT_N; i++) {
 		u64 id;
-		long r = twheel_schedule(a->tw, (u64)(i % 50) * NSEC_PER_MSEC, 0, 0, 1000 + (u64)i, &id);
+		long r = twheel_schedule(a->tw, (u64)(i % 50) * NSEC_PER_MSEC, 0, 0, 1000 + (u64)i,
+					 &id);
 
 		if (r != 0) {
 			FAIL("short thread: schedule: %s", rstr(r));
