@@ -6,9 +6,11 @@
 #   make [modules]          twheel.ko, samples/twheel_consumer.ko and, if the
 #                           kernel has CONFIG_KUNIT, tests/twheel_kunit.ko,
 #                           plus the static userspace programs
-#   make userspace          lib, tools/twheelctl, tests/userspace/twheel_test
-#                           (on the kernel's kselftest_harness.h, extracted
-#                           from linux-source-6.12 into build/kselftest)
+#   make userspace          lib, then tools/twheelctl, tools/twheel_bench and
+#                           tests/userspace/*, all linked with lib/libtwheel.a
+#                           (twheel_test on the kernel's kselftest_harness.h,
+#                           extracted from linux-source-6.12 into
+#                           build/kselftest)
 #   make lib                lib/libtwheel.so.1, lib/libtwheel.a (lib/Makefile)
 #   make lib-check          host-only: install into a temporary DESTDIR, build
 #                           the README example against it shared and static,
