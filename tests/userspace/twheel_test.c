@@ -252,7 +252,9 @@ static void idle_ms(unsigned int ms)
 
 /*
  * Read events until @want were read or @timeout_ms passed. Returns the number
- * read; *seen (if given) is the time of the last successful read.
+ * read; *seen (if given) is the time of the last successful read. Raw read()
+ * here and in read_once(): every read is checked to return whole records,
+ * which twheel_read*() would hide.
  */
 static int wait_events(int fd, struct twheel_event *ev, int want,
 		       unsigned int timeout_ms, u64 *seen)
