@@ -674,9 +674,12 @@ static void cancel_done(struct worker *w, u64 id, long r, u64 t1)
 static void op_cancel(struct worker *w)
 {
 	u64 id = pick_live(w, false);
+	int r;
 
-	if (id)
-		cancel_done(w, id, twheel_cancel(&w->tw, id), now_ns());
+	if (!id)
+		return;
+	r = twheel_cancel(&w->tw, id);
+	cancel_done(w, id, r, now_ns());	/* the time after the cancel */
 }
 
 /*
@@ -921,7 +924,8 @@ static void finish(struct worker *w)
 		return;
 	while (w->nlive) {
 		id = w->live[w->nlive - 1];
-		cancel_done(w, id, twheel_cancel(&w->tw, id), now_ns());
+		r = twheel_cancel(&w->tw, id);
+		cancel_done(w, id, r, now_ns());
 	}
 	for (;;) {
 		r = twheel_get_info(&w->tw, &info);
