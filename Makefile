@@ -6,9 +6,11 @@
 #   make [modules]          twheel.ko, samples/twheel_consumer.ko and, if the
 #                           kernel has CONFIG_KUNIT, tests/twheel_kunit.ko,
 #                           plus the static userspace programs
-#   make userspace          lib, tools/twheelctl, tests/userspace/twheel_test
-#                           (on the kernel's kselftest_harness.h, extracted
-#                           from linux-source-6.12 into build/kselftest)
+#   make userspace          lib, then tools/twheelctl, tools/twheel_bench and
+#                           tests/userspace/*, all linked with lib/libtwheel.a
+#                           (twheel_test on the kernel's kselftest_harness.h,
+#                           extracted from linux-source-6.12 into
+#                           build/kselftest)
 #   make lib                lib/libtwheel.so.1, lib/libtwheel.a (lib/Makefile)
 #   make lib-check          host-only: install into a temporary DESTDIR, build
 #                           the README example against it shared and static,
@@ -58,8 +60,12 @@ STYLE ?= 1
 export KERNELS T KUNIT_GLOB STYLE
 
 SETUP_HOST := tests/vm/setup-host.sh
-# the helpers every tests/userspace program includes
-TW_UTIL := tests/userspace/tw_util.h uapi/twheel.h
+# Every program here uses libtwheel, linked statically. <libtwheel.h>
+# includes <twheel/twheel_uapi.h>, lib/Makefile's copy of uapi/twheel.h.
+LIBTWHEEL := -Ilib -Ilib/include
+LIBTWHEEL_DEPS := uapi/twheel.h lib/libtwheel.h $(LIBTWHEEL_A)
+# the helpers every tests/userspace program includes (with <libtwheel.h>)
+TW_UTIL := tests/userspace/tw_util.h $(LIBTWHEEL_DEPS)
 
 .PHONY: all modules userspace lib lib-check check style demo install \
 	modules_install dkms clean bench torture fuzz kcsan setup-host FORCE
@@ -74,10 +80,8 @@ modules:
 userspace: lib $(USER_PROGS)
 	@test -n "$(USER_PROGS)" || echo "twheel: no userspace sources yet"
 
-# twheelctl uses libtwheel, linked statically. <libtwheel.h> includes
-# <twheel/twheel_uapi.h>, lib/Makefile's copy of uapi/twheel.h.
-tools/twheelctl: tools/twheelctl.c uapi/twheel.h lib/libtwheel.h $(LIBTWHEEL_A)
-	$(CC) $(USER_CFLAGS) -Ilib -Ilib/include -o $@ $< $(LIBTWHEEL_A) $(call uring,$<)
+tools/twheelctl tools/twheel_bench: %: %.c $(LIBTWHEEL_DEPS)
+	$(CC) $(USER_CFLAGS) $(LIBTWHEEL) -o $@ $< $(LIBTWHEEL_A) $(call uring,$<)
 
 # The kernel's kselftest harness, for twheel_test: copied at build time (not
 # kept in git) from the linux-source-6.12 package's tarball, which
@@ -96,13 +100,11 @@ $(KSFT_STAMP):
 	@rm -rf $(KSFT_DIR) && mv $(KSFT_DIR).tmp $(KSFT_DIR) && touch $@
 
 tests/userspace/twheel_test: tests/userspace/twheel_test.c $(TW_UTIL) $(KSFT_STAMP)
-	$(CC) $(USER_CFLAGS) -isystem $(KSFT_DIR) -o $@ $< $(call uring,$<)
-
-tools/twheel_bench: tools/twheel_bench.c uapi/twheel.h
-	$(CC) $(USER_CFLAGS) -o $@ $< $(call uring,$<)
+	$(CC) $(USER_CFLAGS) $(LIBTWHEEL) -isystem $(KSFT_DIR) -o $@ $< $(LIBTWHEEL_A) \
+		$(call uring,$<)
 
 $(RELIABILITY_PROGS): %: %.c $(TW_UTIL)
-	$(CC) $(USER_CFLAGS) -o $@ $<
+	$(CC) $(USER_CFLAGS) $(LIBTWHEEL) -o $@ $< $(LIBTWHEEL_A)
 
 # libtwheel: built, installed and cleaned by lib/Makefile (PREFIX, DESTDIR,
 # LIBDIR, ... are passed down with the command line). lib/Makefile always

@@ -80,7 +80,8 @@ TWHEEL_API int twheel_map(struct twheel *tw)
 	return 0;
 }
 
-TWHEEL_API int twheel_open(struct twheel *tw, unsigned int flags)
+/* Fills @tw for @fd; on failure @tw->fd is -1 and @fd is left open. */
+static int handle_init(struct twheel *tw, int fd, unsigned int flags)
 {
 	int ret;
 
@@ -89,24 +90,39 @@ TWHEEL_API int twheel_open(struct twheel *tw, unsigned int flags)
 	if (flags & ~LIBTWHEEL_OPEN_MAP)
 		return -EINVAL;
 	tw->open_flags = flags;
-	tw->fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (tw->fd < 0)
+	if (ioctl(fd, TWHEEL_IOC_INFO, &tw->info) < 0)
 		return -errno;
-	if (ioctl(tw->fd, TWHEEL_IOC_INFO, &tw->info) < 0) {
-		ret = -errno;
-		goto fail;
-	}
+	tw->fd = fd;
 	if (flags & LIBTWHEEL_OPEN_MAP) {
 		ret = twheel_map(tw);
-		if (ret < 0)
-			goto fail;
+		if (ret < 0) {
+			tw->fd = -1;
+			return ret;
+		}
 	}
 	return 0;
+}
 
-fail:
-	close(tw->fd);
+TWHEEL_API int twheel_open(struct twheel *tw, unsigned int flags)
+{
+	int fd, ret;
+
+	memset(tw, 0, sizeof(*tw));
 	tw->fd = -1;
+	if (flags & ~LIBTWHEEL_OPEN_MAP)
+		return -EINVAL;
+	fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = handle_init(tw, fd, flags);
+	if (ret < 0)
+		close(fd);
 	return ret;
+}
+
+TWHEEL_API int twheel_open_fd(struct twheel *tw, int fd, unsigned int flags)
+{
+	return handle_init(tw, fd, flags);
 }
 
 TWHEEL_API void twheel_close(struct twheel *tw)

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define LIBTWHEEL_VERSION_MAJOR	1
-#define LIBTWHEEL_VERSION_MINOR	0
+#define LIBTWHEEL_VERSION_MINOR	1
 
 /* twheel_open() flags */
 #define LIBTWHEEL_OPEN_MAP	0x1u	/* also twheel_map() */
@@ -96,6 +96,24 @@ uint64_t twheel_now(void);
  * loaded).
  */
 int twheel_open(struct twheel *tw, unsigned int flags);
+
+/**
+ * twheel_open_fd() - make a handle of a /dev/twheel file opened elsewhere
+ * @tw: the handle to fill
+ * @fd: an open /dev/twheel file: opened with other flags (blocking,
+ *	read-only, ...), inherited, or received with SCM_RIGHTS
+ * @flags: 0, or LIBTWHEEL_OPEN_MAP to map the deadline array as well
+ *
+ * As twheel_open(), on a file the caller opened: reads TWHEEL_IOC_INFO
+ * into @tw->info and leaves the file's flags as they are (the _nowait and
+ * _timeout reads need O_NONBLOCK). On success the handle owns @fd and
+ * twheel_close() closes it; on failure @fd stays open, the caller's, and
+ * @tw->fd is -1.
+ *
+ * Return: 0, or -EINVAL for unknown @flags, or the negative errno of
+ * TWHEEL_IOC_INFO (-ENOTTY: not a /dev/twheel file) or twheel_map().
+ */
+int twheel_open_fd(struct twheel *tw, int fd, unsigned int flags);
 
 /**
  * twheel_close() - unmap and close the file

@@ -18,6 +18,10 @@
  * A facility that cannot be measured prints "skipped=1 reason=..." instead
  * and the exit status is 1; 2 is a usage error. Every wait is bounded, and
  * an alarm ends the program if a step hangs.
+ *
+ * /dev/twheel is used through libtwheel, as a program would use it, except
+ * in the rows that measure the system call itself against timerfd and
+ * io_uring (twheel_info_floor, twheel_ioctl): those make the raw ioctl.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,6 +46,7 @@
 #include <sys/wait.h>
 
 #include "uapi/twheel.h"
+#include <libtwheel.h>
 
 #define NSEC_PER_USEC	1000ULL
 #define NSEC_PER_MSEC	1000000ULL
@@ -148,16 +153,14 @@ struct ops_ctx {
 	unsigned int fired;		/* timers that fired before the cancel */
 	unsigned int base;		/* first delay of this chunk */
 	u64 delay[DELAYS];		/* random delays, see OPS_MIN_NS */
-	int twfd;			/* /dev/twheel */
+	struct twheel tw;		/* /dev/twheel, tw.map if mapped */
 	int tfd[MAX_CHUNK];		/* timerfds */
 	timer_t ptimer[MAX_CHUNK];	/* POSIX timers */
 	struct io_uring ring;
 	bool modify_armed;		/* m_twheel_modify() armed its timers */
 	bool extend_armed;		/* m_twheel_extend() armed its timers */
 	bool update_armed;		/* m_uring_update() armed its timeouts */
-	u64 *map;			/* the mapped deadline array, or NULL */
-	size_t map_len;
-	struct twheel_op op[MAX_CHUNK];
+	struct twheel_sqbuf sq;		/* MAX_CHUNK ops */
 	u64 id[MAX_CHUNK];		/* ids of the chunk being cancelled */
 	u64 mid[MAX_CHUNK];		/* ids re-armed by m_twheel_modify() */
 	u64 xid[MAX_CHUNK];		/* ids pushed back by m_twheel_extend() */
@@ -165,7 +168,11 @@ struct ops_ctx {
 
 typedef int (*ops_fn)(struct ops_ctx *c, unsigned int chunk, unsigned int n);
 
-/* The floor: two of the cheapest ioctl, what any unbatched pair costs. */
+/*
+ * The floor: two of the cheapest ioctl, what any unbatched pair costs. Raw
+ * ioctl() here and in m_twheel_single(): these rows measure the system
+ * call, against timerfd_settime() and io_uring.
+ */
 static int m_info(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 {
 	struct twheel_info info;
@@ -173,7 +180,7 @@ static int m_info(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 
 	(void)chunk;
 	for (i = 0; i < 2 * n; i++)
-		if (ioctl(c->twfd, TWHEEL_IOC_INFO, &info))
+		if (ioctl(c->tw.fd, TWHEEL_IOC_INFO, &info))
 			return -errno;
 	return 0;
 }
@@ -190,14 +197,14 @@ static int m_twheel_single(struct ops_ctx *c, unsigned int chunk, unsigned int n
 			memset(&spec, 0, sizeof(spec));
 			spec.value = c->delay[(c->base + i + j) % DELAYS];
 			spec.clockid = TWHEEL_CLOCK_MONOTONIC;
-			if (ioctl(c->twfd, TWHEEL_IOC_SCHEDULE, &spec))
+			if (ioctl(c->tw.fd, TWHEEL_IOC_SCHEDULE, &spec))
 				return -errno;
 			c->id[j] = spec.id;
 		}
 		for (j = 0; j < chunk; j++) {
 			memset(&cancel, 0, sizeof(cancel));
 			cancel.id = c->id[j];
-			ret = ioctl(c->twfd, TWHEEL_IOC_CANCEL, &cancel);
+			ret = ioctl(c->tw.fd, TWHEEL_IOC_CANCEL, &cancel);
 			if (ret < 0)
 				return -errno;
 			c->fired += !ret;
@@ -206,31 +213,29 @@ static int m_twheel_single(struct ops_ctx *c, unsigned int chunk, unsigned int n
 	return 0;
 }
 
+/* One TWHEEL_IOC_BATCH per chunk each way (chunk <= TWHEEL_BATCH_MAX). */
 static int m_twheel_batch(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 {
-	struct twheel_batch b = { .ops = (uintptr_t)c->op, .count = chunk };
+	struct twheel_sqbuf *sq = &c->sq;
 	unsigned int i, j;
+	int ret;
 
 	for (i = 0; i < n; i += chunk) {
-		memset(c->op, 0, chunk * sizeof(c->op[0]));
-		for (j = 0; j < chunk; j++) {
-			c->op[j].op = TWHEEL_OP_SCHEDULE;
-			c->op[j].spec.value = c->delay[(c->base + i + j) % DELAYS];
-			c->op[j].spec.clockid = TWHEEL_CLOCK_MONOTONIC;
-		}
-		if (ioctl(c->twfd, TWHEEL_IOC_BATCH, &b) != (int)chunk)
-			return errno ? -errno : -EPROTO;
-		for (j = 0; j < chunk; j++) {
-			u64 id = c->op[j].spec.id;
-
-			memset(&c->op[j], 0, sizeof(c->op[j]));
-			c->op[j].op = TWHEEL_OP_CANCEL;
-			c->op[j].spec.id = id;
-		}
-		if (ioctl(c->twfd, TWHEEL_IOC_BATCH, &b) != (int)chunk)
-			return errno ? -errno : -EPROTO;
+		twheel_sqbuf_reset(sq);
 		for (j = 0; j < chunk; j++)
-			c->fired += !c->op[j].result;
+			twheel_sqbuf_schedule(sq, c->delay[(c->base + i + j) % DELAYS], 0, 0, 0);
+		ret = twheel_submit(&c->tw, sq);
+		if (ret != (int)chunk)
+			return ret < 0 ? ret : -EPROTO;
+		/* op j is read before the cancel of op j overwrites it */
+		twheel_sqbuf_reset(sq);
+		for (j = 0; j < chunk; j++)
+			twheel_sqbuf_cancel(sq, sq->ops[j].spec.id);
+		ret = twheel_submit(&c->tw, sq);
+		if (ret != (int)chunk)
+			return ret < 0 ? ret : -EPROTO;
+		for (j = 0; j < chunk; j++)
+			c->fired += !sq->ops[j].result;
 	}
 	return 0;
 }
@@ -279,27 +284,23 @@ static int m_posix(struct ops_ctx *c, unsigned int chunk, unsigned int n)
  */
 static int m_twheel_modify(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 {
-	struct twheel_timer_spec spec;
 	unsigned int i;
+	int ret;
 
 	if (!c->modify_armed) {
 		for (i = 0; i < chunk; i++) {
-			memset(&spec, 0, sizeof(spec));
-			spec.value = REARM_NS + c->delay[(c->base + i) % DELAYS];
-			spec.clockid = TWHEEL_CLOCK_MONOTONIC;
-			if (ioctl(c->twfd, TWHEEL_IOC_SCHEDULE, &spec))
-				return -errno;
-			c->mid[i] = spec.id;
+			ret = twheel_schedule(&c->tw, REARM_NS + c->delay[(c->base + i) % DELAYS],
+					      0, 0, 0, &c->mid[i]);
+			if (ret)
+				return ret;
 		}
 		c->modify_armed = true;
 	}
 	for (i = 0; i < n; i++) {
-		memset(&spec, 0, sizeof(spec));
-		spec.id = c->mid[i % chunk];
-		spec.value = REARM_NS + c->delay[(c->base + i) % DELAYS];
-		spec.clockid = TWHEEL_CLOCK_MONOTONIC;
-		if (ioctl(c->twfd, TWHEEL_IOC_MODIFY, &spec) != 1)
-			return errno ? -errno : -EPROTO;
+		ret = twheel_modify(&c->tw, c->mid[i % chunk],
+				    REARM_NS + c->delay[(c->base + i) % DELAYS], 0, 0, 0);
+		if (ret != 1)
+			return ret < 0 ? ret : -EPROTO;
 	}
 	return 0;
 }
@@ -327,28 +328,29 @@ static int m_timerfd_rearm(struct ops_ctx *c, unsigned int chunk, unsigned int n
  */
 static int m_twheel_extend(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 {
-	struct twheel_timer_spec spec;
 	volatile u64 *slot;
 	unsigned int i, j;
+	int ret;
 	u64 now;
 
-	if (!c->map)
+	if (!c->tw.map)
 		return -ENODEV;
 	if (!c->extend_armed) {
 		for (i = 0; i < chunk; i++) {
-			memset(&spec, 0, sizeof(spec));
-			spec.value = REARM_NS;
-			spec.clockid = TWHEEL_CLOCK_MONOTONIC;
-			if (ioctl(c->twfd, TWHEEL_IOC_SCHEDULE, &spec))
-				return -errno;
-			c->xid[i] = spec.id;
+			ret = twheel_schedule(&c->tw, REARM_NS, 0, 0, 0, &c->xid[i]);
+			if (ret)
+				return ret;
 		}
 		c->extend_armed = true;
 	}
+	/*
+	 * The store of twheel_extend(), inline: the row is the program's part,
+	 * which a loop like this one makes without a call per timer.
+	 */
 	for (i = 0; i < n; i += chunk) {
 		now = now_ns() + REARM_NS;
 		for (j = 0; j < chunk; j++) {
-			slot = &c->map[TWHEEL_ID_SLOT(c->xid[j])];
+			slot = &c->tw.map[TWHEEL_ID_SLOT(c->xid[j])];
 			*slot = now + j;
 		}
 	}
@@ -479,8 +481,8 @@ static void drain_events(struct ops_ctx *c)
 	struct twheel_event ev[64];
 	int i;
 
-	for (i = 0; i < 100000 && c->twfd >= 0; i++)
-		if (read(c->twfd, ev, sizeof(ev)) <= 0)
+	for (i = 0; i < 100000 && c->tw.fd >= 0; i++)
+		if (twheel_read_nowait(&c->tw, ev, sizeof(ev) / sizeof(ev[0])) <= 0)
 			break;
 }
 
@@ -572,25 +574,14 @@ static int cmd_ops(unsigned int reps, unsigned int n)
 	}
 
 	/* Everything is created first: the timed runs only arm and cancel. */
-	c->twfd = open(TWHEEL_DEVICE, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-	have[NEED_TWHEEL] = c->twfd >= 0;
-	if (!have[NEED_TWHEEL])
-		skip(7, "twheel", "open", errno);
-	if (have[NEED_TWHEEL]) {
-		struct twheel_info info = { 0 };
-		long page = sysconf(_SC_PAGESIZE);
-		void *p = MAP_FAILED;
-
-		if (!ioctl(c->twfd, TWHEEL_IOC_INFO, &info) && (info.flags & TWHEEL_INFO_MAP)) {
-			c->map_len = (TWHEEL_MAP_SIZE(info.max_timers) + page - 1) / page * page;
-			p = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-				 c->twfd, 0);
-		}
-		if (p == MAP_FAILED)
-			skip(7, "twheel_extend", "mmap", errno);
-		else
-			c->map = p;
-	}
+	ret = twheel_open(&c->tw, 0);
+	if (!ret)
+		ret = twheel_sqbuf_init(&c->sq, MAX_CHUNK);
+	have[NEED_TWHEEL] = !ret;
+	if (ret)
+		skip(7, "twheel", "open", -ret);
+	else if ((ret = twheel_map(&c->tw)))
+		skip(7, "twheel_extend", "mmap", -ret);
 	for (ntfd = 0; ntfd < MAX_CHUNK; ntfd++) {
 		c->tfd[ntfd] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 		if (c->tfd[ntfd] < 0)
@@ -636,10 +627,8 @@ static int cmd_ops(unsigned int reps, unsigned int n)
 		timer_delete(c->ptimer[nposix]);
 	while (ntfd--)
 		close(c->tfd[ntfd]);
-	if (c->map)
-		munmap(c->map, c->map_len);
-	if (c->twfd >= 0)
-		close(c->twfd);
+	twheel_sqbuf_free(&c->sq);
+	twheel_close(&c->tw);
 	free(c);
 	return 0;
 }
@@ -687,40 +676,32 @@ static int wait_one(int ep)
 
 static int lat_twheel(struct lat *l)
 {
-	int fd, efd, ep, ret = 0;
 	struct epoll_event ev = { .events = EPOLLIN };
-	struct twheel_eventfd reg = { 0 };
 	struct twheel_event rec;
+	struct twheel tw;
+	int efd = -1, ep = -1, ret;
 	unsigned int i;
 	u64 cnt, t, dl;
 
-	fd = open(TWHEEL_DEVICE, O_RDWR | O_CLOEXEC);
-	efd = eventfd(0, EFD_CLOEXEC);
+	ret = twheel_open(&tw, 0);
+	if (ret)
+		return ret;
+	efd = twheel_eventfd(&tw, 0);
 	ep = epoll_create1(EPOLL_CLOEXEC);
-	reg.fd = efd;
-	if (fd < 0 || efd < 0 || ep < 0 ||
-	    ioctl(fd, TWHEEL_IOC_SET_EVENTFD, &reg) ||
-	    epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev)) {
-		ret = -errno;
+	if (efd < 0 || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev)) {
+		ret = efd < 0 ? efd : -errno;
 		goto out;
 	}
 	for (i = 0; i < l->n; i++) {
-		struct twheel_timer_spec spec = {
-			.clockid = TWHEEL_CLOCK_MONOTONIC,
-			.flags = TWHEEL_TIMER_ABSTIME,
-		};
-
 		dl = next_deadline();
-		spec.value = dl;
-		if (ioctl(fd, TWHEEL_IOC_SCHEDULE, &spec)) {
-			ret = -errno;
+		ret = twheel_schedule(&tw, dl, 0, TWHEEL_TIMER_ABSTIME, 0, NULL);
+		if (ret)
 			break;
-		}
 		ret = wait_one(ep);
 		if (ret)
 			break;
 		if (read(efd, &cnt, sizeof(cnt)) != sizeof(cnt) ||
-		    read(fd, &rec, sizeof(rec)) != sizeof(rec)) {
+		    twheel_read_nowait(&tw, &rec, 1) != 1) {
 			ret = -EIO;
 			break;
 		}
@@ -734,8 +715,7 @@ out:
 		close(ep);
 	if (efd >= 0)
 		close(efd);
-	if (fd >= 0)
-		close(fd);
+	twheel_close(&tw);
 	return ret;
 }
 
@@ -943,33 +923,31 @@ static bool fill_check(struct fill *s, u64 timers)
 
 static void fill_twheel(struct fill *s)
 {
-	static struct twheel_op op[FILL_STEP];
-	struct twheel_batch b = { .ops = (uintptr_t)op, .count = FILL_STEP };
-	struct twheel_info info = { 0 };
+	struct twheel_sqbuf sq;
+	struct twheel tw;
 	u64 n = 0;
-	int fd, ret, i;
+	int ret, i;
 
-	fd = open(TWHEEL_DEVICE, O_RDWR | O_CLOEXEC);
-	if (fd < 0 || ioctl(fd, TWHEEL_IOC_INFO, &info)) {
-		s->err = errno;
+	ret = twheel_open(&tw, 0);
+	if (!ret)
+		ret = twheel_sqbuf_init(&sq, FILL_STEP);
+	if (ret) {
+		s->err = -ret;
 		strcpy(s->stop, "open");
 		return;
 	}
 	do {
-		memset(op, 0, sizeof(op));
-		for (i = 0; i < FILL_STEP; i++) {
-			op[i].op = TWHEEL_OP_SCHEDULE;
-			op[i].spec.value = FAR_NS + n + i;
-			op[i].spec.clockid = TWHEEL_CLOCK_MONOTONIC;
-		}
-		ret = ioctl(fd, TWHEEL_IOC_BATCH, &b);
+		twheel_sqbuf_reset(&sq);
+		for (i = 0; i < FILL_STEP; i++)
+			twheel_sqbuf_schedule(&sq, FAR_NS + n + i, 0, 0, 0);
+		ret = twheel_submit(&tw, &sq);
 		if (ret < 0) {
-			s->err = errno;
+			s->err = -ret;
 			break;
 		}
 		n += ret;
 		if (ret < FILL_STEP) {
-			s->err = -op[ret].result;
+			s->err = -sq.ops[ret].result;
 			break;
 		}
 	} while (!fill_check(s, n));

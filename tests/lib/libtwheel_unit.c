@@ -163,6 +163,20 @@ static struct twheel fake_handle(void)
 	return tw;
 }
 
+static void test_open_fd(void)
+{
+	struct twheel tw;
+
+	check(twheel_open_fd(&tw, FAKE_FD, 0x2) == -EINVAL && tw.fd == -1,
+	      "open_fd_unknown_flag_einval");
+	check(twheel_open_fd(&tw, FAKE_FD + 1, 0) == -EBADF && tw.fd == -1,
+	      "open_fd_info_error");
+	check(twheel_open_fd(&tw, FAKE_FD, LIBTWHEEL_OPEN_MAP) == -EOPNOTSUPP &&
+	      tw.fd == -1, "open_fd_map_unsupported");
+	check(twheel_open_fd(&tw, FAKE_FD, 0) == 0 && tw.fd == FAKE_FD &&
+	      !tw.open_flags && !tw.map, "open_fd");
+}
+
 static void test_open(void)
 {
 	struct twheel tw;
@@ -366,6 +380,7 @@ int main(void)
 {
 	reset_model();
 	test_open();
+	test_open_fd();
 	test_single();
 	test_sqbuf();
 	test_extend();

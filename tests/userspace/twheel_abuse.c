@@ -36,7 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,63 +58,59 @@ static void become(uid_t uid)
 	}
 }
 
-static int tw_open(void)
+static void die(const char *what, int r)
 {
-	int fd = tw_open_dev(O_NONBLOCK);
-
-	if (fd < 0) {
-		printf("# open %s: %s\n", TWHEEL_DEVICE, strerror(errno));
-		exit(2);
-	}
-	return fd;
+	printf("# %s: %s\n", what, strerror(-r));
+	exit(2);
 }
 
-static struct twheel_info info_of(int fd)
+static void tw_open(struct twheel *tw)
+{
+	int r = twheel_open(tw, 0);
+
+	if (r)
+		die("open " TWHEEL_DEVICE, r);
+}
+
+static struct twheel_info info_of(struct twheel *tw)
 {
 	struct twheel_info info;
+	int r = twheel_get_info(tw, &info);
 
-	if (tw_info(fd, &info)) {
-		printf("# INFO: %s\n", strerror(errno));
-		exit(2);
-	}
+	if (r)
+		die("INFO", r);
 	return info;
 }
 
 /*
- * Schedule up to @n timers on @fd in batches; each far in the future, or
+ * Schedule up to @n timers on @tw in batches; each far in the future, or
  * periodic with @period from now. Return how many were scheduled; *@err
  * gets the errno of the op that stopped it, 0 if none did.
  */
-static uint64_t fill(int fd, uint64_t n, uint64_t period, int *err)
+static uint64_t fill(struct twheel *tw, uint64_t n, uint64_t period, int *err)
 {
-	static struct twheel_op ops[BATCH];
+	static struct twheel_sqbuf sq;
 	uint64_t done = 0;
+	int r;
 
 	*err = 0;
+	if (!sq.ops && (r = twheel_sqbuf_init(&sq, BATCH)))
+		die("twheel_sqbuf_init", r);
 	while (done < n) {
 		uint32_t k = n - done < BATCH ? (uint32_t)(n - done) : BATCH;
-		struct twheel_batch b = { .ops = (uintptr_t)ops, .count = k };
-		long r;
 
-		memset(ops, 0, sizeof(ops[0]) * k);
-		for (uint32_t i = 0; i < k; i++) {
-			ops[i].op = TWHEEL_OP_SCHEDULE;
-			ops[i].spec.clockid = TWHEEL_CLOCK_MONOTONIC;
-			if (period) {
-				ops[i].spec.period = period;
-				ops[i].spec.flags = TWHEEL_TIMER_PERIODIC;
-			} else {
-				ops[i].spec.value = FAR_NS;
-			}
-		}
-		r = ioctl(fd, TWHEEL_IOC_BATCH, &b);
+		twheel_sqbuf_reset(&sq);
+		for (uint32_t i = 0; i < k; i++)
+			twheel_sqbuf_schedule(&sq, period ? 0 : FAR_NS, period,
+					      period ? TWHEEL_TIMER_PERIODIC : 0, 0);
+		r = twheel_submit(tw, &sq);
 		if (r < 0) {
-			*err = errno;
+			*err = -r;
 			return done;
 		}
 		done += (uint64_t)r;
 		if ((uint32_t)r < k) {
-			*err = -ops[r].result;
+			*err = -sq.ops[r].result;
 			return done;
 		}
 	}
@@ -251,7 +246,7 @@ static void busy(int ncpu, unsigned int ms, uint64_t *iters,
 }
 
 /* Arm @ntimers 1 ns periodic timers on @fd, spread over every CPU. */
-static uint64_t arm_short(int fd, int ncpu, int ntimers)
+static uint64_t arm_short(struct twheel *tw, int ncpu, int ntimers)
 {
 	uint64_t armed = 0;
 	int err;
@@ -261,7 +256,7 @@ static uint64_t arm_short(int fd, int ncpu, int ntimers)
 				 (c < ntimers % ncpu);
 
 		pin(c);
-		armed += fill(fd, share, 1, &err);
+		armed += fill(tw, share, 1, &err);
 		if (err)
 			printf("# cpu %d: SCHEDULE: %s\n", c, strerror(err));
 	}
@@ -273,7 +268,8 @@ static uint64_t arm_short(int fd, int ncpu, int ntimers)
 
 static int mode_cpu(int ntimers)
 {
-	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), fd, ok = 1;
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), ok = 1;
+	struct twheel tw;
 	uint64_t bi[MAX_CPUS] = { 0 }, li[MAX_CPUS] = { 0 };
 	uint64_t bt[MAX_CPUS][2] = { { 0 } }, lt[MAX_CPUS][2] = { { 0 } };
 	uint64_t armed = 0;
@@ -285,12 +281,12 @@ static int mode_cpu(int ntimers)
 	become(NOBODY);
 	for (int r = 0; r < CPU_ROUNDS; r++) {
 		busy(ncpu, 500, bi, bt);
-		fd = tw_open();
-		armed = arm_short(fd, ncpu, ntimers);
+		tw_open(&tw);
+		armed = arm_short(&tw, ncpu, ntimers);
 		usleep(200 * 1000);
-		info = info_of(fd);
+		info = info_of(&tw);
 		busy(ncpu, 500, li, lt);
-		close(fd);
+		twheel_close(&tw);
 		if (armed != (uint64_t)ntimers)
 			ok = 0;
 	}
@@ -322,11 +318,12 @@ static int other_uid_can_schedule(void)
 	int st;
 
 	if (!pid) {
-		int fd, err;
+		struct twheel tw;
+		int err;
 
 		become(OTHER_UID);
-		fd = tw_open();
-		_exit(fill(fd, 16, 0, &err) == 16 ? 0 : 1);
+		tw_open(&tw);
+		_exit(fill(&tw, 16, 0, &err) == 16 ? 0 : 1);
 	}
 	if (pid < 0 || waitpid(pid, &st, 0) < 0)
 		return 0;
@@ -344,15 +341,15 @@ static int at_cap_fd = -1, go_on_fd = -1;
 
 static int user_cap_child(void)
 {
-	static int fds[4096];
+	static struct twheel tws[4096];
 	struct twheel_info info;
 	uint64_t total = 0, cap;
 	long avail0, avail1;
 	int nfd = 0, err = 0, ok = 1;
 
 	become(NOBODY);
-	fds[nfd++] = tw_open();
-	info = info_of(fds[0]);
+	tw_open(&tws[nfd++]);
+	info = info_of(&tws[0]);
 	cap = info.max_user_timers;
 	if (info.flags & TWHEEL_INFO_USER_CAP_EXEMPT) {
 		printf("# uid %d is exempt from the per-user cap?\n", NOBODY);
@@ -360,13 +357,13 @@ static int user_cap_child(void)
 	}
 	avail0 = meminfo_kb("MemAvailable");
 	for (;;) {
-		total += fill(fds[nfd - 1], UINT64_MAX, 0, &err);
+		total += fill(&tws[nfd - 1], UINT64_MAX, 0, &err);
 		if (err != ENOSPC || nfd == 4096)
 			break;
-		fds[nfd++] = tw_open();	/* this file is full: next one */
+		tw_open(&tws[nfd++]);	/* this file is full: next one */
 	}
 	avail1 = meminfo_kb("MemAvailable");
-	info = info_of(fds[0]);
+	info = info_of(&tws[0]);
 	printf("# uid %d: %llu timers in %d files, then %s (%s); cap %llu, per file %u\n",
 	       NOBODY, (unsigned long long)total, nfd, strerror(err),
 	       err == EDQUOT ? "EDQUOT" : "?", (unsigned long long)cap,
@@ -391,15 +388,15 @@ static int user_cap_child(void)
 			ok = 0;
 	}
 	for (int i = 0; i < nfd; i++)
-		close(fds[i]);
-	fds[0] = tw_open();
-	info = info_of(fds[0]);
+		twheel_close(&tws[i]);
+	tw_open(&tws[0]);
+	info = info_of(&tws[0]);
 	if (info.user_timers) {
 		printf("# %llu timers still counted after every file closed\n",
 		       (unsigned long long)info.user_timers);
 		ok = 0;
 	}
-	close(fds[0]);
+	twheel_close(&tws[0]);
 	return ok ? 0 : 1;
 }
 
@@ -407,8 +404,9 @@ static int mode_user_cap(void)
 {
 	char buf[32];
 	struct twheel_info info;
+	struct twheel tw;
 	long saved;
-	int fd, err, st, ok = 1;
+	int err, st, ok = 1;
 	uint64_t n;
 	int at_cap[2], go_on[2];
 	char c;
@@ -435,8 +433,8 @@ static int mode_user_cap(void)
 	ok &= WEXITSTATUS(st) == 0;
 
 	/* The global cap, lowered by root for the test: a table page, 10 timers. */
-	fd = tw_open();
-	info = info_of(fd);
+	tw_open(&tw);
+	info = info_of(&tw);
 	saved = read_long(PARAMS "/max_total_timers");
 	info.total_timers += page_units();
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)info.total_timers + 10);
@@ -444,7 +442,7 @@ static int mode_user_cap(void)
 		printf("# cannot set max_total_timers\n");
 		return 2;
 	}
-	n = fill(fd, 20, 0, &err);
+	n = fill(&tw, 20, 0, &err);
 	snprintf(buf, sizeof(buf), "%ld", saved);
 	write_file(PARAMS "/max_total_timers", buf);
 	printf("# global cap lowered to %llu: %llu scheduled, then %s\n",
@@ -452,7 +450,7 @@ static int mode_user_cap(void)
 	       strerror(err));
 	if (n != 10 || err != EAGAIN)
 		ok = 0;
-	close(fd);
+	twheel_close(&tw);
 	return ok ? 0 : 1;
 }
 
@@ -480,22 +478,23 @@ static int mode_close(uint64_t n)
 	}
 	pid = fork();
 	if (!pid) {
-		int fd, err;
+		struct twheel tw;
 		uint64_t got;
+		int err;
 
 		/* On CPU 1, where tests/twheel_stall.ko's probe runs. */
 		pin(1);
 		if ((uint64_t)saved >= n)
 			become(NOBODY);
-		fd = tw_open();
-		got = fill(fd, n, 0, &err);
+		tw_open(&tw);
+		got = fill(&tw, n, 0, &err);
 		if (got != n)
 			printf("# filled %llu of %llu: %s\n", (unsigned long long)got,
 			       (unsigned long long)n, strerror(err));
 		c = got == n ? 'F' : 'E';
 		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(2);
-		close(fd);
+		twheel_close(&tw);
 		c = 'C';
 		_exit(write(done[1], &c, 1) == 1 ? 0 : 2);
 	}

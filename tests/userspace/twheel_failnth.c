@@ -349,50 +349,50 @@ static int setup(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* /dev/twheel helpers (never under injection)                         */
+/* /dev/twheel helpers (never under injection): libtwheel                */
 /* ------------------------------------------------------------------ */
 
-static int tw_open(void)
+static void tw_open(struct twheel *tw)
 {
-	int fd = tw_open_dev(O_NONBLOCK);
+	int r = twheel_open(tw, 0);
 
-	if (fd < 0) {
+	if (r < 0) {
 		printf("twheel_failnth: FAILED: open %s: %s\n", TWHEEL_DEVICE,
-		       strerror(errno));
+		       strerror(-r));
 		exit(1);
 	}
-	return fd;
 }
 
 /* A one-shot timer in @delay ns (user_data @delay): its id, 0 on failure. */
-static u64 sched_delay(int fd, u64 delay)
+static u64 sched_delay(struct twheel *tw, u64 delay)
 {
 	u64 id;
-	long r = tw_sched(fd, delay, 0, delay, 0, &id);
+	int r = twheel_schedule(tw, delay, 0, 0, delay, &id);
 
 	if (r) {
-		fail("SCHEDULE without injection: %s", strerror((int)-r));
+		fail("SCHEDULE without injection: %s", strerror(-r));
 		return 0;
 	}
 	return id;
 }
 
-static struct twheel_info info_of(int fd)
+static struct twheel_info info_of(struct twheel *tw)
 {
-	struct twheel_info i;
+	struct twheel_info i = { 0 };
+	int r = twheel_get_info(tw, &i);
 
-	if (tw_info(fd, &i))
-		fail("INFO without injection: %s", strerror(errno));
+	if (r)
+		fail("INFO without injection: %s", strerror(-r));
 	return i;
 }
 
 /* Wait (bounded) until @n events are queued. */
-static bool wait_queued(int fd, unsigned int n)
+static bool wait_queued(struct twheel *tw, unsigned int n)
 {
 	int i;
 
 	for (i = 0; i < 2000; i++) {
-		if (info_of(fd).queued >= n)
+		if (info_of(tw).queued >= n)
 			return true;
 		usleep(5000);
 	}
@@ -404,21 +404,24 @@ static bool wait_queued(int fd, unsigned int n)
  * The fd works: a new timer can be armed, fires, is read, and is gone.
  * One-shot events queued before it are read too, releasing their timers.
  */
-static void check_fd_works(const char *path, unsigned int n, int fd)
+static void check_fd_works(const char *path, unsigned int n, struct twheel *tw)
 {
-	struct twheel_info before = info_of(fd), after;
+	struct twheel_info before = info_of(tw), after;
 	unsigned int released = 0;
 	struct twheel_event ev;
-	u64 id = sched_delay(fd, 0);
+	u64 id = sched_delay(tw, 0);
+	int r;
 
-	if (!id || !wait_queued(fd, before.queued + 1)) {
+	if (!id || !wait_queued(tw, before.queued + 1)) {
 		fail("%s n=%u: the fd does not work after the failure", path, n);
 		return;
 	}
 	/* Read until ours: older events may be queued ahead of it. */
 	for (;;) {
-		if (read(fd, &ev, sizeof(ev)) != sizeof(ev)) {
-			fail("%s n=%u: read: %s", path, n, strerror(errno));
+		r = twheel_read_nowait(tw, &ev, 1);
+		if (r != 1) {
+			fail("%s n=%u: read: %s", path, n,
+			     r < 0 ? strerror(-r) : "no event");
 			return;
 		}
 		if (ev.id == id)
@@ -426,7 +429,7 @@ static void check_fd_works(const char *path, unsigned int n, int fd)
 		if (!(ev.flags & TWHEEL_EVENT_PERIODIC))
 			released++;
 	}
-	after = info_of(fd);
+	after = info_of(tw);
 	if (after.timers != before.timers - released)
 		fail("%s n=%u: %u timers after a fired-and-read one, %u before",
 		     path, n, after.timers, before.timers - released);
@@ -437,7 +440,8 @@ static void check_fd_works(const char *path, unsigned int n, int fd)
 /* ------------------------------------------------------------------ */
 
 struct ctx {
-	int fd, fd2;
+	struct twheel tw;	/* the file under test */
+	int fd2;
 	u64 a, b;
 	struct twheel_op *ops;
 	unsigned int nops;
@@ -464,7 +468,7 @@ static void walk(const struct path *p)
 
 	for (n = 1; n <= MAX_POINTS; n++) {
 		memset(&c, 0, sizeof(c));
-		c.fd = c.fd2 = -1;
+		c.tw.fd = c.fd2 = -1;
 		if (p->prepare)
 			p->prepare(&c);
 		trace_clear();
@@ -497,8 +501,7 @@ static void walk(const struct path *p)
 		p->verify(p->name, n, injected, &c);
 		if (p->cleanup)
 			p->cleanup(&c);
-		if (c.fd >= 0)
-			close(c.fd);
+		twheel_close(&c.tw);
 		if (c.fd2 >= 0)
 			close(c.fd2);
 		free(c.ops);
@@ -513,26 +516,40 @@ static void walk(const struct path *p)
 	g_paths++;
 }
 
-/* open */
+/*
+ * The calls under injection are the raw system calls, each alone between
+ * the write and the read of fail-nth, so the walk sees every fault point of
+ * that one call and nothing else (twheel_open() adds TWHEEL_IOC_INFO); the
+ * library does the preparing and checking around them.
+ */
+
+/* open: the new file goes in fd2 until verify_open() hands it to tw */
 
 static long call_open(struct ctx *c)
 {
-	c->fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	return c->fd < 0 ? -errno : 0;
+	c->fd2 = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	return c->fd2 < 0 ? -errno : 0;
 }
 
 static void verify_open(const char *name, unsigned int n, bool inj,
 			struct ctx *c)
 {
 	struct twheel_info i;
+	int r;
 
-	if (c->fd < 0)
+	if (c->fd2 < 0)
 		return;
-	i = info_of(c->fd);
+	r = twheel_open_fd(&c->tw, c->fd2, 0);
+	if (r) {
+		fail("%s n=%u: twheel_open_fd: %s", name, n, strerror(-r));
+		return;
+	}
+	c->fd2 = -1;
+	i = info_of(&c->tw);
 	if (i.timers || i.queued || !i.max_timers)
 		fail("%s n=%u: new file has %u timers, %u queued, limit %u",
 		     name, n, i.timers, i.queued, i.max_timers);
-	check_fd_works(name, n, c->fd);
+	check_fd_works(name, n, &c->tw);
 	(void)inj;
 }
 
@@ -540,14 +557,14 @@ static void verify_open(const char *name, unsigned int n, bool inj,
 
 static void prep_fd(struct ctx *c)
 {
-	c->fd = tw_open();
+	tw_open(&c->tw);
 }
 
 static void prep_fd_63(struct ctx *c)
 {
-	c->fd = tw_open();
+	tw_open(&c->tw);
 	for (c->before = 0; c->before < 63; c->before++)
-		sched_delay(c->fd, FAR);
+		sched_delay(&c->tw, FAR);
 }
 
 static long call_schedule(struct ctx *c)
@@ -557,7 +574,7 @@ static long call_schedule(struct ctx *c)
 		.clockid = TWHEEL_CLOCK_MONOTONIC,
 		.user_data = 7,
 	};
-	long r = xioctl(c->fd, TWHEEL_IOC_SCHEDULE, &s);
+	long r = xioctl(c->tw.fd, TWHEEL_IOC_SCHEDULE, &s);
 
 	c->a = s.id;
 	return r;
@@ -567,24 +584,24 @@ static void verify_schedule(const char *name, unsigned int n, bool inj,
 			    struct ctx *c)
 {
 	unsigned int before = c->before;
-	struct twheel_info i = info_of(c->fd);
+	struct twheel_info i = info_of(&c->tw);
 
 	(void)inj;
 	if (c->r == 0) {
 		if (!c->a || i.timers != before + 1)
 			fail("%s n=%u: succeeded, id %llu, %u timers", name, n,
 			     (unsigned long long)c->a, i.timers);
-		else if (tw_cancel(c->fd, c->a) != 1)
+		else if (twheel_cancel(&c->tw, c->a) != 1)
 			fail("%s n=%u: the new timer %llu is not pending", name,
 			     n, (unsigned long long)c->a);
 	} else if (c->a) {
 		fail("%s n=%u: failed but wrote id %llu", name, n,
 		     (unsigned long long)c->a);
 	}
-	i = info_of(c->fd);
+	i = info_of(&c->tw);
 	if (i.timers != before)
 		fail("%s n=%u: %u timers, expected %u", name, n, i.timers, before);
-	check_fd_works(name, n, c->fd);
+	check_fd_works(name, n, &c->tw);
 }
 
 /* BATCH: schedule, modify, schedule, cancel, schedule */
@@ -593,9 +610,9 @@ static void prep_batch(struct ctx *c)
 {
 	unsigned int i;
 
-	c->fd = tw_open();
-	c->a = sched_delay(c->fd, FAR);
-	c->b = sched_delay(c->fd, FAR);
+	tw_open(&c->tw);
+	c->a = sched_delay(&c->tw, FAR);
+	c->b = sched_delay(&c->tw, FAR);
 	c->nops = 5;
 	c->ops = calloc(c->nops, sizeof(*c->ops));
 	if (!c->ops)
@@ -616,14 +633,14 @@ static long call_batch(struct ctx *c)
 {
 	struct twheel_batch b = { .ops = (uintptr_t)c->ops, .count = c->nops };
 
-	return xioctl(c->fd, TWHEEL_IOC_BATCH, &b);
+	return xioctl(c->tw.fd, TWHEEL_IOC_BATCH, &b);
 }
 
 static void verify_batch(const char *name, unsigned int n, bool inj,
 			 struct ctx *c)
 {
 	unsigned int done = c->r < 0 ? 0 : (unsigned int)c->r, i, timers = 2;
-	struct twheel_info info = info_of(c->fd);
+	struct twheel_info info = info_of(&c->tw);
 
 	(void)inj;
 	if (c->r < 0) {
@@ -655,7 +672,7 @@ static void verify_batch(const char *name, unsigned int n, bool inj,
 				fail("%s n=%u: op %u: result %d, id %llu", name, n,
 				     i, op->result,
 				     (unsigned long long)op->spec.id);
-			else if (tw_cancel(c->fd, op->spec.id) != 1)
+			else if (twheel_cancel(&c->tw, op->spec.id) != 1)
 				fail("%s n=%u: op %u: timer %llu not pending",
 				     name, n, i, (unsigned long long)op->spec.id);
 			else
@@ -675,15 +692,15 @@ static void verify_batch(const char *name, unsigned int n, bool inj,
 		}
 	}
 	/* What the batch did not do is undone: b is still there unless cancelled. */
-	if (tw_cancel(c->fd, c->b) != (done > 3 ? -ENOENT : 1))
+	if (twheel_cancel(&c->tw, c->b) != (done > 3 ? -ENOENT : 1))
 		fail("%s n=%u: timer b after a batch of %u ops", name, n, done);
 	if (done <= 3)
 		timers--;
-	info = info_of(c->fd);
+	info = info_of(&c->tw);
 	if (info.timers != timers)
 		fail("%s n=%u: %u timers, expected %u", name, n, info.timers,
 		     timers);
-	check_fd_works(name, n, c->fd);
+	check_fd_works(name, n, &c->tw);
 }
 
 /* BATCH of TWHEEL_BATCH_MAX ops: kvmalloc() of 256 KiB */
@@ -692,8 +709,8 @@ static void prep_batch_max(struct ctx *c)
 {
 	unsigned int i;
 
-	c->fd = tw_open();
-	c->a = sched_delay(c->fd, FAR);
+	tw_open(&c->tw);
+	c->a = sched_delay(&c->tw, FAR);
 	c->nops = TWHEEL_BATCH_MAX;
 	c->ops = calloc(c->nops, sizeof(*c->ops));
 	if (!c->ops)
@@ -710,7 +727,7 @@ static void prep_batch_max(struct ctx *c)
 static void verify_batch_max(const char *name, unsigned int n, bool inj,
 			     struct ctx *c)
 {
-	struct twheel_info info = info_of(c->fd);
+	struct twheel_info info = info_of(&c->tw);
 
 	(void)inj;
 	if (c->r >= 0 && c->r != (long)c->nops)
@@ -721,18 +738,18 @@ static void verify_batch_max(const char *name, unsigned int n, bool inj,
 			  c->ops[c->nops - 1].result != 1))
 		fail("%s n=%u: results %d..%d", name, n, c->ops[0].result,
 		     c->ops[c->nops - 1].result);
-	if (info.timers != 1 || tw_cancel(c->fd, c->a) != 1)
+	if (info.timers != 1 || twheel_cancel(&c->tw, c->a) != 1)
 		fail("%s n=%u: the timer is not pending alone (%u timers)", name,
 		     n, info.timers);
-	check_fd_works(name, n, c->fd);
+	check_fd_works(name, n, &c->tw);
 }
 
 /* MODIFY, CANCEL, INFO, SET_EVENTFD: no allocation expected */
 
 static void prep_one(struct ctx *c)
 {
-	c->fd = tw_open();
-	c->a = sched_delay(c->fd, FAR);
+	tw_open(&c->tw);
+	c->a = sched_delay(&c->tw, FAR);
 	c->fd2 = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }
 
@@ -744,32 +761,34 @@ static long call_modify(struct ctx *c)
 		.clockid = TWHEEL_CLOCK_MONOTONIC,
 	};
 
-	return xioctl(c->fd, TWHEEL_IOC_MODIFY, &s);
+	return xioctl(c->tw.fd, TWHEEL_IOC_MODIFY, &s);
 }
 
 static long call_cancel(struct ctx *c)
 {
-	return tw_cancel(c->fd, c->a);
+	struct twheel_cancel k = { .id = c->a };
+
+	return xioctl(c->tw.fd, TWHEEL_IOC_CANCEL, &k);
 }
 
 static long call_info(struct ctx *c)
 {
 	struct twheel_info i;
 
-	return xioctl(c->fd, TWHEEL_IOC_INFO, &i);
+	return xioctl(c->tw.fd, TWHEEL_IOC_INFO, &i);
 }
 
 static long call_set_eventfd(struct ctx *c)
 {
 	struct twheel_eventfd e = { .fd = c->fd2 };
 
-	return xioctl(c->fd, TWHEEL_IOC_SET_EVENTFD, &e);
+	return xioctl(c->tw.fd, TWHEEL_IOC_SET_EVENTFD, &e);
 }
 
 static void verify_one(const char *name, unsigned int n, bool inj,
 		       struct ctx *c)
 {
-	struct twheel_info info = info_of(c->fd);
+	struct twheel_info info = info_of(&c->tw);
 	bool cancelled = !strcmp(name, "CANCEL") && c->r == 1;
 	uint64_t v = 0;
 
@@ -782,7 +801,7 @@ static void verify_one(const char *name, unsigned int n, bool inj,
 		fail("%s n=%u: returned %ld for a pending timer", name, n, c->r);
 	if (info.timers != (cancelled ? 0u : 1u))
 		fail("%s n=%u: %u timers", name, n, info.timers);
-	check_fd_works(name, n, c->fd);
+	check_fd_works(name, n, &c->tw);
 	if (!strcmp(name, "SET_EVENTFD") &&
 	    (read(c->fd2, &v, sizeof(v)) != sizeof(v) || v != 1))
 		fail("%s n=%u: the eventfd was not signalled (%llu)", name, n,
@@ -793,15 +812,15 @@ static void verify_one(const char *name, unsigned int n, bool inj,
 
 static void prep_queued(struct ctx *c)
 {
-	c->fd = tw_open();
-	c->a = sched_delay(c->fd, 0);
-	wait_queued(c->fd, 1);
+	tw_open(&c->tw);
+	c->a = sched_delay(&c->tw, 0);
+	wait_queued(&c->tw, 1);
 }
 
 static long call_read(struct ctx *c)
 {
 	struct twheel_event ev[2];
-	ssize_t r = read(c->fd, ev, sizeof(ev));
+	ssize_t r = read(c->tw.fd, ev, sizeof(ev));
 
 	if (r < 0)
 		return -errno;
@@ -812,7 +831,7 @@ static long call_read(struct ctx *c)
 static void verify_read(const char *name, unsigned int n, bool inj,
 			struct ctx *c)
 {
-	struct twheel_info info = info_of(c->fd);
+	struct twheel_info info = info_of(&c->tw);
 
 	(void)inj;
 	if (c->r >= 0 && (c->r != sizeof(struct twheel_event) || c->b != c->a))
@@ -822,12 +841,12 @@ static void verify_read(const char *name, unsigned int n, bool inj,
 			info.timers != 1 || info.queued != 1)
 		fail("%s n=%u: %u timers, %u queued after read gave %ld", name,
 		     n, info.timers, info.queued, c->r);
-	check_fd_works(name, n, c->fd);
+	check_fd_works(name, n, &c->tw);
 }
 
 static long call_poll(struct ctx *c)
 {
-	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+	struct pollfd p = { .fd = c->tw.fd, .events = POLLIN };
 	int r = poll(&p, 1, 0);
 
 	if (r < 0)
@@ -838,19 +857,19 @@ static long call_poll(struct ctx *c)
 static void verify_poll(const char *name, unsigned int n, bool inj,
 			struct ctx *c)
 {
-	struct twheel_info info = info_of(c->fd);
+	struct twheel_info info = info_of(&c->tw);
 
 	(void)inj;
 	if (info.queued != 1)
 		fail("%s n=%u: %u events queued", name, n, info.queued);
-	check_fd_works(name, n, c->fd);
+	check_fd_works(name, n, &c->tw);
 }
 
 /* epoll_ctl(ADD): eventpoll allocates, then calls our poll() */
 
 static void prep_epoll(struct ctx *c)
 {
-	c->fd = tw_open();
+	tw_open(&c->tw);
 	c->fd2 = epoll_create1(EPOLL_CLOEXEC);
 	if (c->fd2 < 0)
 		fail("epoll_create1: %s", strerror(errno));
@@ -860,7 +879,7 @@ static long call_epoll(struct ctx *c)
 {
 	struct epoll_event e = { .events = EPOLLIN, .data.u64 = 42 };
 
-	return epoll_ctl(c->fd2, EPOLL_CTL_ADD, c->fd, &e) ? -errno : 0;
+	return epoll_ctl(c->fd2, EPOLL_CTL_ADD, c->tw.fd, &e) ? -errno : 0;
 }
 
 static void verify_epoll(const char *name, unsigned int n, bool inj,
@@ -870,40 +889,43 @@ static void verify_epoll(const char *name, unsigned int n, bool inj,
 	int r;
 
 	(void)inj;
-	sched_delay(c->fd, 0);
+	sched_delay(&c->tw, 0);
 	r = epoll_wait(c->fd2, &e, 1, c->r ? 50 : 10000);
 	if (c->r == 0 && (r != 1 || e.data.u64 != 42))
 		fail("%s n=%u: epoll_wait gave %d", name, n, r);
 	if (c->r && r != 0)
 		fail("%s n=%u: ADD failed, yet epoll_wait gave %d", name, n, r);
-	wait_queued(c->fd, 1);
+	wait_queued(&c->tw, 1);
 }
 
 /* close() with timers pending, firing and queued */
 
+/* a 1 ms periodic timer, firing at once */
+static void sched_periodic(struct twheel *tw)
+{
+	int r = twheel_schedule(tw, 0, NSEC_PER_MSEC, TWHEEL_TIMER_PERIODIC, 0,
+				NULL);
+
+	if (r)
+		fail("SCHEDULE periodic: %s", strerror(-r));
+}
+
 static void prep_close(struct ctx *c)
 {
-	struct twheel_timer_spec p = {
-		.value = 0,
-		.period = NSEC_PER_MSEC,
-		.clockid = TWHEEL_CLOCK_MONOTONIC,
-		.flags = TWHEEL_TIMER_PERIODIC,
-	};
 	int i;
 
-	c->fd = tw_open();
+	tw_open(&c->tw);
 	for (i = 0; i < 8; i++)
-		sched_delay(c->fd, i % 2 ? FAR : 0);
-	if (xioctl(c->fd, TWHEEL_IOC_SCHEDULE, &p))
-		fail("SCHEDULE periodic: %s", strerror(errno));
-	wait_queued(c->fd, 2);
+		sched_delay(&c->tw, i % 2 ? FAR : 0);
+	sched_periodic(&c->tw);
+	wait_queued(&c->tw, 2);
 }
 
 static long call_close(struct ctx *c)
 {
-	int r = close(c->fd);
+	int r = close(c->tw.fd);
 
-	c->fd = -1;
+	c->tw.fd = -1;	/* closed here: twheel_close() has no result to check */
 	return r ? -errno : 0;
 }
 
@@ -1177,18 +1199,13 @@ static int cmd_modload(const char *ko, const char *params,
 
 static void busy(const char *name, bool quiet)
 {
-	int fd = tw_open(), r, e;
-	struct twheel_timer_spec p = {
-		.value = 0,
-		.period = NSEC_PER_MSEC,
-		.clockid = TWHEEL_CLOCK_MONOTONIC,
-		.flags = TWHEEL_TIMER_PERIODIC,
-	};
+	struct twheel tw;
+	int r, e;
 
-	sched_delay(fd, FAR);
-	sched_delay(fd, 0);
-	if (xioctl(fd, TWHEEL_IOC_SCHEDULE, &p))
-		fail("busy: SCHEDULE periodic: %s", strerror(errno));
+	tw_open(&tw);
+	sched_delay(&tw, FAR);
+	sched_delay(&tw, 0);
+	sched_periodic(&tw);
 	r = (int)syscall(SYS_delete_module, name, O_NONBLOCK);
 	e = errno;
 	if (!r)
@@ -1202,9 +1219,9 @@ static void busy(const char *name, bool quiet)
 		       strerror(e));
 	if (!module_loaded(name))
 		fail("busy: %s is gone", name);
-	if (info_of(fd).timers != 3)
+	if (info_of(&tw).timers != 3)
 		fail("busy: the timers of the open fd are gone");
-	close(fd);
+	twheel_close(&tw);
 }
 
 static int load_ko(const char *path, const char *params)

@@ -25,6 +25,11 @@
  * where a batch stopped, INFO's counts, each event's id, user data, count,
  * flags, deadline and firing time, the eventfd's counter.
  *
+ * The operations are raw system calls, not libtwheel: what is fuzzed is
+ * the ABI itself, bad structs and pointers included, and the model checks
+ * each field the kernel writes. Only the start-up read of the tick uses
+ * the library.
+ *
  * To keep every result predictable, a timer either never fires during the
  * run (deadlines and periods of an hour or more) or fires at once (a zero
  * delay, or a deadline in the past), and then the fuzzer waits (at most
@@ -1173,9 +1178,9 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	u64 max_ops = 20000, secs = 60, end, t0;
-	struct twheel_info info;
+	struct twheel tw;
 	unsigned int i;
-	int opt, fd;
+	int opt, fd, r;
 
 	while ((opt = getopt(argc, argv, "n:t:s:f:v")) != -1) {
 		switch (opt) {
@@ -1216,11 +1221,11 @@ int main(int argc, char **argv)
 		g_old_max[r > 0 ? r : 0] = '\0';
 		close(fd);
 	}
-	fd = open(TWHEEL_DEVICE, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || ioctl(fd, TWHEEL_IOC_INFO, &info))
-		die("%s: %s", TWHEEL_DEVICE, strerror(errno));
-	g_granularity = info.granularity_ns;
-	close(fd);
+	r = twheel_open(&tw, 0);
+	if (r)
+		die("%s: %s", TWHEEL_DEVICE, strerror(-r));
+	g_granularity = tw.info.granularity_ns;
+	twheel_close(&tw);
 	for (i = 0; i < (unsigned int)g_nfds; i++)
 		open_fd(&g_fds[i]);
 

@@ -201,36 +201,45 @@ FIXTURE_TEARDOWN(twheel)
 /* Device helpers                                                     */
 /* ------------------------------------------------------------------ */
 
-static int tw_open_flags(int flags)
+/* open() read-write, close-on-exec, plus @flags, as @tw: @tw->fd or -1 */
+static int tw_open_flags(struct twheel *tw, int flags)
 {
-	int fd = tw_open_dev(flags);
+	int fd = open(TWHEEL_DEVICE, O_RDWR | O_CLOEXEC | flags), r;
 
-	if (fd < 0)
+	tw->fd = -1;
+	if (fd < 0) {
 		FAIL("open(%s): %s", TWHEEL_DEVICE, ename(errno));
-	return fd;
+		return -1;
+	}
+	r = twheel_open_fd(tw, fd, 0);
+	if (r < 0) {
+		FAIL("twheel_open_fd: %s", ename(-r));
+		close(fd);
+	}
+	return tw->fd;
 }
 
 /* Non-blocking by default: a read after poll never hangs a test. */
-static int tw_open(void)
+static int tw_open(struct twheel *tw)
 {
-	return tw_open_flags(O_NONBLOCK);
+	return tw_open_flags(tw, O_NONBLOCK);
 }
 
 /* INFO.timers, or -1 after reporting the failure */
-static long tw_timers(int fd)
+static long tw_timers(struct twheel *tw)
 {
 	struct twheel_info info;
 
-	if (!CHECK_RET(tw_info(fd, &info), 0))
+	if (!CHECK_RET(twheel_get_info(tw, &info), 0))
 		return -1;
 	return info.timers;
 }
 
-static long tw_queued(int fd)
+static long tw_queued(struct twheel *tw)
 {
 	struct twheel_info info;
 
-	if (!CHECK_RET(tw_info(fd, &info), 0))
+	if (!CHECK_RET(twheel_get_info(tw, &info), 0))
 		return -1;
 	return info.queued;
 }
@@ -243,7 +252,9 @@ static void idle_ms(unsigned int ms)
 
 /*
  * Read events until @want were read or @timeout_ms passed. Returns the number
- * read; *seen (if given) is the time of the last successful read.
+ * read; *seen (if given) is the time of the last successful read. Raw read()
+ * here and in read_once(): every read is checked to return whole records,
+ * which twheel_read*() would hide.
  */
 static int wait_events(int fd, struct twheel_event *ev, int want,
 		       unsigned int timeout_ms, u64 *seen)
@@ -429,6 +440,19 @@ static bool ids_distinct(const u64 *ids, size_t n)
 	return ok;
 }
 
+/*
+ * A raw TWHEEL_IOC_BATCH of @count ops: the batch tests check the ioctl's
+ * own contract (count bounds, stop at the first failure, results written
+ * back, faulting arrays), which twheel_submit() hides by splitting and
+ * resuming; the bulk users take the same path so they need no buffer.
+ */
+static long tw_batch(int fd, struct twheel_op *ops, u32 count)
+{
+	struct twheel_batch b = { .ops = (uintptr_t)ops, .count = count };
+
+	return xioctl(fd, TWHEEL_IOC_BATCH, &b);
+}
+
 static void fill_schedule_ops(struct twheel_op *ops, u32 n, u64 value, u64 ud0)
 {
 	memset(ops, 0, n * sizeof(*ops));
@@ -444,7 +468,7 @@ static void fill_schedule_ops(struct twheel_op *ops, u32 n, u64 value, u64 ud0)
  * and the test fails instead of hanging.
  */
 struct watchdog {
-	int fd;
+	struct twheel *tw;
 	unsigned int ms;
 	int pipe[2];
 	bool fired;
@@ -458,14 +482,14 @@ static void *watchdog_main(void *arg)
 
 	if (poll(&p, 1, (int)w->ms) == 0) {
 		w->fired = true;
-		tw_sched(w->fd, 0, 0, WATCHDOG_UD, 0, NULL);
+		twheel_schedule(w->tw, 0, 0, 0, WATCHDOG_UD, NULL);
 	}
 	return NULL;
 }
 
-static bool watchdog_start(struct watchdog *w, int fd, unsigned int ms)
+static bool watchdog_start(struct watchdog *w, struct twheel *tw, unsigned int ms)
 {
-	w->fd = fd;
+	w->tw = tw;
 	w->ms = ms;
 	w->fired = false;
 	if (pipe2(w->pipe, O_CLOEXEC) < 0) {
@@ -496,21 +520,22 @@ static bool watchdog_stop(struct watchdog *w)
 
 TEST_F_TIMEOUT(twheel, open_close, 20)
 {
+	struct twheel tws[16];
 	int fds[16];
 	struct twheel_info info;
 
 	for (int i = 0; i < 16; i++) {
-		fds[i] = tw_open_flags(i & 1 ? O_NONBLOCK : 0);
+		fds[i] = tw_open_flags(&tws[i], i & 1 ? O_NONBLOCK : 0);
 		ASSERT_TRUE(fds[i] >= 0);
 	}
 	for (int i = 0; i < 16; i++) {
-		EXPECT_EQ(0, tw_info(fds[i], &info));
+		EXPECT_EQ(0, twheel_get_info(&tws[i], &info));
 		EXPECT_EQ(0, info.timers);
 		EXPECT_EQ(0, info.queued);
 	}
 	/* a fd with timers (pending and fired) closes cleanly too */
-	EXPECT_EQ(0, tw_sched(fds[0], FAR_FUTURE, 0, 1, 0, NULL));
-	EXPECT_EQ(0, tw_sched(fds[0], 0, 0, 2, 0, NULL));
+	EXPECT_EQ(0, twheel_schedule(&tws[0], FAR_FUTURE, 0, 0, 1, NULL));
+	EXPECT_EQ(0, twheel_schedule(&tws[0], 0, 0, 0, 2, NULL));
 	for (int i = 0; i < 16; i++) {
 		EXPECT_TRUE(close(fds[i]) == 0)
 			TH_LOG("close: %s", ename(errno));
@@ -539,7 +564,8 @@ TEST_F_TIMEOUT(twheel, unknown_ioctl_enotty, 20)
 		{ 0x5401 /* TCGETS */, "TCGETS" },
 	};
 	_Alignas(8) char buf[512];
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 
 	ASSERT_TRUE(fd >= 0);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -551,7 +577,7 @@ TEST_F_TIMEOUT(twheel, unknown_ioctl_enotty, 20)
 			TH_LOG("ioctl %s (%#lx): expected -ENOTTY, got %s", cases[i].what,
 			       cases[i].req, rstr(r));
 	}
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 }
 
 static const struct {
@@ -572,7 +598,8 @@ TEST_F_TIMEOUT(twheel, efault_bad_pointers, 20)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	char *guard = map_guard();
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 
 	ASSERT_TRUE(fd >= 0 && guard);
 	for (size_t i = 0; i < N_IOCTLS; i++) {
@@ -596,7 +623,7 @@ TEST_F_TIMEOUT(twheel, efault_bad_pointers, 20)
 		}
 	}
 	/* Nothing was scheduled by any of that. */
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 
 	/* INFO writes its result: a read-only buffer faults */
 	mprotect(guard, pg, PROT_READ);
@@ -610,15 +637,16 @@ TEST_F_TIMEOUT(twheel, efault_bad_pointers, 20)
 	mprotect(guard, pg, PROT_READ);
 	EXPECT_EQ(-EFAULT, xioctl(fd, TWHEEL_IOC_SCHEDULE, guard));
 	diag("timers after SCHEDULE whose id could not be written back: %ld",
-	     tw_timers(fd));
+	     tw_timers(&tw));
 
 	/* read() into bad memory, with an event queued */
 	{
-		int fd2 = tw_open();
+		struct twheel tw2;
+		int fd2 = tw_open(&tw2);
 		struct pollfd p = { .fd = fd2, .events = POLLIN };
 
 		ASSERT_TRUE(fd2 >= 0);
-		ASSERT_EQ(0, tw_sched(fd2, 0, 0, 1, 0, NULL));
+		ASSERT_EQ(0, twheel_schedule(&tw2, 0, 0, 0, 1, NULL));
 		ASSERT_TRUE(poll(&p, 1, (int)(g_slack_ns / NSEC_PER_MSEC)) == 1)
 			TH_LOG("zero-delay timer: no POLLIN");
 		void *volatile null = NULL;	/* hide it from -Wnonnull */
@@ -633,7 +661,7 @@ TEST_F_TIMEOUT(twheel, efault_bad_pointers, 20)
 		EXPECT_TRUE(read(fd2, (void *)0xffff888000000000ULL, EV_SIZE) == -1 && errno == EFAULT)
 			TH_LOG("read into a kernel address: expected EFAULT, got %s", ename(errno));
 		diag("queued after failed reads: %ld (whether a faulting read loses the event is unspecified)",
-		     tw_queued(fd2));
+		     tw_queued(&tw2));
 	}
 }
 
@@ -668,7 +696,8 @@ TEST_F_TIMEOUT(twheel, schedule_einval_fields, 20)
 		{ "ABSTIME|PERIODIC value ~0", ~0ULL, NSEC_PER_SEC, 0, 0, 1,
 		  TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC },
 	};
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 
 	ASSERT_TRUE(fd >= 0);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -683,95 +712,101 @@ TEST_F_TIMEOUT(twheel, schedule_einval_fields, 20)
 		EXPECT_TRUE(r == -EINVAL)
 			TH_LOG("SCHEDULE %s: expected -EINVAL, got %s", cases[i].what, rstr(r));
 	}
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 	no_events(fd, 50, "after refused SCHEDULEs");
 }
 
 TEST_F_TIMEOUT(twheel, schedule_periodic_zero_period_einval, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 
 	ASSERT_TRUE(fd >= 0);
-	EXPECT_EQ(-EINVAL, tw_sched(fd, NSEC_PER_MSEC, 0, 0, TWHEEL_TIMER_PERIODIC, NULL));
-	EXPECT_EQ(-EINVAL, tw_sched(fd, 0, 0, 0, TWHEEL_TIMER_PERIODIC, NULL));
+	EXPECT_EQ(-EINVAL, twheel_schedule(&tw, NSEC_PER_MSEC, 0, TWHEEL_TIMER_PERIODIC, 0, NULL));
+	EXPECT_EQ(-EINVAL, twheel_schedule(&tw, 0, 0, TWHEEL_TIMER_PERIODIC, 0, NULL));
 	EXPECT_EQ(-EINVAL,
-		  tw_sched(fd, NSEC_PER_MSEC, 0, 0, TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_FIXED_DELAY, NULL));
+		  twheel_schedule(&tw, NSEC_PER_MSEC, 0,
+				  TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_FIXED_DELAY, 0, NULL));
 	/* and the smallest valid period is accepted */
-	EXPECT_EQ(0, tw_sched(fd, FAR_FUTURE, 1, 0, TWHEEL_TIMER_PERIODIC, NULL));
-	EXPECT_EQ(1, tw_timers(fd));
+	EXPECT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 1, TWHEEL_TIMER_PERIODIC, 0, NULL));
+	EXPECT_EQ(1, tw_timers(&tw));
 }
 
 TEST_F_TIMEOUT(twheel, schedule_negative_einval, 20)
 {
 	static const u64 vals[] = { ~0ULL, 1ULL << 63, (u64)INT64_MIN + 1, (u64)-NSEC_PER_SEC };
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 
 	ASSERT_TRUE(fd >= 0);
 	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
-		long r = tw_sched(fd, vals[i], 0, 0, 0, NULL);
+		long r = twheel_schedule(&tw, vals[i], 0, 0, 0, NULL);
 
 		EXPECT_TRUE(r == -EINVAL)
 			TH_LOG("SCHEDULE delay %lld: expected -EINVAL, got %s", (long long)vals[i],
 			       rstr(r));
-		r = tw_sched(fd, vals[i], 0, 0, TWHEEL_TIMER_ABSTIME, NULL);
+		r = twheel_schedule(&tw, vals[i], 0, TWHEEL_TIMER_ABSTIME, 0, NULL);
 		EXPECT_TRUE(r == -EINVAL)
 			TH_LOG("SCHEDULE ABSTIME %lld: expected -EINVAL, got %s",
 			       (long long)vals[i], rstr(r));
 	}
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 }
 
 TEST_F_TIMEOUT(twheel, schedule_huge_delay_erange, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	u64 id1 = 0, id2 = 0, now;
 
 	ASSERT_TRUE(fd >= 0);
-	EXPECT_EQ(-ERANGE, tw_sched(fd, INT64_MAX, 0, 0, 0, NULL));
-	EXPECT_EQ(-ERANGE, tw_sched(fd, INT64_MAX, NSEC_PER_SEC, 0, TWHEEL_TIMER_PERIODIC, NULL));
+	EXPECT_EQ(-ERANGE, twheel_schedule(&tw, INT64_MAX, 0, 0, 0, NULL));
+	EXPECT_EQ(-ERANGE, twheel_schedule(&tw, INT64_MAX, NSEC_PER_SEC, TWHEEL_TIMER_PERIODIC, 0,
+					   NULL));
 	/*
 	 * A valid value (<= INT64_MAX) that overflows only once added to the
 	 * kernel's now, which is later than ours.
 	 */
 	now = now_ns();
-	EXPECT_EQ(-ERANGE, tw_sched(fd, INT64_MAX - now / 2, 0, 0, 0, NULL));
-	EXPECT_EQ(-ERANGE, tw_sched(fd, INT64_MAX - now + 1, 0, 0, 0, NULL));
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(-ERANGE, twheel_schedule(&tw, INT64_MAX - now / 2, 0, 0, 0, NULL));
+	EXPECT_EQ(-ERANGE, twheel_schedule(&tw, INT64_MAX - now + 1, 0, 0, 0, NULL));
+	EXPECT_EQ(0, tw_timers(&tw));
 
 	/* Far but representable deadlines are accepted and stay pending. */
 	now = now_ns();
-	EXPECT_EQ(0, tw_sched(fd, INT64_MAX - now - 1000 * NSEC_PER_SEC, 0, 1, 0, &id1));
-	EXPECT_EQ(0, tw_sched(fd, INT64_MAX, 0, 2, TWHEEL_TIMER_ABSTIME, &id2));
-	EXPECT_EQ(0, tw_sched(fd, 1ULL << 62, 0, 3, 0, NULL));
-	EXPECT_EQ(3, tw_timers(fd));
+	EXPECT_EQ(0, twheel_schedule(&tw, INT64_MAX - now - 1000 * NSEC_PER_SEC, 0, 0, 1, &id1));
+	EXPECT_EQ(0, twheel_schedule(&tw, INT64_MAX, 0, TWHEEL_TIMER_ABSTIME, 2, &id2));
+	EXPECT_EQ(0, twheel_schedule(&tw, 1ULL << 62, 0, 0, 3, NULL));
+	EXPECT_EQ(3, tw_timers(&tw));
 	no_events(fd, 200, "far-future timers");
 	if (id1) {
-		EXPECT_EQ(1, tw_cancel(fd, id1));
+		EXPECT_EQ(1, twheel_cancel(&tw, id1));
 	}
 	if (id2) {
-		EXPECT_EQ(1, tw_cancel(fd, id2));
+		EXPECT_EQ(1, twheel_cancel(&tw, id2));
 	}
-	EXPECT_EQ(1, tw_timers(fd));
+	EXPECT_EQ(1, tw_timers(&tw));
 
 	/* MODIFY checks the same overflow */
 	{
 		u64 id;
 
-		ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &id));
-		EXPECT_EQ(-ERANGE, tw_modify(fd, id, INT64_MAX, 0, 0, 0));
-		EXPECT_EQ(-EINVAL, tw_modify(fd, id, 1ULL << 63, 0, 0, 0));
-		EXPECT_EQ(1, tw_cancel(fd, id));
+		ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &id));
+		EXPECT_EQ(-ERANGE, twheel_modify(&tw, id, INT64_MAX, 0, 0, 0));
+		EXPECT_EQ(-EINVAL, twheel_modify(&tw, id, 1ULL << 63, 0, 0, 0));
+		EXPECT_EQ(1, twheel_cancel(&tw, id));
 	}
 }
 
 TEST_F_TIMEOUT(twheel, modify_einval_fields, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	u64 id;
 	struct twheel_timer_spec s;
 
 	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &id));
 #define MOD_CASE(what, field_stmt) do {					\
 		long _r;						\
 		s = mkspec(FAR_FUTURE, 0, 0, 0);			\
@@ -797,17 +832,18 @@ TEST_F_TIMEOUT(twheel, modify_einval_fields, 20)
 #undef MOD_CASE
 	/* the timer was left alone: still pending, nothing fired */
 	no_events(fd, 100, "after refused MODIFYs");
-	EXPECT_EQ(1, tw_cancel(fd, id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
 }
 
 TEST_F_TIMEOUT(twheel, cancel_einval_fields, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	u64 id;
 	struct twheel_cancel c;
 
 	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &id));
 	c = (struct twheel_cancel){ .id = id, .flags = 1 };
 	EXPECT_EQ(-EINVAL, xioctl(fd, TWHEEL_IOC_CANCEL, &c));
 	c = (struct twheel_cancel){ .id = id, .flags = 1u << 31 };
@@ -816,14 +852,15 @@ TEST_F_TIMEOUT(twheel, cancel_einval_fields, 20)
 	EXPECT_EQ(-EINVAL, xioctl(fd, TWHEEL_IOC_CANCEL, &c));
 	c = (struct twheel_cancel){ .id = id, .pad = ~0u };
 	EXPECT_EQ(-EINVAL, xioctl(fd, TWHEEL_IOC_CANCEL, &c));
-	EXPECT_EQ(1, tw_timers(fd));
-	EXPECT_EQ(1, tw_cancel(fd, id));
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(1, tw_timers(&tw));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
+	EXPECT_EQ(0, tw_timers(&tw));
 }
 
 TEST_F_TIMEOUT(twheel, eventfd_einval_fields, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	struct twheel_eventfd e;
 	struct twheel_event ev;
@@ -841,7 +878,7 @@ TEST_F_TIMEOUT(twheel, eventfd_einval_fields, 20)
 	e = (struct twheel_eventfd){ .fd = -1, .reserved = 1ULL << 63 };
 	EXPECT_EQ(-EINVAL, xioctl(fd, TWHEEL_IOC_SET_EVENTFD, &e));
 	/* none of those registered it */
-	ASSERT_EQ(0, tw_sched(fd, 0, 0, 0, 0, NULL));
+	ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, 0, NULL));
 	wait_one(fd, &ev, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), NULL, "zero-delay timer");
 	errno = 0;
 	EXPECT_TRUE(read(efd, &cnt, 8) == -1 && errno == EAGAIN)
@@ -850,7 +887,8 @@ TEST_F_TIMEOUT(twheel, eventfd_einval_fields, 20)
 
 TEST_F_TIMEOUT(twheel, batch_einval_fields, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_op ops[4];
 	struct twheel_batch b;
 	u64 id;
@@ -863,7 +901,7 @@ TEST_F_TIMEOUT(twheel, batch_einval_fields, 20)
 	EXPECT_EQ(-EINVAL, xioctl(fd, TWHEEL_IOC_BATCH, &b));
 	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 2, .flags = 1u << 31 };
 	EXPECT_EQ(-EINVAL, xioctl(fd, TWHEEL_IOC_BATCH, &b));
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 
 	/* per-op checks: each op fails alone with -EINVAL at index 0 */
 	static const u32 bad_ops[] = { 0, 4, 0x100, ~0u };
@@ -886,10 +924,10 @@ TEST_F_TIMEOUT(twheel, batch_einval_fields, 20)
 	ops[0].spec.flags = 1u << 9;
 	EXPECT_EQ(0, tw_batch(fd, ops, 1));
 	EXPECT_EQ(-EINVAL, ops[0].result);
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 
 	/* a CANCEL op: fields other than spec.id must be zero */
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &id));
 	memset(ops, 0, sizeof(ops));
 	ops[0].op = TWHEEL_OP_CANCEL;
 	ops[0].spec.id = id;
@@ -910,7 +948,7 @@ TEST_F_TIMEOUT(twheel, batch_einval_fields, 20)
 	ops[0].result = 0;
 	EXPECT_EQ(1, tw_batch(fd, ops, 1));
 	EXPECT_EQ(1, ops[0].result);
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 }
 
 /* ------------------------------------------------------------------ */
@@ -919,13 +957,14 @@ TEST_F_TIMEOUT(twheel, batch_einval_fields, 20)
 
 TEST_F_TIMEOUT(twheel, schedule_zero_delay_fires, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev;
 	u64 id, t0, t1, seen;
 
 	ASSERT_TRUE(fd >= 0);
 	t0 = now_ns();
-	ASSERT_EQ(0, tw_sched(fd, 0, 0, 0xabc, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, 0xabc, &id));
 	t1 = now_ns();
 	ASSERT_TRUE(wait_one(fd, &ev, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen,
 			     "zero-delay timer"));
@@ -942,7 +981,8 @@ TEST_F_TIMEOUT(twheel, schedule_zero_delay_fires, 20)
 
 TEST_F_TIMEOUT(twheel, abs_past_fires_at_once, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev[3];
 	u64 ids[3], vals[3], t1, seen;
 	int n;
@@ -952,7 +992,8 @@ TEST_F_TIMEOUT(twheel, abs_past_fires_at_once, 20)
 	vals[1] = now_ns() - NSEC_PER_SEC;
 	vals[2] = 0;
 	for (int i = 0; i < 3; i++) {
-		ASSERT_EQ(0, tw_sched(fd, vals[i], 0, (u64)i, TWHEEL_TIMER_ABSTIME, &ids[i]));
+		ASSERT_EQ(0, twheel_schedule(&tw, vals[i], 0, TWHEEL_TIMER_ABSTIME, (u64)i,
+					     &ids[i]));
 	}
 	t1 = now_ns();
 	n = wait_events(fd, ev, 3, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
@@ -981,13 +1022,14 @@ TEST_F_TIMEOUT(twheel, abs_past_fires_at_once, 20)
 
 TEST_F_TIMEOUT(twheel, abs_future_not_early, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev;
 	u64 id, dl, seen;
 
 	ASSERT_TRUE(fd >= 0);
 	dl = now_ns() + 300 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, tw_sched(fd, dl, 0, 7, TWHEEL_TIMER_ABSTIME, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, dl, 0, TWHEEL_TIMER_ABSTIME, 7, &id));
 	ASSERT_TRUE(wait_one(fd, &ev, 300 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen,
 			     "absolute deadline 300 ms ahead"));
 	CHECK_EVENT(&ev, seen);
@@ -1002,7 +1044,8 @@ TEST_F_TIMEOUT(twheel, abs_future_not_early, 20)
 
 TEST_F_TIMEOUT(twheel, oneshot_fires_once, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev[4];
 	const u64 delay = 100 * NSEC_PER_MSEC, ud = 0xdeadbeefcafef00dULL;
 	u64 id, t0, t1, seen;
@@ -1011,11 +1054,11 @@ TEST_F_TIMEOUT(twheel, oneshot_fires_once, 20)
 
 	ASSERT_TRUE(fd >= 0);
 	t0 = now_ns();
-	ASSERT_EQ(0, tw_sched(fd, delay, 0, ud, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, delay, 0, 0, ud, &id));
 	t1 = now_ns();
 	EXPECT_TRUE(id != 0)
 		TH_LOG("SCHEDULE returned id 0");
-	EXPECT_EQ(1, tw_timers(fd));
+	EXPECT_EQ(1, tw_timers(&tw));
 	/* room for 4 in the buffer: exactly one may come */
 	n = read_once(fd, ev, 4, 100 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
 	ASSERT_TRUE(n == 1)
@@ -1031,9 +1074,9 @@ TEST_F_TIMEOUT(twheel, oneshot_fires_once, 20)
 		TH_LOG("read before the delay elapsed");
 	no_events(fd, 300, "after the one-shot's event was read");
 	/* read: the id is gone */
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, id));
-	EXPECT_EQ(-ENOENT, tw_modify(fd, id, FAR_FUTURE, 0, 0, 0));
-	ASSERT_EQ(0, tw_info(fd, &info));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, id));
+	EXPECT_EQ(-ENOENT, twheel_modify(&tw, id, FAR_FUTURE, 0, 0, 0));
+	ASSERT_EQ(0, twheel_get_info(&tw, &info));
 	EXPECT_EQ(0, info.timers);
 	EXPECT_EQ(0, info.queued);
 }
@@ -1041,7 +1084,8 @@ TEST_F_TIMEOUT(twheel, oneshot_fires_once, 20)
 TEST_F_TIMEOUT(twheel, oneshot_lateness, 30)
 {
 	enum { N = 20 };
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev[N];
 	u64 ids[N], t0[N], t1[N], delay[N], seen = 0;
 	u64 max_fire = 0, max_seen = 0, sum_fire = 0;
@@ -1052,7 +1096,7 @@ TEST_F_TIMEOUT(twheel, oneshot_lateness, 30)
 	for (int i = 0; i < N; i++) {
 		delay[i] = (u64)(1 + 10 * i) * NSEC_PER_MSEC + (u64)i * 1234;
 		t0[i] = now_ns();
-		ASSERT_EQ(0, tw_sched(fd, delay[i], 0, (u64)i, 0, &ids[i]));
+		ASSERT_EQ(0, twheel_schedule(&tw, delay[i], 0, 0, (u64)i, &ids[i]));
 		t1[i] = now_ns();
 	}
 	n = 0;
@@ -1107,74 +1151,79 @@ TEST_F_TIMEOUT(twheel, oneshot_lateness, 30)
 
 TEST_F_TIMEOUT(twheel, cancel_pending, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	u64 id, id2;
 	struct twheel_info info;
 
 	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(0, tw_sched(fd, 200 * NSEC_PER_MSEC, 0, 1, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, 200 * NSEC_PER_MSEC, 0, 0, 1, &id));
 	ASSERT_EQ(0,
-		  tw_sched(fd, 150 * NSEC_PER_MSEC, 50 * NSEC_PER_MSEC, 2, TWHEEL_TIMER_PERIODIC, &id2));
-	EXPECT_EQ(2, tw_timers(fd));
-	EXPECT_EQ(1, tw_cancel(fd, id));
-	EXPECT_EQ(1, tw_cancel(fd, id2));
-	EXPECT_EQ(0, tw_timers(fd));
+		  twheel_schedule(&tw, 150 * NSEC_PER_MSEC, 50 * NSEC_PER_MSEC,
+				  TWHEEL_TIMER_PERIODIC, 2, &id2));
+	EXPECT_EQ(2, tw_timers(&tw));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id2));
+	EXPECT_EQ(0, tw_timers(&tw));
 	/* well past both deadlines: nothing */
 	no_events(fd, 500, "cancelled timers");
-	ASSERT_EQ(0, tw_info(fd, &info));
+	ASSERT_EQ(0, twheel_get_info(&tw, &info));
 	EXPECT_EQ(0, info.timers);
 	EXPECT_EQ(0, info.queued);
 }
 
 TEST_F_TIMEOUT(twheel, cancel_twice_enoent, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	u64 id;
 
 	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &id));
-	EXPECT_EQ(1, tw_cancel(fd, id));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, id));
-	EXPECT_EQ(-ENOENT, tw_modify(fd, id, FAR_FUTURE, 0, 0, 0));
-	EXPECT_EQ(0, tw_timers(fd));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, id));
+	EXPECT_EQ(-ENOENT, twheel_modify(&tw, id, FAR_FUTURE, 0, 0, 0));
+	EXPECT_EQ(0, tw_timers(&tw));
 }
 
 TEST_F_TIMEOUT(twheel, cancel_unknown_enoent, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	u64 id;
 
 	ASSERT_TRUE(fd >= 0);
 	/* nothing scheduled yet */
 	for (u64 i = 0; i < 5; i++) {
-		EXPECT_EQ(-ENOENT, tw_cancel(fd, i));
+		EXPECT_EQ(-ENOENT, twheel_cancel(&tw, i));
 	}
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, ~0ULL));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, 1ULL << 63));
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &id));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, 0));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, ~0ULL));
-	EXPECT_EQ(1, tw_timers(fd));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, ~0ULL));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, 1ULL << 63));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &id));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, 0));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, ~0ULL));
+	EXPECT_EQ(1, tw_timers(&tw));
 }
 
 TEST_F_TIMEOUT(twheel, cancel_fired_keeps_event, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev[2];
 	struct pollfd p;
 	u64 id, seen;
 	int n;
 
 	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(0, tw_sched(fd, 0, 0, 0x55, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, 0x55, &id));
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
 	ASSERT_TRUE(poll(&p, 1, (int)(g_slack_ns / NSEC_PER_MSEC)) == 1)
 		TH_LOG("zero-delay timer: no POLLIN");
-	EXPECT_EQ(1, tw_queued(fd));
+	EXPECT_EQ(1, tw_queued(&tw));
 	/* fired, event unread: cancel says 0 and the event stays */
-	EXPECT_EQ(0, tw_cancel(fd, id));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, id));
-	EXPECT_EQ(1, tw_queued(fd));
+	EXPECT_EQ(0, twheel_cancel(&tw, id));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, id));
+	EXPECT_EQ(1, tw_queued(&tw));
 	n = wait_events(fd, ev, 2, 200, &seen);
 	ASSERT_TRUE(n == 1)
 		TH_LOG("expected the queued event to survive the cancel, got %d events", n);
@@ -1182,19 +1231,20 @@ TEST_F_TIMEOUT(twheel, cancel_fired_keeps_event, 20)
 	EXPECT_EQ(id, ev[0].id);
 	EXPECT_EQ(0x55, ev[0].user_data);
 	EXPECT_EQ(1, ev[0].count);
-	EXPECT_EQ(0, tw_queued(fd));
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_queued(&tw));
+	EXPECT_EQ(0, tw_timers(&tw));
 }
 
 TEST_F_TIMEOUT(twheel, cancel_periodic, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev;
 	const u64 P = 300 * NSEC_PER_MSEC;
 	u64 id, seen;
 
 	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(0, tw_sched(fd, 20 * NSEC_PER_MSEC, P, 9, TWHEEL_TIMER_PERIODIC, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, 20 * NSEC_PER_MSEC, P, TWHEEL_TIMER_PERIODIC, 9, &id));
 	ASSERT_TRUE(wait_one(fd, &ev, (unsigned int)(g_slack_ns / NSEC_PER_MSEC) + 20, &seen,
 			     "first expiry of a periodic timer"));
 	CHECK_EVENT(&ev, seen);
@@ -1202,18 +1252,19 @@ TEST_F_TIMEOUT(twheel, cancel_periodic, 20)
 	EXPECT_TRUE(ev.flags & TWHEEL_EVENT_PERIODIC)
 		TH_LOG("periodic event without TWHEEL_EVENT_PERIODIC (flags %#x)", ev.flags);
 	/* a periodic timer stays valid after its event was read */
-	EXPECT_EQ(1, tw_cancel(fd, id));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, id));
 	if (ev.fired + P < now_ns())
 		diag("note: the reader was slower than the period; an event may be queued");
 	else
 		no_events(fd, 700, "periodic timer after cancel");
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 }
 
 TEST_F_TIMEOUT(twheel, cancel_periodic_queued_event, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev[2];
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	u64 id, seen;
@@ -1221,12 +1272,13 @@ TEST_F_TIMEOUT(twheel, cancel_periodic_queued_event, 20)
 
 	ASSERT_TRUE(fd >= 0);
 	ASSERT_EQ(0,
-		  tw_sched(fd, 10 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC, 0x99, TWHEEL_TIMER_PERIODIC, &id));
+		  twheel_schedule(&tw, 10 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC,
+				  TWHEEL_TIMER_PERIODIC, 0x99, &id));
 	ASSERT_TRUE(poll(&p, 1, (int)(10 + g_slack_ns / NSEC_PER_MSEC)) == 1)
 		TH_LOG("periodic timer: no POLLIN");
 	/* an expiry is queued, and the timer is still pending */
-	EXPECT_EQ(1, tw_cancel(fd, id));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, id));
 	/* the queued event stays readable, marked cancelled; nothing after it */
 	n = read_once(fd, ev, 2, 100, &seen);
 	ASSERT_TRUE(n == 1)
@@ -1238,14 +1290,15 @@ TEST_F_TIMEOUT(twheel, cancel_periodic_queued_event, 20)
 		TH_LOG("event of a periodic timer cancelled after it: flags %#x lack TWHEEL_EVENT_CANCELLED",
 		       ev[0].flags);
 	no_events(fd, 100, "cancelled periodic timer");
-	EXPECT_EQ(0, tw_timers(fd));
-	EXPECT_EQ(0, tw_queued(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
+	EXPECT_EQ(0, tw_queued(&tw));
 }
 
 TEST_F_TIMEOUT(twheel, events_in_expiry_order, 20)
 {
 	enum { N = 5 };
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev[N + 1];
 	u64 ids[N], last;
 	int n;
@@ -1253,11 +1306,12 @@ TEST_F_TIMEOUT(twheel, events_in_expiry_order, 20)
 	ASSERT_TRUE(fd >= 0);
 	/* scheduled latest first: 250, 200, ... 50 ms */
 	for (int i = 0; i < N; i++) {
-		ASSERT_EQ(0, tw_sched(fd, (u64)(N - i) * 50 * NSEC_PER_MSEC, 0, (u64)i, 0, &ids[i]));
+		ASSERT_EQ(0, twheel_schedule(&tw, (u64)(N - i) * 50 * NSEC_PER_MSEC, 0, 0, (u64)i,
+					     &ids[i]));
 	}
 	last = now_ns() + (u64)N * 50 * NSEC_PER_MSEC;
 	sleep_ns(last - now_ns());
-	while (tw_queued(fd) < N && now_ns() < last + g_slack_ns)
+	while (tw_queued(&tw) < N && now_ns() < last + g_slack_ns)
 		idle_ms(10);
 	n = read_once(fd, ev, N + 1, 0, NULL);
 	ASSERT_TRUE(n == N)
@@ -1276,16 +1330,17 @@ TEST_F_TIMEOUT(twheel, events_in_expiry_order, 20)
 
 TEST_F_TIMEOUT(twheel, modify_moves_timer, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev[2];
 	u64 id, id2, t0, t1, seen;
 	int n;
 
 	ASSERT_TRUE(fd >= 0);
 	/* later: 300 ms -> 800 ms */
-	ASSERT_EQ(0, tw_sched(fd, 300 * NSEC_PER_MSEC, 0, 1, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, 300 * NSEC_PER_MSEC, 0, 0, 1, &id));
 	t0 = now_ns();
-	EXPECT_EQ(1, tw_modify(fd, id, 800 * NSEC_PER_MSEC, 0, 2, 0));
+	EXPECT_EQ(1, twheel_modify(&tw, id, 800 * NSEC_PER_MSEC, 0, 0, 2));
 	t1 = now_ns();
 	n = read_once(fd, ev, 2, 800 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
 	ASSERT_TRUE(n == 1)
@@ -1302,9 +1357,9 @@ TEST_F_TIMEOUT(twheel, modify_moves_timer, 20)
 	no_events(fd, 200, "old deadline of the modified timer");
 
 	/* earlier: far future -> 100 ms */
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 3, 0, &id2));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 3, &id2));
 	t0 = now_ns();
-	EXPECT_EQ(1, tw_modify(fd, id2, 100 * NSEC_PER_MSEC, 0, 4, 0));
+	EXPECT_EQ(1, twheel_modify(&tw, id2, 100 * NSEC_PER_MSEC, 0, 0, 4));
 	t1 = now_ns();
 	ASSERT_TRUE(wait_one(fd, ev, 100 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen,
 			     "timer moved earlier"));
@@ -1315,10 +1370,11 @@ TEST_F_TIMEOUT(twheel, modify_moves_timer, 20)
 	EXPECT_LE(ev[0].deadline, t1 + 100 * NSEC_PER_MSEC);
 
 	/* absolute, and a one-shot made periodic */
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 5, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 5, &id));
 	t0 = now_ns() + 50 * NSEC_PER_MSEC;
 	EXPECT_EQ(1,
-		  tw_modify(fd, id, t0, 50 * NSEC_PER_MSEC, 6, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC));
+		  twheel_modify(&tw, id, t0, 50 * NSEC_PER_MSEC,
+				TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC, 6));
 	ASSERT_TRUE(wait_one(fd, ev, 50 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen,
 			     "one-shot modified into a periodic timer"));
 	CHECK_EVENT(&ev[0], seen);
@@ -1329,42 +1385,44 @@ TEST_F_TIMEOUT(twheel, modify_moves_timer, 20)
 	EXPECT_TRUE(ev[0].deadline >= t0 && (ev[0].deadline - t0) % (50 * NSEC_PER_MSEC) == 0)
 		TH_LOG("deadline %llu not on the grid %llu + k * 50 ms",
 		       (unsigned long long)ev[0].deadline, (unsigned long long)t0);
-	EXPECT_EQ(1, tw_cancel(fd, id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
 }
 
 TEST_F_TIMEOUT(twheel, modify_unknown_enoent, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	u64 id;
 
 	ASSERT_TRUE(fd >= 0);
-	EXPECT_EQ(-ENOENT, tw_modify(fd, 0, FAR_FUTURE, 0, 0, 0));
-	EXPECT_EQ(-ENOENT, tw_modify(fd, 1, FAR_FUTURE, 0, 0, 0));
-	EXPECT_EQ(-ENOENT, tw_modify(fd, ~0ULL, FAR_FUTURE, 0, 0, 0));
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &id));
-	EXPECT_EQ(-ENOENT, tw_modify(fd, 0, FAR_FUTURE, 0, 0, 0));
-	EXPECT_EQ(1, tw_timers(fd));
-	EXPECT_EQ(1, tw_modify(fd, id, FAR_FUTURE, 0, 0, 0));
-	EXPECT_EQ(1, tw_timers(fd));
+	EXPECT_EQ(-ENOENT, twheel_modify(&tw, 0, FAR_FUTURE, 0, 0, 0));
+	EXPECT_EQ(-ENOENT, twheel_modify(&tw, 1, FAR_FUTURE, 0, 0, 0));
+	EXPECT_EQ(-ENOENT, twheel_modify(&tw, ~0ULL, FAR_FUTURE, 0, 0, 0));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &id));
+	EXPECT_EQ(-ENOENT, twheel_modify(&tw, 0, FAR_FUTURE, 0, 0, 0));
+	EXPECT_EQ(1, tw_timers(&tw));
+	EXPECT_EQ(1, twheel_modify(&tw, id, FAR_FUTURE, 0, 0, 0));
+	EXPECT_EQ(1, tw_timers(&tw));
 }
 
 TEST_F_TIMEOUT(twheel, modify_fired_rearms, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct pollfd p;
 	u64 id;
 
 	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(0, tw_sched(fd, 0, 0, 1, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, 1, &id));
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
 	ASSERT_TRUE(poll(&p, 1, (int)(g_slack_ns / NSEC_PER_MSEC)) == 1)
 		TH_LOG("zero-delay timer: no POLLIN");
 	/* fired, event unread: the id is still valid, the timer not pending */
-	EXPECT_EQ(0, tw_modify(fd, id, FAR_FUTURE, 0, 2, 0));
+	EXPECT_EQ(0, twheel_modify(&tw, id, FAR_FUTURE, 0, 0, 2));
 	/* re-armed: now it is pending */
-	EXPECT_EQ(1, tw_modify(fd, id, FAR_FUTURE, 0, 3, 0));
-	EXPECT_EQ(1, tw_cancel(fd, id));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, id));
+	EXPECT_EQ(1, twheel_modify(&tw, id, FAR_FUTURE, 0, 0, 3));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, id));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1373,7 +1431,8 @@ TEST_F_TIMEOUT(twheel, modify_fired_rearms, 20)
 
 TEST_F_TIMEOUT(twheel, periodic_fixed_rate_unread, 30)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev[8];
 	const u64 P = 100 * NSEC_PER_MSEC;
 	u64 id, d0, seen, lo, hi, total = 0;
@@ -1382,13 +1441,14 @@ TEST_F_TIMEOUT(twheel, periodic_fixed_rate_unread, 30)
 
 	ASSERT_TRUE(fd >= 0);
 	d0 = now_ns() + P;
-	ASSERT_EQ(0, tw_sched(fd, d0, P, 0x77, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, d0, P, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC, 0x77,
+				     &id));
 	/* readable soon after the first period, but left unread */
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
 	EXPECT_TRUE(poll(&p, 1, (int)((P + g_slack_ns) / NSEC_PER_MSEC)) == 1)
 		TH_LOG("no POLLIN after the first period");
 	sleep_ns(d0 + 10 * P + P / 2 - now_ns());	/* ~10.5 periods after d0 */
-	EXPECT_EQ(1, tw_queued(fd));
+	EXPECT_EQ(1, tw_queued(&tw));
 	n = (int)read(fd, ev, sizeof(ev));
 	seen = now_ns();
 	ASSERT_TRUE(n == (int)EV_SIZE)
@@ -1425,12 +1485,13 @@ TEST_F_TIMEOUT(twheel, periodic_fixed_rate_unread, 30)
 	EXPECT_TRUE(total + 1 >= lo && total <= hi)
 		TH_LOG("total count %llu over both reads, expected [%llu-1, %llu]",
 		       (unsigned long long)total, (unsigned long long)lo, (unsigned long long)hi);
-	EXPECT_EQ(1, tw_cancel(fd, id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
 }
 
 TEST_F_TIMEOUT(twheel, periodic_fixed_rate_grid, 30)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev;
 	const u64 P = 50 * NSEC_PER_MSEC;
 	u64 id, d0, seen = 0, prev, sum = 0, end, last_fired = 0;
@@ -1438,7 +1499,8 @@ TEST_F_TIMEOUT(twheel, periodic_fixed_rate_grid, 30)
 
 	ASSERT_TRUE(fd >= 0);
 	d0 = now_ns() + P;
-	ASSERT_EQ(0, tw_sched(fd, d0, P, 1, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, d0, P, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC, 1,
+				     &id));
 	prev = d0 - P;
 	end = d0 + 12 * P;
 	while (now_ns() < end) {
@@ -1457,7 +1519,7 @@ TEST_F_TIMEOUT(twheel, periodic_fixed_rate_grid, 30)
 		sum += ev.count;
 		last_fired = ev.fired;
 	}
-	EXPECT_EQ(1, tw_cancel(fd, id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
 	ASSERT_TRUE(events >= 2)
 		TH_LOG("only %d events in 12 periods", events);
 	diag("fixed rate, read as they come: %d events, %llu expiries, last deadline k=%llu",
@@ -1469,7 +1531,8 @@ TEST_F_TIMEOUT(twheel, periodic_fixed_rate_grid, 30)
 
 TEST_F_TIMEOUT(twheel, periodic_fixed_delay, 30)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev[4];
 	const u64 P = 50 * NSEC_PER_MSEC;
 	u64 id, t0, seen = 0, prev_fired = 0, sum = 0, end;
@@ -1477,7 +1540,8 @@ TEST_F_TIMEOUT(twheel, periodic_fixed_delay, 30)
 
 	ASSERT_TRUE(fd >= 0);
 	t0 = now_ns();
-	ASSERT_EQ(0, tw_sched(fd, P, P, 2, TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_FIXED_DELAY, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, P, P, TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_FIXED_DELAY, 2,
+				     &id));
 	end = t0 + 12 * P;
 	while (now_ns() < end) {
 		if (!wait_one(fd, ev, (unsigned int)((P + g_slack_ns) / NSEC_PER_MSEC), &seen,
@@ -1517,7 +1581,7 @@ TEST_F_TIMEOUT(twheel, periodic_fixed_delay, 30)
 	     (unsigned long long)((seen - t0) / NSEC_PER_MSEC), (unsigned long long)ev[0].count);
 	EXPECT_GE(ev[0].count, 2);
 	EXPECT_LE(ev[0].count, (seen - t0) / P + 1);
-	EXPECT_EQ(1, tw_cancel(fd, id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
 }
 
 /*
@@ -1528,7 +1592,8 @@ TEST_F_TIMEOUT(twheel, periodic_fixed_delay, 30)
 TEST_F_TIMEOUT(twheel, periodic_extreme_periods, 30)
 {
 	static const u32 modes[2] = { 0, TWHEEL_TIMER_FIXED_DELAY };
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev[8];
 	u64 id, d0, seen, sum;
 	int n;
@@ -1540,7 +1605,8 @@ TEST_F_TIMEOUT(twheel, periodic_extreme_periods, 30)
 		/* deadline 1 s ago, period INT64_MAX: one expiry, then none */
 		d0 = now_ns() - NSEC_PER_SEC;
 		ASSERT_EQ(0,
-			  tw_sched(fd, d0, INT64_MAX, 1, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC | modes[m], &id));
+			  twheel_schedule(&tw, d0, INT64_MAX,
+					  TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC | modes[m], 1, &id));
 		n = read_once(fd, ev, 8, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
 		if (CHECK(n == 1, "%s, period INT64_MAX: expected 1 event, got %d", mode, n)) {
 			CHECK_EVENT(&ev[0], seen);
@@ -1549,25 +1615,27 @@ TEST_F_TIMEOUT(twheel, periodic_extreme_periods, 30)
 		}
 		no_events(fd, 200, "period INT64_MAX after its first expiry");
 		/* still a periodic timer, armed for ~292 years from d0 */
-		EXPECT_TRUE(tw_cancel(fd, id) == 1)
+		EXPECT_TRUE(twheel_cancel(&tw, id) == 1)
 			TH_LOG("%s, period INT64_MAX: CANCEL after the first expiry did not return 1 (pending)",
 			       mode);
 
 		/* relative start, period INT64_MAX: the first deadline is near now */
-		ASSERT_EQ(0, tw_sched(fd, 0, INT64_MAX, 2, TWHEEL_TIMER_PERIODIC | modes[m], &id));
+		ASSERT_EQ(0, twheel_schedule(&tw, 0, INT64_MAX, TWHEEL_TIMER_PERIODIC | modes[m], 2,
+					     &id));
 		n = read_once(fd, ev, 8, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
 		EXPECT_TRUE(n == 1 && ev[0].count == 1)
 			TH_LOG("%s, delay 0, period INT64_MAX: %d events, count %llu", mode, n,
 			       n ? (unsigned long long)ev[0].count : 0ULL);
 		no_events(fd, 200, "period INT64_MAX after its first expiry");
-		EXPECT_TRUE(tw_cancel(fd, id) == 1)
+		EXPECT_TRUE(twheel_cancel(&tw, id) == 1)
 			TH_LOG("%s, delay 0, period INT64_MAX: CANCEL after the first expiry did not return 1 (pending)",
 			       mode);
 
 		/* period 1 ns for 300 ms */
 		d0 = now_ns();
 		ASSERT_EQ(0,
-			  tw_sched(fd, d0, 1, 3, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC | modes[m], &id));
+			  twheel_schedule(&tw, d0, 1,
+					  TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC | modes[m], 3, &id));
 		sum = 0;
 		n = 0;
 		while (now_ns() < d0 + 300 * NSEC_PER_MSEC) {
@@ -1581,7 +1649,7 @@ TEST_F_TIMEOUT(twheel, periodic_extreme_periods, 30)
 			}
 			n += k;
 		}
-		EXPECT_EQ(1, tw_cancel(fd, id));
+		EXPECT_EQ(1, twheel_cancel(&tw, id));
 		/* drain what the cancel left queued (the fd is non-blocking) */
 		while (read(fd, ev, sizeof(ev)) > 0)
 			;
@@ -1595,24 +1663,26 @@ TEST_F_TIMEOUT(twheel, periodic_extreme_periods, 30)
 				       (unsigned long long)sum, (unsigned long long)(seen - d0));
 		no_events(fd, 100, "period 1 ns after cancel");
 	}
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 }
 
 TEST_F_TIMEOUT(twheel, modify_periodic, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev;
 	const u64 P1 = 40 * NSEC_PER_MSEC, P2 = 150 * NSEC_PER_MSEC;
 	u64 id, seen, t_mod, d1;
 	int after = 0;
 
 	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(0, tw_sched(fd, P1, P1, 0xa, TWHEEL_TIMER_PERIODIC, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, P1, P1, TWHEEL_TIMER_PERIODIC, 0xa, &id));
 	ASSERT_TRUE(wait_one(fd, &ev, (unsigned int)((P1 + g_slack_ns) / NSEC_PER_MSEC), &seen,
 			     "first expiry"));
 	EXPECT_EQ(0xa, ev.user_data);
 	d1 = now_ns() + P2;
-	ASSERT_EQ(1, tw_modify(fd, id, d1, P2, 0xb, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC));
+	ASSERT_EQ(1, twheel_modify(&tw, id, d1, P2, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC,
+				   0xb));
 	t_mod = now_ns();
 	/* events of the old arming may still be queued; after d1, only the new one */
 	while (after < 2 && now_ns() < t_mod + 2 * P2 + g_slack_ns) {
@@ -1632,7 +1702,7 @@ TEST_F_TIMEOUT(twheel, modify_periodic, 20)
 	}
 	EXPECT_TRUE(after >= 1)
 		TH_LOG("no expiry of the modified periodic timer");
-	EXPECT_EQ(1, tw_cancel(fd, id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1642,7 +1712,8 @@ TEST_F_TIMEOUT(twheel, modify_periodic, 20)
 TEST_F_TIMEOUT(twheel, batch_all_success, 20)
 {
 	enum { N = 64 };
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_op ops[N];
 	u64 ids[N];
 
@@ -1657,7 +1728,7 @@ TEST_F_TIMEOUT(twheel, batch_all_success, 20)
 		ids[i] = ops[i].spec.id;
 	}
 	ASSERT_TRUE(ids_distinct(ids, N));
-	EXPECT_EQ(N, tw_timers(fd));
+	EXPECT_EQ(N, tw_timers(&tw));
 
 	/* one batch mixing the three ops */
 	memset(ops, 0, sizeof(ops));
@@ -1677,9 +1748,9 @@ TEST_F_TIMEOUT(twheel, batch_all_success, 20)
 	EXPECT_TRUE(ops[2].spec.id != 0)
 		TH_LOG("SCHEDULE op returned id 0");
 	EXPECT_EQ(1, ops[3].result);
-	EXPECT_EQ(N - 1, tw_timers(fd));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, ids[1]));
-	EXPECT_EQ(1, tw_cancel(fd, ops[2].spec.id));
+	EXPECT_EQ(N - 1, tw_timers(&tw));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, ids[1]));
+	EXPECT_EQ(1, twheel_cancel(&tw, ops[2].spec.id));
 
 	/* cancel the rest in one batch */
 	memset(ops, 0, sizeof(ops));
@@ -1692,13 +1763,14 @@ TEST_F_TIMEOUT(twheel, batch_all_success, 20)
 		EXPECT_TRUE(ops[i].result == 1)
 			TH_LOG("cancel op %d: result %s, expected 1", i, rstr(ops[i].result));
 	}
-	EXPECT_EQ(1, tw_cancel(fd, ids[0]));
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(1, twheel_cancel(&tw, ids[0]));
+	EXPECT_EQ(0, tw_timers(&tw));
 }
 
 TEST_F_TIMEOUT(twheel, batch_partial_failure, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_op ops[5];
 	const int sentinel = 0x5a5a5a5a;
 
@@ -1721,12 +1793,12 @@ TEST_F_TIMEOUT(twheel, batch_partial_failure, 20)
 	EXPECT_EQ(0xfeed + 3, ops[3].spec.id);
 	EXPECT_EQ(0xfeed + 4, ops[4].spec.id);
 	/* earlier ops were done: their timers exist */
-	EXPECT_EQ(2, tw_timers(fd));
+	EXPECT_EQ(2, tw_timers(&tw));
 	EXPECT_TRUE(ops[0].spec.id != 0 && ops[0].spec.id != ops[1].spec.id)
 		TH_LOG("ids %llu, %llu", (unsigned long long)ops[0].spec.id,
 		       (unsigned long long)ops[1].spec.id);
-	EXPECT_EQ(1, tw_cancel(fd, ops[0].spec.id));
-	EXPECT_EQ(1, tw_cancel(fd, ops[1].spec.id));
+	EXPECT_EQ(1, twheel_cancel(&tw, ops[0].spec.id));
+	EXPECT_EQ(1, twheel_cancel(&tw, ops[1].spec.id));
 
 	/* failure at index 0: nothing done */
 	fill_schedule_ops(ops, 3, FAR_FUTURE, 0);
@@ -1736,7 +1808,7 @@ TEST_F_TIMEOUT(twheel, batch_partial_failure, 20)
 	EXPECT_EQ(0, tw_batch(fd, ops, 3));
 	EXPECT_EQ(-EINVAL, ops[0].result);
 	EXPECT_EQ(sentinel, ops[1].result);
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 
 	/* failure at the last index: ERANGE from a MODIFY */
 	fill_schedule_ops(ops, 3, FAR_FUTURE, 0);
@@ -1748,12 +1820,13 @@ TEST_F_TIMEOUT(twheel, batch_partial_failure, 20)
 	fill_schedule_ops(ops, 2, FAR_FUTURE, 0);
 	EXPECT_EQ(2, tw_batch(fd, ops, 3));
 	EXPECT_EQ(-ERANGE, ops[2].result);
-	EXPECT_EQ(4, tw_timers(fd));
+	EXPECT_EQ(4, tw_timers(&tw));
 }
 
 TEST_F_TIMEOUT(twheel, batch_count_einval, 30)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_op *ops = calloc(TWHEEL_BATCH_MAX + 1, sizeof(*ops));
 	struct twheel_batch b;
 
@@ -1764,10 +1837,10 @@ TEST_F_TIMEOUT(twheel, batch_count_einval, 30)
 	EXPECT_EQ(-EINVAL, tw_batch(fd, ops, UINT32_MAX));
 	b = (struct twheel_batch){ .ops = 0, .count = 0 };
 	EXPECT_EQ(-EINVAL, xioctl(fd, TWHEEL_IOC_BATCH, &b));
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 	/* the largest batch is accepted */
 	ASSERT_EQ(TWHEEL_BATCH_MAX, tw_batch(fd, ops, TWHEEL_BATCH_MAX));
-	EXPECT_EQ(TWHEEL_BATCH_MAX, tw_timers(fd));
+	EXPECT_EQ(TWHEEL_BATCH_MAX, tw_timers(&tw));
 	for (u32 i = 0; i < TWHEEL_BATCH_MAX; i++) {
 		u64 id = ops[i].spec.id;
 
@@ -1776,7 +1849,7 @@ TEST_F_TIMEOUT(twheel, batch_count_einval, 30)
 		ops[i].spec.id = id;
 	}
 	EXPECT_EQ(TWHEEL_BATCH_MAX, tw_batch(fd, ops, TWHEEL_BATCH_MAX));
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 	free(ops);
 }
 
@@ -1784,7 +1857,8 @@ TEST_F_TIMEOUT(twheel, batch_efault, 20)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	char *guard = map_guard();
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_op *ops;
 	struct twheel_batch b;
 
@@ -1801,7 +1875,7 @@ TEST_F_TIMEOUT(twheel, batch_efault, 20)
 	fill_schedule_ops(ops, 3, FAR_FUTURE, 0);
 	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 4 };
 	EXPECT_EQ(-EFAULT, xioctl(fd, TWHEEL_IOC_BATCH, &b));
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 	no_events(fd, 50, "after faulting batches");
 
 	/* read-only array: the ops run, the write-back faults */
@@ -1810,7 +1884,7 @@ TEST_F_TIMEOUT(twheel, batch_efault, 20)
 	mprotect(guard, pg, PROT_READ);
 	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 3 };
 	EXPECT_EQ(-EFAULT, xioctl(fd, TWHEEL_IOC_BATCH, &b));
-	EXPECT_EQ(3, tw_timers(fd));
+	EXPECT_EQ(3, tw_timers(&tw));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1828,7 +1902,8 @@ static long efd_read(int efd)
 
 TEST_F_TIMEOUT(twheel, eventfd_counts, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	struct twheel_event ev[4];
 	u64 seen, id;
@@ -1838,10 +1913,11 @@ TEST_F_TIMEOUT(twheel, eventfd_counts, 20)
 	ASSERT_TRUE(fd >= 0);
 	ASSERT_TRUE(efd >= 0)
 		TH_LOG("eventfd: %s", ename(errno));
-	ASSERT_EQ(0, tw_eventfd(fd, efd));
+	ASSERT_EQ(0, twheel_set_eventfd(&tw, efd));
 	EXPECT_EQ(-EAGAIN, efd_read(efd));
 	for (int i = 0; i < 3; i++) {
-		ASSERT_EQ(0, tw_sched(fd, (u64)(i + 1) * 60 * NSEC_PER_MSEC, 0, (u64)i, 0, NULL));
+		ASSERT_EQ(0, twheel_schedule(&tw, (u64)(i + 1) * 60 * NSEC_PER_MSEC, 0, 0, (u64)i,
+					     NULL));
 	}
 	/*
 	 * Wait on the eventfd only, as a user multiplexing many fds does; when
@@ -1873,9 +1949,10 @@ TEST_F_TIMEOUT(twheel, eventfd_counts, 20)
 
 	/* periodic: at least one signal, at most one per expiry */
 	ASSERT_EQ(0,
-		  tw_sched(fd, 20 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC, 9, TWHEEL_TIMER_PERIODIC, &id));
+		  twheel_schedule(&tw, 20 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC,
+				  TWHEEL_TIMER_PERIODIC, 9, &id));
 	idle_ms(300);
-	EXPECT_EQ(1, tw_cancel(fd, id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
 	c = efd_read(efd);
 	n = wait_events(fd, ev, 4, 100, NULL);
 	for (int i = 0; i < n; i++)
@@ -1890,7 +1967,8 @@ TEST_F_TIMEOUT(twheel, eventfd_counts, 20)
 
 TEST_F_TIMEOUT(twheel, eventfd_wrong_type_einval, 20)
 {
-	int fd = tw_open(), fd2 = tw_open();
+	struct twheel tw, tw2;
+	int fd = tw_open(&tw), fd2 = tw_open(&tw2);
 	int p[2] = { -1, -1 };
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int ep = epoll_create1(EPOLL_CLOEXEC);
@@ -1899,24 +1977,25 @@ TEST_F_TIMEOUT(twheel, eventfd_wrong_type_einval, 20)
 	ASSERT_TRUE(fd >= 0 && fd2 >= 0);
 	ASSERT_TRUE(pipe2(p, O_CLOEXEC) == 0)
 		TH_LOG("pipe: %s", ename(errno));
-	EXPECT_EQ(-EINVAL, tw_eventfd(fd, p[0]));
-	EXPECT_EQ(-EINVAL, tw_eventfd(fd, p[1]));
+	EXPECT_EQ(-EINVAL, twheel_set_eventfd(&tw, p[0]));
+	EXPECT_EQ(-EINVAL, twheel_set_eventfd(&tw, p[1]));
 	if (CHECK(devnull >= 0, "open /dev/null: %s", ename(errno))) {
-		EXPECT_EQ(-EINVAL, tw_eventfd(fd, devnull));
+		EXPECT_EQ(-EINVAL, twheel_set_eventfd(&tw, devnull));
 	}
 	if (CHECK(ep >= 0, "epoll_create1: %s", ename(errno))) {
-		EXPECT_EQ(-EINVAL, tw_eventfd(fd, ep));
+		EXPECT_EQ(-EINVAL, twheel_set_eventfd(&tw, ep));
 	}
 	if (proc >= 0) {
-		EXPECT_EQ(-EINVAL, tw_eventfd(fd, proc));
+		EXPECT_EQ(-EINVAL, twheel_set_eventfd(&tw, proc));
 	}
-	EXPECT_EQ(-EINVAL, tw_eventfd(fd, fd));
-	EXPECT_EQ(-EINVAL, tw_eventfd(fd, fd2));
+	EXPECT_EQ(-EINVAL, twheel_set_eventfd(&tw, fd));
+	EXPECT_EQ(-EINVAL, twheel_set_eventfd(&tw, fd2));
 }
 
 TEST_F_TIMEOUT(twheel, eventfd_ebadf, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	int efd = eventfd(0, EFD_CLOEXEC);
 	int hi = 4000;
 
@@ -1925,17 +2004,18 @@ TEST_F_TIMEOUT(twheel, eventfd_ebadf, 20)
 		TH_LOG("eventfd: %s", ename(errno));
 	while (fcntl(hi, F_GETFD) >= 0)
 		hi++;
-	EXPECT_EQ(-EBADF, tw_eventfd(fd, hi));
-	EXPECT_EQ(-EBADF, tw_eventfd(fd, INT_MAX));
+	EXPECT_EQ(-EBADF, twheel_set_eventfd(&tw, hi));
+	EXPECT_EQ(-EBADF, twheel_set_eventfd(&tw, INT_MAX));
 	close(efd);
-	EXPECT_EQ(-EBADF, tw_eventfd(fd, efd));	/* just closed */
+	EXPECT_EQ(-EBADF, twheel_set_eventfd(&tw, efd));	/* just closed */
 	/* the fd stays usable */
-	EXPECT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, NULL));
+	EXPECT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, NULL));
 }
 
 TEST_F_TIMEOUT(twheel, eventfd_closed_before_expiry, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), efd2;
 	struct twheel_event ev[4];
 	u64 id, pid, seen;
@@ -1944,13 +2024,14 @@ TEST_F_TIMEOUT(twheel, eventfd_closed_before_expiry, 20)
 	ASSERT_TRUE(fd >= 0);
 	ASSERT_TRUE(efd >= 0)
 		TH_LOG("eventfd: %s", ename(errno));
-	ASSERT_EQ(0, tw_eventfd(fd, efd));
+	ASSERT_EQ(0, twheel_set_eventfd(&tw, efd));
 	close(efd);
-	ASSERT_EQ(0, tw_sched(fd, 50 * NSEC_PER_MSEC, 0, 1, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, 50 * NSEC_PER_MSEC, 0, 0, 1, &id));
 	ASSERT_EQ(0,
-		  tw_sched(fd, 5 * NSEC_PER_MSEC, 5 * NSEC_PER_MSEC, 2, TWHEEL_TIMER_PERIODIC, &pid));
+		  twheel_schedule(&tw, 5 * NSEC_PER_MSEC, 5 * NSEC_PER_MSEC, TWHEEL_TIMER_PERIODIC,
+				  2, &pid));
 	idle_ms(200);
-	EXPECT_EQ(1, tw_cancel(fd, pid));
+	EXPECT_EQ(1, twheel_cancel(&tw, pid));
 	n = wait_events(fd, ev, 2, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
 	EXPECT_TRUE(n == 2)
 		TH_LOG("expected 2 events (one-shot and periodic), got %d", n);
@@ -1962,15 +2043,16 @@ TEST_F_TIMEOUT(twheel, eventfd_closed_before_expiry, 20)
 	efd2 = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	ASSERT_TRUE(efd2 >= 0)
 		TH_LOG("eventfd: %s", ename(errno));
-	ASSERT_EQ(0, tw_eventfd(fd, efd2));
-	ASSERT_EQ(0, tw_sched(fd, 0, 0, 3, 0, NULL));
+	ASSERT_EQ(0, twheel_set_eventfd(&tw, efd2));
+	ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, 3, NULL));
 	ASSERT_TRUE(wait_one(fd, ev, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen, "zero-delay"));
 	EXPECT_EQ(1, efd_read(efd2));
 }
 
 TEST_F_TIMEOUT(twheel, eventfd_unregister, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	int a = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	int b = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	struct twheel_event ev;
@@ -1979,17 +2061,17 @@ TEST_F_TIMEOUT(twheel, eventfd_unregister, 20)
 	ASSERT_TRUE(a >= 0 && b >= 0)
 		TH_LOG("eventfd: %s", ename(errno));
 	/* unregistering with nothing registered is harmless */
-	EXPECT_EQ(0, tw_eventfd(fd, -1));
-	ASSERT_EQ(0, tw_eventfd(fd, a));
-	EXPECT_EQ(0, tw_eventfd(fd, -1));
-	ASSERT_EQ(0, tw_sched(fd, 0, 0, 1, 0, NULL));
+	EXPECT_EQ(0, twheel_set_eventfd(&tw, -1));
+	ASSERT_EQ(0, twheel_set_eventfd(&tw, a));
+	EXPECT_EQ(0, twheel_set_eventfd(&tw, -1));
+	ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, 1, NULL));
 	ASSERT_TRUE(wait_one(fd, &ev, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), NULL, "zero-delay"));
 	EXPECT_EQ(-EAGAIN, efd_read(a));
 
 	/* registering b replaces a */
-	ASSERT_EQ(0, tw_eventfd(fd, a));
-	ASSERT_EQ(0, tw_eventfd(fd, b));
-	ASSERT_EQ(0, tw_sched(fd, 0, 0, 2, 0, NULL));
+	ASSERT_EQ(0, twheel_set_eventfd(&tw, a));
+	ASSERT_EQ(0, twheel_set_eventfd(&tw, b));
+	ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, 2, NULL));
 	ASSERT_TRUE(wait_one(fd, &ev, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), NULL, "zero-delay"));
 	EXPECT_EQ(-EAGAIN, efd_read(a));
 	EXPECT_EQ(1, efd_read(b));
@@ -2001,7 +2083,8 @@ TEST_F_TIMEOUT(twheel, eventfd_unregister, 20)
 
 TEST_F_TIMEOUT(twheel, read_small_buffer_einval, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev[2];
 	char buf[EV_SIZE];
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -2017,7 +2100,7 @@ TEST_F_TIMEOUT(twheel, read_small_buffer_einval, 20)
 			TH_LOG("empty queue, read(%zu): expected EINVAL, got %zd (%s)", sizes[i], r,
 			       ename(errno));
 	}
-	ASSERT_EQ(0, tw_sched(fd, 0, 0, 1, 0, NULL));
+	ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, 1, NULL));
 	ASSERT_TRUE(poll(&p, 1, (int)(g_slack_ns / NSEC_PER_MSEC)) == 1)
 		TH_LOG("no POLLIN");
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -2029,33 +2112,34 @@ TEST_F_TIMEOUT(twheel, read_small_buffer_einval, 20)
 			       r, ename(errno));
 	}
 	/* the event was not consumed */
-	EXPECT_EQ(1, tw_queued(fd));
+	EXPECT_EQ(1, tw_queued(&tw));
 	EXPECT_EQ((long)EV_SIZE, read(fd, ev, sizeof(ev)));
 	EXPECT_EQ(1, ev[0].user_data);
 }
 
 TEST_F_TIMEOUT(twheel, read_whole_events_only, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_event ev[4];
 	char *buf = (char *)ev;
 	u64 t_end;
 
 	ASSERT_TRUE(fd >= 0);
 	for (int i = 0; i < 3; i++) {
-		ASSERT_EQ(0, tw_sched(fd, 0, 0, (u64)i, 0, NULL));
+		ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, (u64)i, NULL));
 	}
 	t_end = now_ns() + g_slack_ns;
-	while (tw_queued(fd) < 3 && now_ns() < t_end)
+	while (tw_queued(&tw) < 3 && now_ns() < t_end)
 		idle_ms(5);
-	ASSERT_EQ(3, tw_queued(fd));
+	ASSERT_EQ(3, tw_queued(&tw));
 	/* 2.5 events of room: 2 whole events */
 	memset(ev, 0xee, sizeof(ev));
 	EXPECT_EQ((long)(2 * EV_SIZE), read(fd, buf, 2 * EV_SIZE + EV_SIZE / 2));
 	/* nothing written past the whole events */
 	EXPECT_TRUE((unsigned char)buf[2 * EV_SIZE] == 0xee)
 		TH_LOG("read wrote past the last whole event");
-	EXPECT_EQ(1, tw_queued(fd));
+	EXPECT_EQ(1, tw_queued(&tw));
 	EXPECT_EQ((long)EV_SIZE, read(fd, buf, sizeof(ev)));
 	errno = 0;
 	EXPECT_TRUE(read(fd, buf, sizeof(ev)) == -1 && errno == EAGAIN)
@@ -2064,7 +2148,8 @@ TEST_F_TIMEOUT(twheel, read_whole_events_only, 20)
 
 TEST_F_TIMEOUT(twheel, read_nonblock_eagain, 20)
 {
-	int fd = tw_open(), fd2 = tw_open_flags(0);
+	struct twheel tw, tw2;
+	int fd = tw_open(&tw), fd2 = tw_open_flags(&tw2, 0);
 	struct twheel_event ev;
 
 	ASSERT_TRUE(fd >= 0 && fd2 >= 0);
@@ -2072,7 +2157,7 @@ TEST_F_TIMEOUT(twheel, read_nonblock_eagain, 20)
 	EXPECT_TRUE(read(fd, &ev, sizeof(ev)) == -1 && errno == EAGAIN)
 		TH_LOG("O_NONBLOCK read, empty: expected EAGAIN, got %s", ename(errno));
 	/* a pending timer does not change that */
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, NULL));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, NULL));
 	errno = 0;
 	EXPECT_TRUE(read(fd, &ev, sizeof(ev)) == -1 && errno == EAGAIN)
 		TH_LOG("O_NONBLOCK read, timer pending: expected EAGAIN, got %s", ename(errno));
@@ -2086,7 +2171,8 @@ TEST_F_TIMEOUT(twheel, read_nonblock_eagain, 20)
 
 TEST_F_TIMEOUT(twheel, read_blocking_wakes, 20)
 {
-	int fd = tw_open_flags(0);
+	struct twheel tw;
+	int fd = tw_open_flags(&tw, 0);
 	struct twheel_event ev[4];
 	struct watchdog wd;
 	u64 id, t0, seen;
@@ -2094,8 +2180,8 @@ TEST_F_TIMEOUT(twheel, read_blocking_wakes, 20)
 
 	ASSERT_TRUE(fd >= 0);
 	t0 = now_ns();
-	ASSERT_EQ(0, tw_sched(fd, 200 * NSEC_PER_MSEC, 0, 0x42, 0, &id));
-	ASSERT_TRUE(watchdog_start(&wd, fd, 5000));
+	ASSERT_EQ(0, twheel_schedule(&tw, 200 * NSEC_PER_MSEC, 0, 0, 0x42, &id));
+	ASSERT_TRUE(watchdog_start(&wd, &tw, 5000));
 	r = read(fd, ev, sizeof(ev));
 	seen = now_ns();
 	EXPECT_TRUE(!watchdog_stop(&wd))
@@ -2111,9 +2197,9 @@ TEST_F_TIMEOUT(twheel, read_blocking_wakes, 20)
 	     (long long)(seen - ev[0].deadline) / 1000);
 
 	/* with an event already queued it returns at once */
-	ASSERT_EQ(0, tw_sched(fd, 0, 0, 0x43, 0, NULL));
+	ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, 0x43, NULL));
 	idle_ms(50);
-	ASSERT_TRUE(watchdog_start(&wd, fd, 5000));
+	ASSERT_TRUE(watchdog_start(&wd, &tw, 5000));
 	r = read(fd, ev, sizeof(ev));
 	EXPECT_TRUE(!watchdog_stop(&wd))
 		TH_LOG("blocking read with a queued event did not return");
@@ -2135,7 +2221,8 @@ static void *send_usr1(void *arg)
 
 TEST_F_TIMEOUT(twheel, read_blocking_eintr, 20)
 {
-	int fd = tw_open_flags(0);
+	struct twheel tw;
+	int fd = tw_open_flags(&tw, 0);
 	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART */
 	struct twheel_event ev;
 	struct watchdog wd;
@@ -2145,8 +2232,8 @@ TEST_F_TIMEOUT(twheel, read_blocking_eintr, 20)
 
 	ASSERT_TRUE(fd >= 0);
 	sigaction(SIGUSR1, &sa, NULL);
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, NULL));
-	ASSERT_TRUE(watchdog_start(&wd, fd, 5000));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, NULL));
+	ASSERT_TRUE(watchdog_start(&wd, &tw, 5000));
 	pthread_create(&th, NULL, send_usr1, &me);
 	r = read(fd, &ev, sizeof(ev));
 	err = errno;
@@ -2160,7 +2247,8 @@ TEST_F_TIMEOUT(twheel, read_blocking_eintr, 20)
 
 TEST_F_TIMEOUT(twheel, poll_pollin, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct pollfd p = { .fd = fd, .events = POLLIN | POLLOUT };
 	struct twheel_event ev;
 	u64 t0, t1, id;
@@ -2170,7 +2258,7 @@ TEST_F_TIMEOUT(twheel, poll_pollin, 20)
 	r = poll(&p, 1, 0);
 	EXPECT_TRUE(r == 0 || !(p.revents & POLLIN))
 		TH_LOG("POLLIN with nothing queued (revents %#x)", p.revents);
-	ASSERT_EQ(0, tw_sched(fd, 150 * NSEC_PER_MSEC, 0, 1, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, 150 * NSEC_PER_MSEC, 0, 0, 1, &id));
 	p.revents = 0;
 	p.events = POLLIN;
 	r = poll(&p, 1, 0);
@@ -2193,7 +2281,8 @@ TEST_F_TIMEOUT(twheel, poll_pollin, 20)
 
 TEST_F_TIMEOUT(twheel, epoll_epollin, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	int ep = epoll_create1(EPOLL_CLOEXEC), ep_et = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ee = { .events = EPOLLIN, .data.u64 = 0x1234 }, out[2];
 	struct twheel_event ev[2];
@@ -2208,7 +2297,7 @@ TEST_F_TIMEOUT(twheel, epoll_epollin, 20)
 	ASSERT_TRUE(epoll_ctl(ep_et, EPOLL_CTL_ADD, fd, &ee) == 0)
 		TH_LOG("epoll_ctl ET: %s", ename(errno));
 	EXPECT_EQ(0, epoll_wait(ep, out, 2, 0));
-	ASSERT_EQ(0, tw_sched(fd, 100 * NSEC_PER_MSEC, 0, 1, 0, NULL));
+	ASSERT_EQ(0, twheel_schedule(&tw, 100 * NSEC_PER_MSEC, 0, 0, 1, NULL));
 	r = epoll_wait(ep, out, 2, (int)(100 + g_slack_ns / NSEC_PER_MSEC));
 	ASSERT_TRUE(r == 1 && (out[0].events & EPOLLIN) && out[0].data.u64 == 0x1234)
 		TH_LOG("epoll_wait: %d, events %#x", r, r > 0 ? out[0].events : 0);
@@ -2218,7 +2307,7 @@ TEST_F_TIMEOUT(twheel, epoll_epollin, 20)
 	EXPECT_EQ((long)EV_SIZE, read(fd, ev, sizeof(ev)));
 	EXPECT_EQ(0, epoll_wait(ep, out, 2, 0));
 	/* a second expiry is a new edge */
-	ASSERT_EQ(0, tw_sched(fd, 20 * NSEC_PER_MSEC, 0, 2, 0, NULL));
+	ASSERT_EQ(0, twheel_schedule(&tw, 20 * NSEC_PER_MSEC, 0, 0, 2, NULL));
 	r = epoll_wait(ep_et, out, 2, (int)(20 + g_slack_ns / NSEC_PER_MSEC));
 	EXPECT_TRUE(r == 1)
 		TH_LOG("edge-triggered epoll: second expiry not reported (%d)", r);
@@ -2232,7 +2321,8 @@ TEST_F_TIMEOUT(twheel, epoll_epollin, 20)
 
 TEST_F_TIMEOUT(twheel, info_counts, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_info info;
 	struct twheel_event ev;
 	u64 far[3], t_end;
@@ -2258,13 +2348,13 @@ TEST_F_TIMEOUT(twheel, info_counts, 20)
 	     (unsigned long long)info.max_total_timers);
 
 	for (int i = 0; i < 3; i++) {
-		ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &far[i]));
+		ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &far[i]));
 	}
-	ASSERT_EQ(0, tw_sched(fd, 0, 0, 0, 0, NULL));
-	ASSERT_EQ(0, tw_sched(fd, 0, 0, 0, 0, NULL));
+	ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, 0, NULL));
+	ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, 0, NULL));
 	t_end = now_ns() + g_slack_ns;
 	do {
-		ASSERT_EQ(0, tw_info(fd, &info));
+		ASSERT_EQ(0, twheel_get_info(&tw, &info));
 		if (info.queued == 2)
 			break;
 		idle_ms(5);
@@ -2272,28 +2362,30 @@ TEST_F_TIMEOUT(twheel, info_counts, 20)
 	EXPECT_EQ(2, info.queued);
 	EXPECT_EQ(5, info.timers);		/* fired with unread events still count */
 	EXPECT_EQ((long)EV_SIZE, read(fd, &ev, sizeof(ev)));
-	ASSERT_EQ(0, tw_info(fd, &info));
+	ASSERT_EQ(0, twheel_get_info(&tw, &info));
 	EXPECT_EQ(1, info.queued);
 	EXPECT_EQ(4, info.timers);
-	EXPECT_EQ(1, tw_cancel(fd, far[0]));
-	ASSERT_EQ(0, tw_info(fd, &info));
+	EXPECT_EQ(1, twheel_cancel(&tw, far[0]));
+	ASSERT_EQ(0, twheel_get_info(&tw, &info));
 	EXPECT_EQ(3, info.timers);
 	EXPECT_EQ(1, info.queued);
 	/* a periodic timer with a queued event counts once, as one event */
 	{
 		u64 pid;
-		ASSERT_EQ(0, tw_sched(fd, 0, 10 * NSEC_PER_MSEC, 0, TWHEEL_TIMER_PERIODIC, &pid));
+		ASSERT_EQ(0, twheel_schedule(&tw, 0, 10 * NSEC_PER_MSEC, TWHEEL_TIMER_PERIODIC, 0,
+					     &pid));
 		idle_ms(100);
-		ASSERT_EQ(0, tw_info(fd, &info));
+		ASSERT_EQ(0, twheel_get_info(&tw, &info));
 		EXPECT_EQ(4, info.timers);
 		EXPECT_EQ(2, info.queued);
-		EXPECT_EQ(1, tw_cancel(fd, pid));
+		EXPECT_EQ(1, twheel_cancel(&tw, pid));
 	}
 }
 
 TEST_F_TIMEOUT(twheel, limit_enospc, 90)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_info info;
 	struct twheel_op *ops;
 	u64 *ids, probe, t_end, t_fill, t_checks, t_close;
@@ -2301,7 +2393,7 @@ TEST_F_TIMEOUT(twheel, limit_enospc, 90)
 	struct twheel_event ev;
 
 	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(0, tw_info(fd, &info));
+	ASSERT_EQ(0, twheel_get_info(&tw, &info));
 	max = info.max_timers;
 	if (max > (1u << 20))
 		SKIP(return, "max_timers %u is too many to fill in a test", max);
@@ -2325,36 +2417,36 @@ TEST_F_TIMEOUT(twheel, limit_enospc, 90)
 	}
 	t_fill = now_ns() - t_fill;
 	t_checks = now_ns();
-	ASSERT_EQ(max, tw_timers(fd));
+	ASSERT_EQ(max, tw_timers(&tw));
 	/* full: single and batched schedules fail, nothing changes */
-	EXPECT_EQ(-ENOSPC, tw_sched(fd, FAR_FUTURE, 0, 0, 0, NULL));
-	EXPECT_EQ(-ENOSPC, tw_sched(fd, 0, 0, 0, 0, NULL));
+	EXPECT_EQ(-ENOSPC, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, NULL));
+	EXPECT_EQ(-ENOSPC, twheel_schedule(&tw, 0, 0, 0, 0, NULL));
 	fill_schedule_ops(ops, 2, FAR_FUTURE, 0);
 	EXPECT_EQ(0, tw_batch(fd, ops, 2));
 	EXPECT_EQ(-ENOSPC, ops[0].result);
-	EXPECT_EQ(max, tw_timers(fd));
+	EXPECT_EQ(max, tw_timers(&tw));
 	/* modify does not need room */
-	EXPECT_EQ(1, tw_modify(fd, ids[1], FAR_FUTURE, 0, 0, 0));
+	EXPECT_EQ(1, twheel_modify(&tw, ids[1], FAR_FUTURE, 0, 0, 0));
 	/* cancel 10: room for exactly 10 */
 	for (int i = 0; i < 10; i++) {
-		EXPECT_EQ(1, tw_cancel(fd, ids[max - 1 - (u32)i]));
+		EXPECT_EQ(1, twheel_cancel(&tw, ids[max - 1 - (u32)i]));
 	}
-	EXPECT_EQ(max - 10, tw_timers(fd));
+	EXPECT_EQ(max - 10, tw_timers(&tw));
 	fill_schedule_ops(ops, 11, FAR_FUTURE, 0);
 	EXPECT_EQ(10, tw_batch(fd, ops, 11));
 	EXPECT_EQ(-ENOSPC, ops[10].result);
-	EXPECT_EQ(max, tw_timers(fd));
+	EXPECT_EQ(max, tw_timers(&tw));
 	/* a fired one-shot holds its slot until its event is read */
-	ASSERT_EQ(1, tw_modify(fd, ids[0], 0, 0, 0xf1, 0));
+	ASSERT_EQ(1, twheel_modify(&tw, ids[0], 0, 0, 0, 0xf1));
 	t_end = now_ns() + g_slack_ns;
-	while (tw_queued(fd) < 1 && now_ns() < t_end)
+	while (tw_queued(&tw) < 1 && now_ns() < t_end)
 		idle_ms(5);
-	EXPECT_EQ(-ENOSPC, tw_sched(fd, FAR_FUTURE, 0, 0, 0, NULL));
+	EXPECT_EQ(-ENOSPC, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, NULL));
 	ASSERT_EQ((long)EV_SIZE, read(fd, &ev, sizeof(ev)));
 	EXPECT_EQ(0xf1, ev.user_data);
-	EXPECT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &probe));
-	EXPECT_EQ(-ENOSPC, tw_sched(fd, FAR_FUTURE, 0, 0, 0, NULL));
-	EXPECT_EQ(max, tw_timers(fd));
+	EXPECT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &probe));
+	EXPECT_EQ(-ENOSPC, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, NULL));
+	EXPECT_EQ(max, tw_timers(&tw));
 	t_checks = now_ns() - t_checks;
 	t_close = now_ns();
 	close(fd);
@@ -2368,27 +2460,28 @@ TEST_F_TIMEOUT(twheel, limit_enospc, 90)
 TEST_F_TIMEOUT(twheel, schedule_ids_unique, 30)
 {
 	enum { N = 2000 };
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	u64 *ids = calloc(N, sizeof(*ids));
 
 	ASSERT_TRUE(fd >= 0 && ids);
 	for (int i = 0; i < N; i++) {
-		ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &ids[i]));
+		ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &ids[i]));
 	}
 	ids_distinct(ids, N);
-	EXPECT_EQ(N, tw_timers(fd));
+	EXPECT_EQ(N, tw_timers(&tw));
 	/* cancel half, schedule again: the live ids stay distinct */
 	for (int i = 0; i < N; i += 2) {
-		EXPECT_EQ(1, tw_cancel(fd, ids[i]));
+		EXPECT_EQ(1, twheel_cancel(&tw, ids[i]));
 	}
 	for (int i = 0; i < N; i += 2) {
-		ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &ids[i]));
+		ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &ids[i]));
 	}
 	ids_distinct(ids, N);
 	for (int i = 0; i < N; i++) {
-		EXPECT_EQ(1, tw_cancel(fd, ids[i]));
+		EXPECT_EQ(1, twheel_cancel(&tw, ids[i]));
 	}
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 	free(ids);
 }
 
@@ -2405,11 +2498,11 @@ static u64 page_units(void)
 }
 
 /* INFO.user_timers, the units this user's files hold. */
-static u64 tw_user_units(int fd)
+static u64 tw_user_units(struct twheel *tw)
 {
 	struct twheel_info info;
 
-	if (!CHECK_RET(tw_info(fd, &info), 0))
+	if (!CHECK_RET(twheel_get_info(tw, &info), 0))
 		return 0;
 	return info.user_timers;
 }
@@ -2434,19 +2527,19 @@ static long long fdinfo_val(int fd, const char *key)
 }
 
 /* The size every mapping of @fd must have. */
-static size_t map_len(int fd)
+static size_t map_len(struct twheel *tw)
 {
 	struct twheel_info info;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
-	if (!CHECK_RET(tw_info(fd, &info), 0))
+	if (!CHECK_RET(twheel_get_info(tw, &info), 0))
 		return 0;
 	return (TWHEEL_MAP_SIZE(info.max_timers) + page - 1) / page * page;
 }
 
-static u64 *tw_map(int fd, int prot)
+static u64 *tw_map(struct twheel *tw, int prot)
 {
-	void *p = mmap(NULL, map_len(fd), prot, MAP_SHARED, fd, 0);
+	void *p = mmap(NULL, map_len(tw), prot, MAP_SHARED, tw->fd, 0);
 
 	if (!CHECK(p != MAP_FAILED, "mmap: %s", ename(errno)))
 		return NULL;
@@ -2460,44 +2553,45 @@ static volatile u64 *slot_of(u64 *map, u64 id)
 
 TEST_F_TIMEOUT(twheel, table_stale_ids, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	u64 a, b, c, d, e, f;
 	struct twheel_event ev;
 
 	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &a));
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &b));
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &c));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &a));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &b));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &c));
 	/* slots from 0, generation 0 */
 	EXPECT_EQ(1, a);
 	EXPECT_EQ(2, b);
 	EXPECT_EQ(3, c);
 	/* a released slot is taken first, under the next generation */
-	EXPECT_EQ(1, tw_cancel(fd, b));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, b));
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &d));
+	EXPECT_EQ(1, twheel_cancel(&tw, b));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, b));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &d));
 	EXPECT_EQ(TWHEEL_ID_SLOT(b), TWHEEL_ID_SLOT(d));
 	EXPECT_EQ(ID_GEN(b) + 1, ID_GEN(d));
-	EXPECT_EQ(-ENOENT, tw_modify(fd, b, FAR_FUTURE, 0, 0, 0));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, b));
+	EXPECT_EQ(-ENOENT, twheel_modify(&tw, b, FAR_FUTURE, 0, 0, 0));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, b));
 	/* a fired one-shot's slot is released when its event is read */
-	ASSERT_EQ(0, tw_sched(fd, 0, 0, 0xe, 0, &e));
+	ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, 0xe, &e));
 	ASSERT_TRUE(wait_one(fd, &ev, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), NULL, "e"));
 	EXPECT_EQ(e, ev.id);
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &f));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &f));
 	EXPECT_EQ(TWHEEL_ID_SLOT(e), TWHEEL_ID_SLOT(f));
 	EXPECT_EQ(ID_GEN(e) + 1, ID_GEN(f));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, e));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, e));
 	/* ids that name no slot, or another generation of a live one */
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, 0x7fffffffULL));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, a + (5ULL << 32)));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, a | 0xffffffff00000000ULL));
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, a & ~0xffffffffULL));
-	EXPECT_EQ(1, tw_cancel(fd, a));
-	EXPECT_EQ(1, tw_cancel(fd, c));
-	EXPECT_EQ(1, tw_cancel(fd, d));
-	EXPECT_EQ(1, tw_cancel(fd, f));
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, 0x7fffffffULL));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, a + (5ULL << 32)));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, a | 0xffffffff00000000ULL));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, a & ~0xffffffffULL));
+	EXPECT_EQ(1, twheel_cancel(&tw, a));
+	EXPECT_EQ(1, twheel_cancel(&tw, c));
+	EXPECT_EQ(1, twheel_cancel(&tw, d));
+	EXPECT_EQ(1, twheel_cancel(&tw, f));
+	EXPECT_EQ(0, tw_timers(&tw));
 	close(fd);
 }
 
@@ -2510,16 +2604,17 @@ TEST_F_TIMEOUT(twheel, table_units, 60)
 {
 	enum { N = 1024 };
 	static struct twheel_op ops[N];
-	int fd = tw_open(), probe = tw_open();
-	u64 base, chunks = (N + 255) / 256;
+	struct twheel tw, twp;
+	int fd = tw_open(&tw), probe = tw_open(&twp);
+	u64 base, id, chunks = (N + 255) / 256;
 
 	ASSERT_TRUE(fd >= 0 && probe >= 0);
-	base = tw_user_units(probe);
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &ops[0].spec.id));
-	EXPECT_EQ(1 + page_units(), tw_user_units(probe) - base);
-	EXPECT_EQ(1, tw_cancel(fd, ops[0].spec.id));
+	base = tw_user_units(&twp);
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &id));
+	EXPECT_EQ(1 + page_units(), tw_user_units(&twp) - base);
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
 	/* kept for reuse: still counted */
-	EXPECT_EQ(1 + page_units(), tw_user_units(probe) - base);
+	EXPECT_EQ(1 + page_units(), tw_user_units(&twp) - base);
 	EXPECT_EQ(1, fdinfo_val(fd, "twheel-spare"));
 	for (int round = 0; round < 3; round++) {
 		for (int i = 0; i < N; i++) {
@@ -2527,7 +2622,7 @@ TEST_F_TIMEOUT(twheel, table_units, 60)
 				.spec = mkspec(FAR_FUTURE, 0, (u64)i, 0) };
 		}
 		ASSERT_EQ(N, tw_batch(fd, ops, N));
-		EXPECT_EQ(N, tw_timers(fd));
+		EXPECT_EQ(N, tw_timers(&tw));
 		for (int i = 0; i < N; i++) {
 			u64 id = ops[i].spec.id;
 
@@ -2535,30 +2630,31 @@ TEST_F_TIMEOUT(twheel, table_units, 60)
 			ops[i].spec.id = id;
 		}
 		ASSERT_EQ(N, tw_batch(fd, ops, N));
-		EXPECT_EQ(0, tw_timers(fd));
+		EXPECT_EQ(0, tw_timers(&tw));
 		/* the same N objects and the same table, round after round */
-		EXPECT_EQ(N + chunks * page_units(), tw_user_units(probe) - base);
+		EXPECT_EQ(N + chunks * page_units(), tw_user_units(&twp) - base);
 		EXPECT_EQ((long long)(chunks * 256), fdinfo_val(fd, "twheel-slots"));
 	}
 	close(fd);
-	EXPECT_EQ(base, tw_user_units(probe));
+	EXPECT_EQ(base, tw_user_units(&twp));
 	close(probe);
 }
 
 TEST_F_TIMEOUT(twheel, map_args, 20)
 {
-	int fd = tw_open(), probe = tw_open();
+	struct twheel tw, twp;
+	int fd = tw_open(&tw), probe = tw_open(&twp);
 	size_t len, page = (size_t)sysconf(_SC_PAGESIZE);
 	struct twheel_info info;
 	u64 *m1, *m2, *ro, id, base;
 	void *p;
 
 	ASSERT_TRUE(fd >= 0 && probe >= 0);
-	ASSERT_EQ(0, tw_info(fd, &info));
+	ASSERT_EQ(0, twheel_get_info(&tw, &info));
 	EXPECT_TRUE(info.flags & TWHEEL_INFO_MAP);
-	len = map_len(fd);
+	len = map_len(&tw);
 	ASSERT_TRUE(len);
-	base = tw_user_units(probe);
+	base = tw_user_units(&twp);
 	p = mmap(NULL, len - page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	EXPECT_TRUE(p == MAP_FAILED && errno == EINVAL)
 		TH_LOG("mmap of one page less: %s", p == MAP_FAILED ? ename(errno) : "mapped");
@@ -2572,19 +2668,19 @@ TEST_F_TIMEOUT(twheel, map_args, 20)
 	EXPECT_TRUE(p == MAP_FAILED && errno == EINVAL)
 		TH_LOG("private mmap: %s", p == MAP_FAILED ? ename(errno) : "mapped");
 	/* nothing allocated by the refusals */
-	EXPECT_EQ(base, tw_user_units(probe));
+	EXPECT_EQ(base, tw_user_units(&twp));
 
-	m1 = tw_map(fd, PROT_READ | PROT_WRITE);
+	m1 = tw_map(&tw, PROT_READ | PROT_WRITE);
 	ASSERT_TRUE(m1);
-	EXPECT_EQ(len / page * page_units(), tw_user_units(probe) - base);
+	EXPECT_EQ(len / page * page_units(), tw_user_units(&twp) - base);
 	EXPECT_EQ(1, fdinfo_val(fd, "twheel-mapped"));
-	m2 = tw_map(fd, PROT_READ | PROT_WRITE);
-	ro = tw_map(fd, PROT_READ);
+	m2 = tw_map(&tw, PROT_READ | PROT_WRITE);
+	ro = tw_map(&tw, PROT_READ);
 	ASSERT_TRUE(m2 && ro);
 	/* one array: the second mapping costs nothing */
-	EXPECT_EQ(len / page * page_units(), tw_user_units(probe) - base);
+	EXPECT_EQ(len / page * page_units(), tw_user_units(&twp) - base);
 	/* every arming stores its deadline; all mappings see one array */
-	ASSERT_EQ(0, tw_sched(fd, 1000 * NSEC_PER_SEC, 0, 0, TWHEEL_TIMER_ABSTIME, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, 1000 * NSEC_PER_SEC, 0, TWHEEL_TIMER_ABSTIME, 0, &id));
 	EXPECT_EQ(1000 * NSEC_PER_SEC, *slot_of(m1, id));
 	EXPECT_EQ(1000 * NSEC_PER_SEC, *slot_of(ro, id));
 	*slot_of(m2, id) = 1234;
@@ -2600,9 +2696,9 @@ TEST_F_TIMEOUT(twheel, map_args, 20)
 	munmap(m1, len);
 	munmap(m2, len);
 	munmap(ro, len);
-	EXPECT_EQ(1, tw_cancel(fd, id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
 	close(fd);
-	EXPECT_EQ(base, tw_user_units(probe));
+	EXPECT_EQ(base, tw_user_units(&twp));
 	close(probe);
 }
 
@@ -2627,14 +2723,15 @@ static void expect_fire_at(int fd, u64 id, u64 deadline, const char *what)
 
 TEST_F_TIMEOUT(twheel, map_extend, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	u64 *map, id, t0, dl, ext;
 
 	ASSERT_TRUE(fd >= 0);
-	map = tw_map(fd, PROT_READ | PROT_WRITE);
+	map = tw_map(&tw, PROT_READ | PROT_WRITE);
 	ASSERT_TRUE(map);
 	t0 = now_ns();
-	ASSERT_EQ(0, tw_sched(fd, 100 * NSEC_PER_MSEC, 0, 7, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, 100 * NSEC_PER_MSEC, 0, 0, 7, &id));
 	dl = *slot_of(map, id);
 	EXPECT_GE(dl, t0 + 100 * NSEC_PER_MSEC);
 	EXPECT_LE(dl, now_ns() + 100 * NSEC_PER_MSEC);
@@ -2647,8 +2744,8 @@ TEST_F_TIMEOUT(twheel, map_extend, 20)
 	expect_fire_at(fd, id, ext, "extended timer");
 	EXPECT_TRUE(fdinfo_val(fd, "twheel-extended") >= 1);
 	EXPECT_TRUE(fdinfo_val(fd, "twheel-extended") <= 2);
-	EXPECT_EQ(0, tw_timers(fd));
-	munmap(map, map_len(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
+	munmap(map, map_len(&tw));
 	close(fd);
 }
 
@@ -2656,14 +2753,16 @@ TEST_F_TIMEOUT(twheel, map_extend, 20)
 TEST_F_TIMEOUT(twheel, map_garbage, 20)
 {
 	static const u64 bad[] = { 0, 1, 1ULL << 63, ~0ULL };
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	u64 *map, id[4], far, per, dl[4];
 
 	ASSERT_TRUE(fd >= 0);
-	map = tw_map(fd, PROT_READ | PROT_WRITE);
+	map = tw_map(&tw, PROT_READ | PROT_WRITE);
 	ASSERT_TRUE(map);
 	for (int i = 0; i < 4; i++) {
-		ASSERT_EQ(0, tw_sched(fd, (50 + 10 * (u64)i) * NSEC_PER_MSEC, 0, (u64)i, 0, &id[i]));
+		ASSERT_EQ(0, twheel_schedule(&tw, (50 + 10 * (u64)i) * NSEC_PER_MSEC, 0, 0, (u64)i,
+					     &id[i]));
 		dl[i] = *slot_of(map, id[i]);
 		*slot_of(map, id[i]) = bad[i];
 	}
@@ -2672,11 +2771,12 @@ TEST_F_TIMEOUT(twheel, map_garbage, 20)
 	expect_fire_at(fd, id[1], dl[1], "slot 1");
 	/* above INT64_MAX: taken as INT64_MAX, so pending for ever */
 	no_events(fd, 300, "slots beyond INT64_MAX");
-	EXPECT_EQ(1, tw_cancel(fd, id[2]));
-	EXPECT_EQ(1, tw_cancel(fd, id[3]));
+	EXPECT_EQ(1, twheel_cancel(&tw, id[2]));
+	EXPECT_EQ(1, twheel_cancel(&tw, id[3]));
 	/* periodic timers ignore their slot */
 	ASSERT_EQ(0,
-		  tw_sched(fd, 20 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC, 0, TWHEEL_TIMER_PERIODIC, &per));
+		  twheel_schedule(&tw, 20 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC,
+				  TWHEEL_TIMER_PERIODIC, 0, &per));
 	*slot_of(map, per) = ~0ULL;
 	{
 		struct twheel_event ev;
@@ -2685,13 +2785,13 @@ TEST_F_TIMEOUT(twheel, map_garbage, 20)
 				     "periodic"));
 		EXPECT_EQ(per, ev.id);
 	}
-	EXPECT_EQ(1, tw_cancel(fd, per));
+	EXPECT_EQ(1, twheel_cancel(&tw, per));
 	/* a slot with no timer: nothing happens */
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &far));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &far));
 	map[TWHEEL_ID_SLOT(far) + 1] = 1;
-	EXPECT_EQ(1, tw_cancel(fd, far));
-	EXPECT_EQ(0, tw_timers(fd));
-	munmap(map, map_len(fd));
+	EXPECT_EQ(1, twheel_cancel(&tw, far));
+	EXPECT_EQ(0, tw_timers(&tw));
+	munmap(map, map_len(&tw));
 	close(fd);
 }
 
@@ -2707,16 +2807,17 @@ TEST_F_TIMEOUT(twheel, map_race_expiry, 30)
 	static u64 id[N], dl[N], ext[N];
 	static struct twheel_event ev[N];
 	bool seen_id[N] = { false };
-	int fd = tw_open(), got, late = 0, moved = 0;
+	struct twheel tw;
+	int fd = tw_open(&tw), got, late = 0, moved = 0;
 	u64 *map, t0, seed = g_seed;
 
 	ASSERT_TRUE(fd >= 0);
-	map = tw_map(fd, PROT_READ | PROT_WRITE);
+	map = tw_map(&tw, PROT_READ | PROT_WRITE);
 	ASSERT_TRUE(map);
 	t0 = now_ns() + 100 * NSEC_PER_MSEC;
 	for (int i = 0; i < N; i++) {
 		dl[i] = t0 + (u64)i * 300 * NSEC_PER_USEC;
-		ASSERT_EQ(0, tw_sched(fd, dl[i], 0, (u64)i, TWHEEL_TIMER_ABSTIME, &id[i]));
+		ASSERT_EQ(0, twheel_schedule(&tw, dl[i], 0, TWHEEL_TIMER_ABSTIME, (u64)i, &id[i]));
 		ext[i] = dl[i] + 50 * NSEC_PER_MSEC;
 	}
 	for (int i = 0; i < N; i++) {
@@ -2751,67 +2852,69 @@ TEST_F_TIMEOUT(twheel, map_race_expiry, 30)
 	EXPECT_EQ(N, moved + late);
 	EXPECT_EQ(moved, fdinfo_val(fd, "twheel-extended"));
 	diag("%d of %d stores were in time to move their timer", moved, N);
-	EXPECT_EQ(0, tw_timers(fd));
-	munmap(map, map_len(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
+	munmap(map, map_len(&tw));
 	close(fd);
 }
 
 /* MODIFY and CANCEL win over stores; a fired timer ignores its slot. */
 TEST_F_TIMEOUT(twheel, map_modify_cancel, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	u64 *map, id, dl, c, f;
 	struct twheel_event ev;
 
 	ASSERT_TRUE(fd >= 0);
-	map = tw_map(fd, PROT_READ | PROT_WRITE);
+	map = tw_map(&tw, PROT_READ | PROT_WRITE);
 	ASSERT_TRUE(map);
 	/* MODIFY stores its own deadline over the program's: earlier wins */
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &id));
 	*slot_of(map, id) = now_ns() + 10 * NSEC_PER_SEC;
-	EXPECT_EQ(1, tw_modify(fd, id, 80 * NSEC_PER_MSEC, 0, 0, 0));
+	EXPECT_EQ(1, twheel_modify(&tw, id, 80 * NSEC_PER_MSEC, 0, 0, 0));
 	dl = *slot_of(map, id);
 	EXPECT_TRUE(dl < now_ns() + 100 * NSEC_PER_MSEC)
 		TH_LOG("MODIFY did not store its deadline");
 	expect_fire_at(fd, id, dl, "modified timer");
 	/* CANCEL: the extension stored before does not bring it back */
-	ASSERT_EQ(0, tw_sched(fd, 50 * NSEC_PER_MSEC, 0, 0, 0, &c));
+	ASSERT_EQ(0, twheel_schedule(&tw, 50 * NSEC_PER_MSEC, 0, 0, 0, &c));
 	*slot_of(map, c) = *slot_of(map, c) + 100 * NSEC_PER_MSEC;
-	EXPECT_EQ(1, tw_cancel(fd, c));
+	EXPECT_EQ(1, twheel_cancel(&tw, c));
 	*slot_of(map, c) = now_ns() + 200 * NSEC_PER_MSEC;
 	/* a fired one-shot with its event unread is not moved by a store */
-	ASSERT_EQ(0, tw_sched(fd, 0, 0, 0xf, 0, &f));
+	ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, 0xf, &f));
 	ASSERT_TRUE(wait_events(fd, &ev, 1, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), NULL) == 1);
 	EXPECT_EQ(f, ev.id);
 	no_events(fd, 400, "after CANCEL and a store");
-	EXPECT_EQ(0, tw_timers(fd));
-	munmap(map, map_len(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
+	munmap(map, map_len(&tw));
 	close(fd);
 }
 
 /* munmap with timers pending; close with a mapping left; fork. */
 TEST_F_TIMEOUT(twheel, map_lifetime, 30)
 {
-	int fd = tw_open(), probe = tw_open(), st;
-	size_t len = map_len(fd);
+	struct twheel tw, twp;
+	int fd = tw_open(&tw), probe = tw_open(&twp), st;
+	size_t len = map_len(&tw);
 	u64 *map, id, ext, base, units;
 	pid_t pid;
 
 	ASSERT_TRUE(fd >= 0 && probe >= 0 && len);
-	base = tw_user_units(probe);
+	base = tw_user_units(&twp);
 	/* the array outlives the mapping: an extension stored before holds */
-	map = tw_map(fd, PROT_READ | PROT_WRITE);
+	map = tw_map(&tw, PROT_READ | PROT_WRITE);
 	ASSERT_TRUE(map);
-	ASSERT_EQ(0, tw_sched(fd, 60 * NSEC_PER_MSEC, 0, 1, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, 60 * NSEC_PER_MSEC, 0, 0, 1, &id));
 	ext = *slot_of(map, id) + 150 * NSEC_PER_MSEC;
 	*slot_of(map, id) = ext;
 	munmap(map, len);
 	expect_fire_at(fd, id, ext, "extended, then unmapped");
 
 	/* fork: the child's store moves the parent's timer */
-	map = tw_map(fd, PROT_READ | PROT_WRITE);
+	map = tw_map(&tw, PROT_READ | PROT_WRITE);
 	ASSERT_TRUE(map);
-	ASSERT_EQ(0, tw_sched(fd, 100 * NSEC_PER_MSEC, 0, 2, 0, &id));
+	ASSERT_EQ(0, twheel_schedule(&tw, 100 * NSEC_PER_MSEC, 0, 0, 2, &id));
 	ext = *slot_of(map, id) + 150 * NSEC_PER_MSEC;
 	fflush(stdout);
 	pid = fork();
@@ -2826,16 +2929,16 @@ TEST_F_TIMEOUT(twheel, map_lifetime, 30)
 	expect_fire_at(fd, id, ext, "extended by the child");
 
 	/* close with the mapping alive: the file lives until munmap */
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 3, 0, &id));
-	units = tw_user_units(probe);
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 3, &id));
+	units = tw_user_units(&twp);
 	EXPECT_TRUE(units > base)
 		TH_LOG("nothing counted for the open file");
 	close(fd);
-	EXPECT_EQ(units, tw_user_units(probe));
+	EXPECT_EQ(units, tw_user_units(&twp));
 	EXPECT_TRUE(*slot_of(map, id) > now_ns());
 	*slot_of(map, id) = 1;
 	munmap(map, len);
-	EXPECT_EQ(base, tw_user_units(probe));
+	EXPECT_EQ(base, tw_user_units(&twp));
 	close(probe);
 }
 
@@ -2846,7 +2949,7 @@ TEST_F_TIMEOUT(twheel, map_lifetime, 30)
 enum { THR_OPS = 1500, THR_N = 3, SHORT_N = 400 };
 
 struct thr_arg {
-	int fd;
+	struct twheel *tw;
 	int idx;
 	u64 ids[THR_OPS];
 	int nids;		/* ids still live */
@@ -2866,7 +2969,7 @@ static void *thr_sched_cancel(void *p)
 		rs ^= rs << 17;
 		if (nlive && (rs & 3) == 0) {
 			int k = (int)((rs >> 8) % (u64)nlive);
-			long r = tw_cancel(a->fd, live[k]);
+			long r = twheel_cancel(a->tw, live[k]);
 
 			if (r != 1) {
 				FAIL("thread %d: cancel %llu: %s", a->idx,
@@ -2876,7 +2979,7 @@ static void *thr_sched_cancel(void *p)
 			live[k] = live[--nlive];
 		} else {
 			u64 id;
-			long r = tw_sched(a->fd, FAR_FUTURE, 0, (u64)a->idx, 0, &id);
+			long r = twheel_schedule(a->tw, FAR_FUTURE, 0, 0, (u64)a->idx, &id);
 
 			if (r != 0) {
 				FAIL("thread %d: schedule: %s", a->idx, rstr(r));
@@ -2900,7 +3003,8 @@ static void *thr_short(void *p)
 
 	for (int i = 0; i < SHORT_N; i++) {
 		u64 id;
-		long r = tw_sched(a->fd, (u64)(i % 50) * NSEC_PER_MSEC, 0, 1000 + (u64)i, 0, &id);
+		long r = twheel_schedule(a->tw, (u64)(i % 50) * NSEC_PER_MSEC, 0, 0, 1000 + (u64)i,
+					 &id);
 
 		if (r != 0) {
 			FAIL("short thread: schedule: %s", rstr(r));
@@ -2912,7 +3016,8 @@ static void *thr_short(void *p)
 
 TEST_F_TIMEOUT(twheel, threads_one_fd, 40)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	static struct thr_arg args[THR_N + 1];
 	pthread_t th[THR_N + 1];
 	struct twheel_event ev[64];
@@ -2922,7 +3027,7 @@ TEST_F_TIMEOUT(twheel, threads_one_fd, 40)
 
 	ASSERT_TRUE(fd >= 0);
 	for (int i = 0; i <= THR_N; i++) {
-		args[i] = (struct thr_arg){ .fd = fd, .idx = i };
+		args[i] = (struct thr_arg){ .tw = &tw, .idx = i };
 		pthread_create(&th[i], NULL, i < THR_N ? thr_sched_cancel : thr_short, &args[i]);
 	}
 	/* meanwhile, read the short timers' events */
@@ -2955,14 +3060,14 @@ TEST_F_TIMEOUT(twheel, threads_one_fd, 40)
 		for (int j = 0; j < args[i].nids; j++)
 			all[k++] = args[i].ids[j];
 	ids_distinct(all, (size_t)total_live);
-	EXPECT_EQ(total_live, tw_timers(fd));
-	EXPECT_EQ(0, tw_queued(fd));
+	EXPECT_EQ(total_live, tw_timers(&tw));
+	EXPECT_EQ(0, tw_queued(&tw));
 	diag("%d threads: %d timers left live, %d short timers read", THR_N, total_live, nshort);
 	/* every live id is cancellable exactly once */
 	for (int i = 0; i < total_live; i++)
-		if (!CHECK_RET(tw_cancel(fd, all[i]), 1))
+		if (!CHECK_RET(twheel_cancel(&tw, all[i]), 1))
 			break;
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 	free(all);
 }
 
@@ -2976,11 +3081,12 @@ TEST_F_TIMEOUT(twheel, close_while_firing, 30)
 	ASSERT_TRUE(efd >= 0)
 		TH_LOG("eventfd: %s", ename(errno));
 	for (int r = 0; r < ROUNDS; r++) {
-		int fd = tw_open();
+		struct twheel tw;
+		int fd = tw_open(&tw);
 		struct twheel_info info;
 
 		ASSERT_TRUE(fd >= 0);
-		ASSERT_EQ(0, tw_eventfd(fd, efd));
+		ASSERT_EQ(0, twheel_set_eventfd(&tw, efd));
 		memset(ops, 0, sizeof(ops));
 		for (int i = 0; i < N; i++) {
 			ops[i].op = TWHEEL_OP_SCHEDULE;
@@ -2999,12 +3105,12 @@ TEST_F_TIMEOUT(twheel, close_while_firing, 30)
 		EXPECT_TRUE(close(fd) == 0)
 			TH_LOG("close: %s", ename(errno));
 		/* reopen works and is empty */
-		fd = tw_open();
+		fd = tw_open(&tw);
 		ASSERT_TRUE(fd >= 0);
-		ASSERT_EQ(0, tw_info(fd, &info));
+		ASSERT_EQ(0, twheel_get_info(&tw, &info));
 		EXPECT_EQ(0, info.timers);
 		EXPECT_EQ(0, info.queued);
-		EXPECT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 0, 0, NULL));
+		EXPECT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, NULL));
 		close(fd);
 	}
 	/* closed: the eventfd is not signalled any more */
@@ -3017,7 +3123,8 @@ TEST_F_TIMEOUT(twheel, close_while_firing, 30)
 
 TEST_F_TIMEOUT(twheel, fork_shared_fd, 20)
 {
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	int pp[2];
 	u64 far, zero, child_ids[2] = { 0, 0 }, seen;
 	struct twheel_event ev;
@@ -3027,8 +3134,8 @@ TEST_F_TIMEOUT(twheel, fork_shared_fd, 20)
 	ASSERT_TRUE(fd >= 0);
 	ASSERT_TRUE(pipe2(pp, O_CLOEXEC) == 0)
 		TH_LOG("pipe: %s", ename(errno));
-	ASSERT_EQ(0, tw_sched(fd, FAR_FUTURE, 0, 1, 0, &far));
-	ASSERT_EQ(0, tw_sched(fd, 0, 0, 2, 0, &zero));
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 1, &far));
+	ASSERT_EQ(0, twheel_schedule(&tw, 0, 0, 0, 2, &zero));
 	fflush(stdout);
 	pid = fork();
 	ASSERT_TRUE(pid >= 0)
@@ -3041,13 +3148,13 @@ TEST_F_TIMEOUT(twheel, fork_shared_fd, 20)
 
 		alarm(10);
 		g_failed = 0;
-		CHECK_RET(tw_cancel(fd, far), 1);		/* the parent's timer */
+		CHECK_RET(twheel_cancel(&tw, far), 1);		/* the parent's timer */
 		if (CHECK(poll(&p, 1, (int)(g_slack_ns / NSEC_PER_MSEC)) == 1, "child: no POLLIN") &&
 		    CHECK_EQ(read(fd, &cev, sizeof(cev)), (long)EV_SIZE)) {
 			CHECK_EQ(cev.id, zero);		/* read here, not in the parent */
 			out[0] = cev.id;
 		}
-		CHECK_RET(tw_sched(fd, 100 * NSEC_PER_MSEC, 0, 0xc4117d, 0, &out[1]), 0);
+		CHECK_RET(twheel_schedule(&tw, 100 * NSEC_PER_MSEC, 0, 0, 0xc4117d, &out[1]), 0);
 		if (write(pp[1], out, sizeof(out)) != sizeof(out))
 			FAIL("child: pipe write");
 		fflush(stdout);
@@ -3059,7 +3166,7 @@ TEST_F_TIMEOUT(twheel, fork_shared_fd, 20)
 	EXPECT_TRUE(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		TH_LOG("child failed (status %#x)", st);
 	/* the child cancelled the parent's timer */
-	EXPECT_EQ(-ENOENT, tw_cancel(fd, far));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, far));
 	/* the child consumed the zero-delay event: not seen here */
 	EXPECT_EQ(zero, child_ids[0]);
 	/* the child's timer (it has exited) fires on the shared file */
@@ -3069,33 +3176,34 @@ TEST_F_TIMEOUT(twheel, fork_shared_fd, 20)
 	EXPECT_EQ(child_ids[1], ev.id);
 	EXPECT_EQ(0xc4117d, ev.user_data);
 	no_events(fd, 100, "after the child's event");
-	EXPECT_EQ(0, tw_timers(fd));
+	EXPECT_EQ(0, tw_timers(&tw));
 }
 
 TEST_F_TIMEOUT(twheel, two_fds_isolation, 20)
 {
-	int a = tw_open(), b = tw_open();
+	struct twheel twa, twb;
+	int a = tw_open(&twa), b = tw_open(&twb);
 	struct twheel_event ev[4];
 	u64 ida, idb, ida2, seen;
 	int n;
 
 	ASSERT_TRUE(a >= 0 && b >= 0);
-	ASSERT_EQ(0, tw_sched(a, 100 * NSEC_PER_MSEC, 0, 0xa, 0, &ida));
-	ASSERT_EQ(0, tw_sched(a, FAR_FUTURE, 0, 0xa, 0, &ida2));
-	ASSERT_EQ(0, tw_sched(b, FAR_FUTURE, 0, 0xb, 0, &idb));
+	ASSERT_EQ(0, twheel_schedule(&twa, 100 * NSEC_PER_MSEC, 0, 0, 0xa, &ida));
+	ASSERT_EQ(0, twheel_schedule(&twa, FAR_FUTURE, 0, 0, 0xa, &ida2));
+	ASSERT_EQ(0, twheel_schedule(&twb, FAR_FUTURE, 0, 0, 0xb, &idb));
 	/* ids of a are unknown to b unless they happen to coincide with b's */
 	if (ida != idb) {
-		EXPECT_EQ(-ENOENT, tw_cancel(b, ida));
+		EXPECT_EQ(-ENOENT, twheel_cancel(&twb, ida));
 	}
 	if (ida2 != idb) {
-		EXPECT_EQ(-ENOENT, tw_cancel(b, ida2));
-		EXPECT_EQ(-ENOENT, tw_modify(b, ida2, 0, 0, 0, 0));
+		EXPECT_EQ(-ENOENT, twheel_cancel(&twb, ida2));
+		EXPECT_EQ(-ENOENT, twheel_modify(&twb, ida2, 0, 0, 0, 0));
 	}
 	if (idb != ida && idb != ida2) {
-		EXPECT_EQ(-ENOENT, tw_cancel(a, idb));
+		EXPECT_EQ(-ENOENT, twheel_cancel(&twa, idb));
 	}
-	EXPECT_EQ(2, tw_timers(a));
-	EXPECT_EQ(1, tw_timers(b));
+	EXPECT_EQ(2, tw_timers(&twa));
+	EXPECT_EQ(1, tw_timers(&twb));
 	/* events only on a */
 	n = read_once(a, ev, 4, 100 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
 	ASSERT_TRUE(n == 1)
@@ -3104,17 +3212,18 @@ TEST_F_TIMEOUT(twheel, two_fds_isolation, 20)
 	EXPECT_EQ(ida, ev[0].id);
 	EXPECT_EQ(0xa, ev[0].user_data);
 	no_events(b, 100, "fd b");
-	EXPECT_EQ(0, tw_queued(b));
+	EXPECT_EQ(0, tw_queued(&twb));
 	/* both still hold their far timers */
-	EXPECT_EQ(1, tw_cancel(a, ida2));
-	EXPECT_EQ(1, tw_cancel(b, idb));
+	EXPECT_EQ(1, twheel_cancel(&twa, ida2));
+	EXPECT_EQ(1, twheel_cancel(&twb, idb));
 }
 
 TEST_F_TIMEOUT(twheel, many_timers, 60)
 {
 	enum { N = 10000 };
 	const u64 span = 500 * NSEC_PER_MSEC;
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_op *ops = calloc(TWHEEL_BATCH_MAX, sizeof(*ops));
 	u64 *ids = calloc(N, sizeof(*ids)), *delay = calloc(N, sizeof(*delay));
 	u64 *t0 = calloc(N, sizeof(*t0)), *t1 = calloc(N, sizeof(*t1));
@@ -3187,7 +3296,7 @@ TEST_F_TIMEOUT(twheel, many_timers, 60)
 	EXPECT_TRUE(nread == N && dups == 0)
 		TH_LOG("read %d events (%d duplicates), expected %d", nread, dups, N);
 	no_events(fd, 200, "after all timers fired");
-	ASSERT_EQ(0, tw_info(fd, &info));
+	ASSERT_EQ(0, twheel_get_info(&tw, &info));
 	EXPECT_EQ(0, info.timers);
 	EXPECT_EQ(0, info.queued);
 	diag("%d timers over %llu ms: max lateness %llu us (bound %llu us), %llu deadline inversions in read order",
@@ -3197,18 +3306,19 @@ TEST_F_TIMEOUT(twheel, many_timers, 60)
 }
 
 /* Wait until @want events are queued (all fired), then read them in one go. */
-static int read_all_at_once(int fd, struct twheel_event *ev, int want, u64 deadline)
+static int read_all_at_once(struct twheel *tw, struct twheel_event *ev, int want,
+			    u64 deadline)
 {
 	u64 t_end = deadline + g_slack_ns;
 	long q;
 	ssize_t r;
 
 	sleep_ns(deadline > now_ns() ? deadline - now_ns() : 0);
-	while ((q = tw_queued(fd)) >= 0 && q < want && now_ns() < t_end)
+	while ((q = tw_queued(tw)) >= 0 && q < want && now_ns() < t_end)
 		idle_ms(10);
 	CHECK(q == want, "%ld of %d events queued %llu ms after the deadline", q, want,
 	      (unsigned long long)(g_slack_ns / NSEC_PER_MSEC));
-	r = read(fd, ev, (size_t)want * EV_SIZE);
+	r = read(tw->fd, ev, (size_t)want * EV_SIZE);
 	if (r < 0) {
 		FAIL("read: %s", ename(errno));
 		return 0;
@@ -3219,7 +3329,8 @@ static int read_all_at_once(int fd, struct twheel_event *ev, int want, u64 deadl
 TEST_F_TIMEOUT(twheel, equal_deadlines_fifo, 30)
 {
 	enum { N = 1000, M = 200 };
-	int fd = tw_open();
+	struct twheel tw;
+	int fd = tw_open(&tw);
 	struct twheel_op *ops = calloc(N, sizeof(*ops));
 	struct twheel_event *ev = calloc(N, EV_SIZE);
 	u64 dl, seen;
@@ -3244,7 +3355,7 @@ TEST_F_TIMEOUT(twheel, equal_deadlines_fifo, 30)
 		ops[i].spec = mkspec(dl, 0, (u64)i, TWHEEL_TIMER_ABSTIME);
 	}
 	ASSERT_EQ(N, tw_batch(fd, ops, N));
-	n = read_all_at_once(fd, ev, N, dl);
+	n = read_all_at_once(&tw, ev, N, dl);
 	seen = now_ns();
 	EXPECT_EQ(N, n);
 	for (int i = 0; i < n; i++) {
@@ -3262,9 +3373,12 @@ TEST_F_TIMEOUT(twheel, equal_deadlines_fifo, 30)
 	/* separate SCHEDULE calls from one CPU */
 	dl = now_ns() + 200 * NSEC_PER_MSEC;
 	for (int i = 0; i < M; i++) {
-		ASSERT_EQ(0, tw_sched(fd, dl, 0, (u64)i, TWHEEL_TIMER_ABSTIME, &ops[i].spec.id));
+		u64 id;
+
+		ASSERT_EQ(0, twheel_schedule(&tw, dl, 0, TWHEEL_TIMER_ABSTIME, (u64)i, &id));
+		ops[i].spec.id = id;
 	}
-	n = read_all_at_once(fd, ev, M, dl);
+	n = read_all_at_once(&tw, ev, M, dl);
 	EXPECT_EQ(M, n);
 	bad = 0;
 	for (int i = 0; i < n; i++) {
@@ -3317,9 +3431,9 @@ int main(int argc, char **argv)
 	struct __fixture_metadata *f;
 	struct __test_metadata *t;
 	const char *filter = NULL, *env;
-	struct twheel_info info;
+	struct twheel tw;
 	char **hargv = argv;
-	int hargc = argc, n = 0, fd;
+	int hargc = argc, n = 0, r;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -3383,9 +3497,9 @@ int main(int argc, char **argv)
 	if (env)
 		g_seed = strtoull(env, NULL, 0) | 1;
 
-	fd = tw_open_dev(0);
-	if (fd < 0) {
-		int e = errno;
+	r = twheel_open(&tw, 0);
+	if (r < 0) {
+		int e = -r;
 
 		ksft_print_header();
 		ksft_set_plan(n);
@@ -3393,11 +3507,9 @@ int main(int argc, char **argv)
 				   strerror(e), ename(e),
 				   e == ENOENT ? " -- is the twheel module loaded?" : "");
 	}
-	if (ioctl(fd, TWHEEL_IOC_INFO, &info) == 0) {
-		g_granularity_ns = info.granularity_ns;
-		g_max_timers = info.max_timers;
-	}
-	close(fd);
+	g_granularity_ns = tw.info.granularity_ns;
+	g_max_timers = tw.info.max_timers;
+	twheel_close(&tw);
 
 	/*
 	 * The KTAP header, then the device's parameters as a diagnostic line;

@@ -116,14 +116,6 @@ static u64 rnd(u64 *s, u64 n)
 	return n ? rnd_next(s) % n : 0;
 }
 
-/* 0 or -errno, whatever the ioctl returned on success */
-static long tw_ioctl(int fd, unsigned long cmd, void *arg)
-{
-	long r = xioctl(fd, cmd, arg);
-
-	return r < 0 ? r : 0;
-}
-
 /* A delay somewhere on the wheel's levels, mostly ones that fire. */
 static u64 rnd_delay(u64 *s)
 {
@@ -176,7 +168,9 @@ struct tmr {
 };
 
 struct worker {
-	int idx, cpu, fd, efd;
+	int idx, cpu, efd;
+	struct twheel tw;		/* tw.fd -1: no file */
+	struct twheel_sqbuf sq;		/* op_batch()'s */
 	u64 rnd;
 	pthread_t thread;
 	struct tmr *t;		/* every id handed out, in order: t[1..nt-1] */
@@ -486,7 +480,11 @@ static void check_event(struct worker *w, const struct twheel_event *ev)
 		check_periodic_event(w, t, ev);
 }
 
-/* Non-blocking read of up to max events; returns how many. */
+/*
+ * Non-blocking read of up to max events; returns how many. A raw read():
+ * it also checks that read() returns whole records, which
+ * twheel_read_nowait() would hide.
+ */
 static int read_events(struct worker *w, unsigned int max)
 {
 	struct twheel_event ev[16];
@@ -495,7 +493,7 @@ static int read_events(struct worker *w, unsigned int max)
 
 	if (max > 16)
 		max = 16;
-	r = read(w->fd, ev, max * sizeof(ev[0]));
+	r = read(w->tw.fd, ev, max * sizeof(ev[0]));
 	atomic_fetch_add(&st.reads, 1);
 	if (r < 0) {
 		if (errno != EAGAIN)
@@ -540,52 +538,49 @@ static void fill_oneshot(struct worker *w, struct twheel_timer_spec *s,
 static void op_schedule_oneshot(struct worker *w)
 {
 	struct twheel_timer_spec s;
-	u64 off, t0, t1;
+	u64 off, t0, t1, id;
 	bool abs;
-	long r;
+	int r;
 
 	fill_oneshot(w, &s, &off, &abs);
 	t0 = now_ns();
-	r = tw_ioctl(w->fd, TWHEEL_IOC_SCHEDULE, &s);
+	r = twheel_schedule(&w->tw, s.value, s.period, s.flags, s.user_data, &id);
 	t1 = now_ns();
 	if (r) {
-		err("worker %d: SCHEDULE: %s", w->idx, strerror((int)-r));
+		err("worker %d: SCHEDULE: %s", w->idx, strerror(-r));
 		return;
 	}
 	atomic_fetch_add(&st.schedules, 1);
-	struct tmr *t = tmr_new(w, s.id);
+	struct tmr *t = tmr_new(w, id);
 
 	t->kind = ONESHOT;
-	win_push(w, s.id, t, abs ? off : t0 + off, abs ? off : t1 + off,
+	win_push(w, id, t, abs ? off : t0 + off, abs ? off : t1 + off,
 		 s.user_data);
 }
 
 static void op_schedule_periodic(struct worker *w)
 {
-	struct twheel_timer_spec s = {
-		.clockid = TWHEEL_CLOCK_MONOTONIC,
-		.flags = TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC,
-		.user_data = rnd_next(&w->rnd),
-	};
+	unsigned int flags = TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC;
+	u64 ud = rnd_next(&w->rnd), value, period, id;
 	bool delay = rnd(&w->rnd, 2);
-	long r;
+	int r;
 
 	if (delay)
-		s.flags |= TWHEEL_TIMER_FIXED_DELAY;
-	s.value = now_ns() + rnd(&w->rnd, 50 * NSEC_PER_MSEC);
-	s.period = NSEC_PER_MSEC / 2 + rnd(&w->rnd, 50 * NSEC_PER_MSEC);
-	r = tw_ioctl(w->fd, TWHEEL_IOC_SCHEDULE, &s);
+		flags |= TWHEEL_TIMER_FIXED_DELAY;
+	value = now_ns() + rnd(&w->rnd, 50 * NSEC_PER_MSEC);
+	period = NSEC_PER_MSEC / 2 + rnd(&w->rnd, 50 * NSEC_PER_MSEC);
+	r = twheel_schedule(&w->tw, value, period, flags, ud, &id);
 	if (r) {
-		err("worker %d: SCHEDULE periodic: %s", w->idx, strerror((int)-r));
+		err("worker %d: SCHEDULE periodic: %s", w->idx, strerror(-r));
 		return;
 	}
 	atomic_fetch_add(&st.schedules, 1);
-	struct tmr *t = tmr_new(w, s.id);
+	struct tmr *t = tmr_new(w, id);
 
 	t->kind = delay ? DELAY : RATE;
-	t->first = s.value;
-	t->period = s.period;
-	t->user_data = s.user_data;
+	t->first = value;
+	t->period = period;
+	t->user_data = ud;
 	w->nperiodic++;
 }
 
@@ -638,9 +633,8 @@ static void op_modify(struct worker *w)
 	if (!id)
 		return;
 	fill_oneshot(w, &s, &off, &abs);
-	s.id = id;
 	t0 = now_ns();
-	r = xioctl(w->fd, TWHEEL_IOC_MODIFY, &s);
+	r = twheel_modify(&w->tw, id, s.value, s.period, s.flags, s.user_data);
 	t1 = now_ns();
 	modify_done(w, id, r, abs ? off : t0 + off, abs ? off : t1 + off,
 		    s.user_data);
@@ -680,25 +674,30 @@ static void cancel_done(struct worker *w, u64 id, long r, u64 t1)
 static void op_cancel(struct worker *w)
 {
 	u64 id = pick_live(w, false);
-	struct twheel_cancel c = { .id = id };
-	long r;
+	int r;
 
 	if (!id)
 		return;
-	r = xioctl(w->fd, TWHEEL_IOC_CANCEL, &c);
-	cancel_done(w, id, r, now_ns());
+	r = twheel_cancel(&w->tw, id);
+	cancel_done(w, id, r, now_ns());	/* the time after the cancel */
 }
 
+/*
+ * Up to 8 ops, one TWHEEL_IOC_BATCH (twheel_submit() splits only past
+ * TWHEEL_BATCH_MAX). Each op's result is set to 0x7777 once added, so the
+ * ops after a failure can be checked untouched.
+ */
 static void op_batch(struct worker *w)
 {
-	struct twheel_op ops[8];
+	struct twheel_sqbuf *sq = &w->sq;
+	struct twheel_op *ops = sq->ops;
 	u64 off[8] = { 0 }, ids[8] = { 0 }, t0, t1;
 	bool abs[8] = { false };
 	unsigned int n = 1 + (unsigned int)rnd(&w->rnd, 8), i, j;
-	struct twheel_batch b = { .ops = (uintptr_t)ops };
+	struct twheel_timer_spec sp;
 	long r;
 
-	memset(ops, 0, sizeof(ops));
+	twheel_sqbuf_reset(sq);
 	for (i = 0; i < n; i++) {
 		u64 id = pick_live(w, false);
 		bool dup = false;
@@ -707,22 +706,19 @@ static void op_batch(struct worker *w)
 			dup |= ids[j] == id && id;
 		ids[i] = dup ? 0 : id;
 		if (!ids[i] || !rnd(&w->rnd, 2)) {
-			ops[i].op = TWHEEL_OP_SCHEDULE;
-			fill_oneshot(w, &ops[i].spec, &off[i], &abs[i]);
+			fill_oneshot(w, &sp, &off[i], &abs[i]);
+			twheel_sqbuf_schedule(sq, sp.value, 0, sp.flags, sp.user_data);
 			ids[i] = 0;
 		} else if (tmr_of(w, id)->kind == ONESHOT && rnd(&w->rnd, 2)) {
-			ops[i].op = TWHEEL_OP_MODIFY;
-			fill_oneshot(w, &ops[i].spec, &off[i], &abs[i]);
-			ops[i].spec.id = id;
+			fill_oneshot(w, &sp, &off[i], &abs[i]);
+			twheel_sqbuf_modify(sq, id, sp.value, 0, sp.flags, sp.user_data);
 		} else {
-			ops[i].op = TWHEEL_OP_CANCEL;
-			ops[i].spec.id = id;
+			twheel_sqbuf_cancel(sq, id);
 		}
 		ops[i].result = 0x7777;
 	}
-	b.count = n;
 	t0 = now_ns();
-	r = xioctl(w->fd, TWHEEL_IOC_BATCH, &b);
+	r = twheel_submit(&w->tw, sq);
 	t1 = now_ns();
 	atomic_fetch_add(&st.batches, 1);
 	if (r != (long)n)
@@ -772,7 +768,7 @@ static void op_info(struct worker *w)
 	long r;
 
 	memset(&info, 0xa5, sizeof(info));
-	r = tw_ioctl(w->fd, TWHEEL_IOC_INFO, &info);
+	r = twheel_get_info(&w->tw, &info);
 	atomic_fetch_add(&st.infos, 1);
 	if (r) {
 		err("worker %d: INFO: %s", w->idx, strerror((int)-r));
@@ -793,16 +789,13 @@ static void op_info(struct worker *w)
 		    info.queued, info.timers);
 }
 
-static int open_fd(struct worker *w)
+/* A new file in w->tw; w->tw.fd is -1 if it could not be opened. */
+static void open_fd(struct worker *w)
 {
-	int fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	int r = twheel_open(&w->tw, 0);
 
-	if (fd < 0) {
-		err("worker %d: open %s: %s", w->idx, TWHEEL_DEVICE,
-		    strerror(errno));
-		return -1;
-	}
-	return fd;
+	if (r)
+		err("worker %d: open %s: %s", w->idx, TWHEEL_DEVICE, strerror(-r));
 }
 
 /* Forget the model of the current file and start a new one. */
@@ -826,42 +819,43 @@ static void reset_model(struct worker *w)
 
 static void op_close_reopen(struct worker *w)
 {
-	int fd = w->fd;
-
 	/* Everything in flight dies with the file: pending, firing, queued. */
 	if (rnd(&w->rnd, 2)) {
-		int d = dup(fd);
+		int d = dup(w->tw.fd), r;
 
 		/* A dup keeps the file: the model stays valid. */
 		if (d >= 0) {
-			close(fd);
-			w->fd = d;
+			twheel_close(&w->tw);
+			r = twheel_open_fd(&w->tw, d, 0);
+			if (r) {
+				err("worker %d: twheel_open_fd: %s", w->idx, strerror(-r));
+				close(d);
+				reset_model(w);
+			}
 			return;
 		}
 	}
-	close(fd);
+	twheel_close(&w->tw);
 	atomic_fetch_add(&st.closes, 1);
 	reset_model(w);
-	w->fd = open_fd(w);
+	open_fd(w);
 }
 
 static void op_eventfd(struct worker *w)
 {
-	struct twheel_eventfd e = { .fd = rnd(&w->rnd, 2) ? w->efd : -1 };
+	int efd = rnd(&w->rnd, 2) ? w->efd : -1, r;
 	uint64_t v;
-	long r;
 
-	r = tw_ioctl(w->fd, TWHEEL_IOC_SET_EVENTFD, &e);
+	r = twheel_set_eventfd(&w->tw, efd);
 	if (r)
-		err("worker %d: SET_EVENTFD %d: %s", w->idx, e.fd,
-		    strerror((int)-r));
+		err("worker %d: SET_EVENTFD %d: %s", w->idx, efd, strerror(-r));
 	if (read(w->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		err("worker %d: eventfd read: %s", w->idx, strerror(errno));
 }
 
 static void op_poll(struct worker *w)
 {
-	struct pollfd p = { .fd = w->fd, .events = POLLIN };
+	struct pollfd p = { .fd = w->tw.fd, .events = POLLIN };
 	int r = poll(&p, 1, (int)rnd(&w->rnd, 3));
 
 	if (r < 0 && errno != EINTR)
@@ -886,8 +880,8 @@ static void step(struct worker *w)
 {
 	u64 r = rnd(&w->rnd, 1000);
 
-	if (w->fd < 0) {
-		w->fd = open_fd(w);
+	if (w->tw.fd < 0) {
+		open_fd(w);
 		return;
 	}
 	if (w->nlive > LIVE_HIGH && r < 300)
@@ -924,17 +918,19 @@ static void finish(struct worker *w)
 	u64 deadline = now_ns() + 60 * NSEC_PER_SEC, id;
 	struct pollfd p;
 
-	if (w->fd < 0)
+	int r;
+
+	if (w->tw.fd < 0)
 		return;
 	while (w->nlive) {
-		struct twheel_cancel c = { .id = w->live[w->nlive - 1] };
-		long r = xioctl(w->fd, TWHEEL_IOC_CANCEL, &c);
-
-		cancel_done(w, c.id, r, now_ns());
+		id = w->live[w->nlive - 1];
+		r = twheel_cancel(&w->tw, id);
+		cancel_done(w, id, r, now_ns());
 	}
 	for (;;) {
-		if (tw_ioctl(w->fd, TWHEEL_IOC_INFO, &info)) {
-			err("worker %d: INFO: %s", w->idx, strerror(errno));
+		r = twheel_get_info(&w->tw, &info);
+		if (r) {
+			err("worker %d: INFO: %s", w->idx, strerror(-r));
 			break;
 		}
 		if (!info.timers && !info.queued)
@@ -944,7 +940,7 @@ static void finish(struct worker *w)
 			    w->idx, info.timers, info.queued);
 			break;
 		}
-		p = (struct pollfd){ .fd = w->fd, .events = POLLIN };
+		p = (struct pollfd){ .fd = w->tw.fd, .events = POLLIN };
 		if (poll(&p, 1, 100) == 1)
 			read_events(w, 16);
 	}
@@ -967,8 +963,7 @@ static void finish(struct worker *w)
 			    w->idx, (unsigned long long)id,
 			    (unsigned long long)t->total);
 	}
-	close(w->fd);
-	w->fd = -1;
+	twheel_close(&w->tw);
 }
 
 static void *worker_main(void *arg)
@@ -977,11 +972,11 @@ static void *worker_main(void *arg)
 
 	pin(w);
 	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (w->efd < 0) {
-		err("eventfd: %s", strerror(errno));
+	if (w->efd < 0 || twheel_sqbuf_init(&w->sq, 8)) {
+		err("eventfd or twheel_sqbuf_init failed");
 		return NULL;
 	}
-	w->fd = open_fd(w);
+	open_fd(w);
 	while (!atomic_load(&g_stop) && now_ns() < g_end_ns) {
 		step(w);
 		if (!(++w->ops % 128))
@@ -990,6 +985,7 @@ static void *worker_main(void *arg)
 	atomic_fetch_add(&st.ops, w->ops);
 	finish(w);
 	close(w->efd);
+	twheel_sqbuf_free(&w->sq);
 	reset_model(w);
 	return NULL;
 }
@@ -997,6 +993,12 @@ static void *worker_main(void *arg)
 /* ------------------------------------------------------------------ */
 /* Chaos: close a file while another thread reads it; fork with it      */
 /* ------------------------------------------------------------------ */
+
+/*
+ * Raw system calls here: the file itself is what is tortured (a private fd
+ * number from dup2(), a blocking read() racing close(), a child arming
+ * timers on the shared file), not the library's handle around it.
+ */
 
 struct chaos_reader {
 	int fd;
@@ -1063,13 +1065,13 @@ static void *chaos_main(void *arg)
 		}
 		close(fd);
 		for (i = 0; i < 3; i++)
-			if (tw_ioctl(cr.fd, TWHEEL_IOC_SCHEDULE, &s))
+			if (ioctl(cr.fd, TWHEEL_IOC_SCHEDULE, &s) < 0)
 				err("chaos: SCHEDULE: %s", strerror(errno));
 		s.flags = 0;
 		s.period = 0;
 		for (i = 0; i < 64; i++) {
 			s.value = rnd(&seed, 20 * NSEC_PER_MSEC);
-			if (tw_ioctl(cr.fd, TWHEEL_IOC_SCHEDULE, &s))
+			if (ioctl(cr.fd, TWHEEL_IOC_SCHEDULE, &s) < 0)
 				err("chaos: SCHEDULE: %s", strerror(errno));
 		}
 		/* A child shares the file, arms timers on it and exits. */
@@ -1213,7 +1215,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < (unsigned int)nthreads; i++) {
 		w[i].idx = (int)i;
 		w[i].cpu = (int)i % ncpus;
-		w[i].fd = -1;
+		w[i].tw.fd = -1;
 		w[i].rnd = (seed + i * 0x9E3779B97F4A7C15ULL) | 1;
 		if (pthread_create(&w[i].thread, NULL, worker_main, &w[i])) {
 			perror("pthread_create");

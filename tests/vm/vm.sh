@@ -70,7 +70,8 @@ guest_files() {
 	[ -x /usr/bin/trinity ] || return 0
 	so=$TWHEEL_BUILD/trinity/trinity_twheel.so
 	mkdir -p "${so%/*}"
-	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -I"$TWHEEL_ROOT" -o "$so" \
+	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -I"$TWHEEL_ROOT" \
+		-I"$TWHEEL_ROOT/lib" -I"$TWHEEL_ROOT/lib/include" -o "$so" \
 		"$TWHEEL_ROOT/tests/userspace/trinity_twheel.c" -ldl >&2 || return 0
 	echo "/usr/bin/trinity:/usr/bin/trinity"
 	echo "$so:/twheel/trinity_twheel.so"
