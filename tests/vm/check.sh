@@ -64,8 +64,7 @@ vm() {
 
 exec 2>&1
 t0=$(now)
-bg=
-built=
+bg= built=
 mkdir -p "$LOGS"
 : >"$TWHEEL_RESULTS"
 : >"$TIMINGS"
