@@ -94,29 +94,34 @@
  * @todo: links the set work has still to visit; only that work moves
  *	links here, everybody may unlink them
  * @offs: the timekeeper's offset of the clock from CLOCK_MONOTONIC
- * @id: the clockid
  */
 struct tw_clock {
 	spinlock_t		lock;		/* see the top of this file */
 	struct list_head	armed;
 	struct list_head	todo;
 	enum tk_offsets		offs;
-	clockid_t		id;
 };
-
-#define TW_CLOCK_INIT(idx, clkid, off) [idx] = {			\
-	.lock	= __SPIN_LOCK_UNLOCKED(tw_clocks[idx].lock),		\
-	.armed	= LIST_HEAD_INIT(tw_clocks[idx].armed),			\
-	.todo	= LIST_HEAD_INIT(tw_clocks[idx].todo),			\
-	.offs	= off,							\
-	.id	= clkid,						\
-}
 
 /* CLOCK_MONOTONIC's "offset" is never used: its list is never walked. */
 static struct tw_clock tw_clocks[TW_CLK_NR] = {
-	TW_CLOCK_INIT(TW_CLK_MONO, CLOCK_MONOTONIC, TK_OFFS_MAX),
-	TW_CLOCK_INIT(TW_CLK_REAL, CLOCK_REALTIME, TK_OFFS_REAL),
-	TW_CLOCK_INIT(TW_CLK_BOOT, CLOCK_BOOTTIME, TK_OFFS_BOOT),
+	[TW_CLK_MONO] = {
+		.lock	= __SPIN_LOCK_UNLOCKED(tw_clocks[TW_CLK_MONO].lock),
+		.armed	= LIST_HEAD_INIT(tw_clocks[TW_CLK_MONO].armed),
+		.todo	= LIST_HEAD_INIT(tw_clocks[TW_CLK_MONO].todo),
+		.offs	= TK_OFFS_MAX,
+	},
+	[TW_CLK_REAL] = {
+		.lock	= __SPIN_LOCK_UNLOCKED(tw_clocks[TW_CLK_REAL].lock),
+		.armed	= LIST_HEAD_INIT(tw_clocks[TW_CLK_REAL].armed),
+		.todo	= LIST_HEAD_INIT(tw_clocks[TW_CLK_REAL].todo),
+		.offs	= TK_OFFS_REAL,
+	},
+	[TW_CLK_BOOT] = {
+		.lock	= __SPIN_LOCK_UNLOCKED(tw_clocks[TW_CLK_BOOT].lock),
+		.armed	= LIST_HEAD_INIT(tw_clocks[TW_CLK_BOOT].armed),
+		.todo	= LIST_HEAD_INIT(tw_clocks[TW_CLK_BOOT].todo),
+		.offs	= TK_OFFS_BOOT,
+	},
 };
 
 /*
@@ -215,8 +220,9 @@ static ktime_t tw_clock_to_mono(ktime_t deadline, ktime_t offset)
  * The caller serialises the armings and cancels of @link.
  *
  * Context: any context but NMI.
- * Return: 1 if @link was pending (linked), 0 if not, or the error of
- * twheel_arm() (the link is then not pending).
+ * Return: 1 if @link was pending (linked) or its timer was (as
+ * twheel_arm() says), 0 if not, or the error of twheel_arm() (the link is
+ * then not pending).
  */
 int twheel_clock_link_arm(struct twheel_clock_link *link,
 			  struct twheel_timer *timer, int clock,
@@ -248,7 +254,7 @@ int twheel_clock_link_arm(struct twheel_clock_link *link,
 	else if (!was_linked)
 		list_add_tail(&link->node, &c->armed);
 	spin_unlock_irqrestore(&c->lock, irqflags);
-	return ret < 0 ? ret : was_linked;
+	return ret < 0 ? ret : (was_linked || ret);
 }
 
 /**
@@ -626,19 +632,23 @@ EXPORT_SYMBOL_GPL(twheel_clock_now);
  * @clockid: %CLOCK_REALTIME or %CLOCK_BOOTTIME
  * @delta: ns added to the clock as twheel sees it (a suspend of @delta ns
  *	for CLOCK_BOOTTIME)
+ * @notify: announce it as the timekeeper would; false leaves the clock
+ *	changed unannounced (as between a set and its notification)
  *
- * Runs the path of a real set: the count, the irq_work, the work, and
- * waits for the work.
+ * With @notify, runs the path of a real set: the count, the irq_work, the
+ * work, and waits for the work.
  *
  * Context: process context; may sleep.
  */
-void twheel_clock_test_set(clockid_t clockid, ktime_t delta)
+void twheel_clock_test_set(clockid_t clockid, ktime_t delta, bool notify)
 {
 	int clock = twheel_clock_index(clockid);
 
 	if (clock <= TW_CLK_MONO)
 		return;
 	WRITE_ONCE(tw_clock_skew[clock], tw_clock_skew[clock] + delta);
+	if (!notify)
+		return;
 	twheel_clock_notify(NULL, 1, NULL);
 	irq_work_sync(&tw_clock_irq_work);
 	flush_work(&tw_clock_set_work);

@@ -52,6 +52,6 @@ enum twheel_clock_verdict twheel_clock_link_expire(struct twheel_clock_link *lin
 						   ktime_t *now);
 void twheel_clock_link_refile(struct twheel_clock_link *link);
 /* clock.c, for the KUnit tests only: simulate a set of @clockid. */
-void twheel_clock_test_set(clockid_t clockid, ktime_t delta);
+void twheel_clock_test_set(clockid_t clockid, ktime_t delta, bool notify);
 
 #endif /* _TWHEEL_INTERNAL_H */
