@@ -7,7 +7,7 @@
 # README's example.c against the installed copy through pkg-config
 # (--define-prefix relocates it into DESTDIR), linked shared, static and
 # fully static, and runs it; checks the soname and that the exports are
-# exactly the names of lib/libtwheel.map at version LIBTWHEEL_1.0, each
+# exactly the names of lib/libtwheel.map, each at its node's version, each
 # documented in libtwheel.h and reachable with man; renders every man page
 # with man and groff, any warning failing; runs tests/lib/libtwheel_unit.c
 # (the library against a model of the ioctls); uninstalls.
@@ -83,9 +83,15 @@ pc() {
 }
 
 # The names of the map's global section: the API.
+# "name@@NODE" for every export of lib/libtwheel.map, by version node.
+api_versioned() {
+	awk '/^LIBTWHEEL_[0-9.]+ *\{/ { node = $1 }
+	     /^[[:space:]]+[a-z_0-9]+;/ { sub(/;.*/, ""); print $1 "@@" node }' \
+		"$LIB/libtwheel.map"
+}
+
 api_names() {
-	sed -n '/global:/,/local:/p' "$LIB/libtwheel.map" |
-		sed -n 's/^[[:space:]]*\([a-z_0-9]*\);.*/\1/p'
+	api_versioned | sed 's/@@.*//'
 }
 
 # The example of README.md, between its marker comments, without fences.
@@ -163,13 +169,13 @@ copy_example() {
 
 check_exports() {
 	local got want bad
-	want=$(api_names | sort)
-	# "T name@@LIBTWHEEL_1.0" for every export; the version node itself
-	# is an absolute symbol.
+	want=$(api_versioned | sort)
+	# "T name@@LIBTWHEEL_1.x" for every export, at its node's version;
+	# the version nodes themselves are absolute symbols.
 	nm -D --defined-only "$DEST/usr/lib/libtwheel.so.1" >"$tmp/nm" || return 1
-	bad=$(grep -vE '^[0-9a-f]+ (T [a-z_0-9]+@@LIBTWHEEL_1\.0|A LIBTWHEEL_1\.0)$' "$tmp/nm")
+	bad=$(grep -vE '^[0-9a-f]+ (T [a-z_0-9]+@@LIBTWHEEL_1\.[0-9]+|A LIBTWHEEL_1\.[0-9]+)$' "$tmp/nm")
 	[ -z "$bad" ] || { echo "unexpected: $bad"; return 1; }
-	got=$(sed -n 's/^[0-9a-f]* T \(.*\)@@LIBTWHEEL_1\.0$/\1/p' "$tmp/nm" | sort)
+	got=$(sed -n 's/^[0-9a-f]* T \(.*@@LIBTWHEEL_1\.[0-9]*\)$/\1/p' "$tmp/nm" | sort)
 	[ "$got" = "$want" ] || { diff <(echo "$want") <(echo "$got"); return 1; }
 	[ -n "$want" ]
 }
@@ -286,7 +292,7 @@ main() {
 	fi
 
 	t "soname libtwheel.so.1, libtwheel.so -> libtwheel.so.1" check_soname
-	t "nm -D: exactly lib/libtwheel.map's names, @@LIBTWHEEL_1.0" check_exports
+	t "nm -D: exactly lib/libtwheel.map's names, each @@ its node" check_exports
 	t "libtwheel.a: no other global symbol" check_static_exports
 	t "libtwheel.h: a prototype and kernel-doc for every export" check_header_docs
 	t "libtwheel.h compiles as ISO C99 (-pedantic-errors)" check_strict_c
