@@ -13,14 +13,18 @@
  * (settimeofday(), clock_settime(), adjtimex() offsets, leap seconds) or,
  * for CLOCK_BOOTTIME, when time spent in suspend is added on resume. The
  * timekeeper announces each such change to pvclock_gtod notifiers with
- * was_set; twheel_clock_notify() counts it (tw_clock_set_seq) and queues
- * tw_clock_set_work through an irq_work, since it runs under the
- * timekeeper's raw lock with interrupts off and the seqcount held for
- * write (it must not read a clock nor wake anybody). The work walks the
- * armed lists and files each timer again for the new offset, or, for a
- * timer armed with TWHEEL_CLOCK_CANCEL_ON_SET before the set, marks it
+ * was_set; twheel_clock_notify() queues tw_clock_set_work through an
+ * irq_work, since it runs under the timekeeper's raw lock with interrupts
+ * off and the seqcount held for write (it must not read a clock nor wake
+ * anybody). The work walks the armed lists and files each timer again for
+ * the new offset, or, for a timer armed with TWHEEL_CLOCK_CANCEL_ON_SET
+ * whose clock's offset is no longer the one it was armed with, marks it
  * ended by the set and files it to fire at once, so that its callback
- * reports it. So:
+ * reports it. Comparing offsets rather than counting notifications keeps
+ * was_set updates that move no clock (a change of clocksource, the
+ * notifier's registration) from ending cancel-on-set timers, as timerfd's
+ * do not either; a set and its exact undo before the work runs end none.
+ * So:
  *
  *   - a timer fires promptly after a set forward past its deadline (and a
  *     CLOCK_BOOTTIME timer after a resume past it): the work files it in
@@ -57,9 +61,10 @@
  *                                          exactly once either way
  *
  * A set concurrent with an arming is seen by the arming or by the work
- * (which runs after the new offset is published): never by neither. A
- * cancel-on-set timer armed concurrently with a set may be ended by it,
- * as timerfd's may.
+ * (which runs after the new offset is published): never by neither. The
+ * arming reads the offset under the clock's lock and the work reads it
+ * again under that lock, so a cancel-on-set timer is ended exactly when the
+ * offset it was armed with is gone.
  *
  * Bounds: the work holds a lock with interrupts off for at most
  * TW_CLOCK_CHUNK timers, then reschedules; its total is linear in the
@@ -123,13 +128,6 @@ static struct tw_clock tw_clocks[TW_CLK_NR] = {
 		.offs	= TK_OFFS_BOOT,
 	},
 };
-
-/*
- * Sets of any clock seen so far. Incremented by the notifier (release),
- * read by armings and the work (acquire): a reader that sees a set also
- * sees the offsets the timekeeper wrote before announcing it.
- */
-static atomic_t tw_clock_set_seq = ATOMIC_INIT(0);
 
 static void tw_clock_set_fn(struct work_struct *work);
 static DECLARE_WORK(tw_clock_set_work, tw_clock_set_fn);
@@ -231,6 +229,7 @@ int twheel_clock_link_arm(struct twheel_clock_link *link,
 	struct tw_clock *c = &tw_clocks[clock];
 	unsigned long irqflags;
 	bool was_linked;
+	ktime_t offset;
 	int ret;
 
 	spin_lock_irqsave(&c->lock, irqflags);
@@ -244,11 +243,10 @@ int twheel_clock_link_arm(struct twheel_clock_link *link,
 	link->clock = clock;
 	link->flags = flags;
 	link->was_set = false;
-	/* Pairs with atomic_inc_return_release() in twheel_clock_notify(). */
-	link->set_seq = atomic_read_acquire(&tw_clock_set_seq);
-	ret = twheel_arm(timer, tw_clock_to_mono(deadline,
-						 tw_clock_offset(clock)),
-			 0, TWHEEL_ONESHOT);
+	offset = tw_clock_offset(clock);
+	link->offset = offset;
+	ret = twheel_arm(timer, tw_clock_to_mono(deadline, offset), 0,
+			 TWHEEL_ONESHOT);
 	if (ret < 0)
 		list_del_init(&link->node);
 	else if (!was_linked)
@@ -303,6 +301,7 @@ enum twheel_clock_verdict twheel_clock_link_expire(struct twheel_clock_link *lin
 	enum twheel_clock_verdict v;
 	unsigned long irqflags;
 	int clock = link->clock;
+	ktime_t offset;
 
 	spin_lock_irqsave(&c->lock, irqflags);
 	if (list_empty(&link->node)) {
@@ -310,13 +309,15 @@ enum twheel_clock_verdict twheel_clock_link_expire(struct twheel_clock_link *lin
 		goto out_unlock;
 	}
 	*now = twheel_clock_read(clock);
-	if (link->was_set) {
+	offset = tw_clock_offset(clock);
+	if (link->was_set || ((link->flags & TWHEEL_CLOCK_CANCEL_ON_SET) &&
+			      offset != link->offset)) {
+		/* Set, and the work has not visited it yet: same verdict. */
 		v = TWHEEL_CLOCK_SET;
 	} else if (*now < link->deadline) {
 		/* The clock went back: never early. Later on the wheel. */
 		if (twheel_arm(link->timer,
-			       tw_clock_to_mono(link->deadline,
-						tw_clock_offset(clock)),
+			       tw_clock_to_mono(link->deadline, offset),
 			       0, TWHEEL_ONESHOT) >= 0) {
 			v = TWHEEL_CLOCK_LATER;
 			goto out_unlock;
@@ -364,20 +365,20 @@ void twheel_clock_link_refile(struct twheel_clock_link *link)
 }
 
 /*
- * The set work's visit of one pending link: a cancel-on-set arming made
- * before the latest set is ended (filed to fire at once, its expiry
- * reports it); any other is filed for the new offset.
+ * The set work's visit of one pending link: a cancel-on-set arming whose
+ * offset is gone is ended (filed to fire at once, its expiry reports it);
+ * any other is filed for the new offset.
  */
 static void tw_clock_visit_locked(struct tw_clock *c,
 				  struct twheel_clock_link *link,
-				  ktime_t offset, u32 seq)
+				  ktime_t offset)
 {
 	ktime_t mono;
 
 	lockdep_assert_held(&c->lock);
 
 	if ((link->flags & TWHEEL_CLOCK_CANCEL_ON_SET) &&
-	    link->set_seq != seq) {
+	    link->offset != offset) {
 		link->was_set = true;
 		mono = 0;
 	} else {
@@ -398,24 +399,20 @@ static void tw_clock_walk(struct tw_clock *c, int clock)
 	struct twheel_clock_link *link;
 	unsigned int n = 0;
 	ktime_t offset;
-	u32 seq;
 
 	spin_lock_irq(&c->lock);
 	list_splice_tail_init(&c->armed, &c->todo);
-	/* Pairs with twheel_clock_notify()'s release. */
-	seq = atomic_read_acquire(&tw_clock_set_seq);
 	offset = tw_clock_offset(clock);
 	while (!list_empty(&c->todo)) {
 		link = list_first_entry(&c->todo, struct twheel_clock_link,
 					node);
 		list_move_tail(&link->node, &c->armed);
-		tw_clock_visit_locked(c, link, offset, seq);
+		tw_clock_visit_locked(c, link, offset);
 		if (++n % TW_CLOCK_CHUNK == 0 && !list_empty(&c->todo)) {
 			spin_unlock_irq(&c->lock);
 			cond_resched();
 			spin_lock_irq(&c->lock);
-			/* As above: a set meanwhile is seen from here on. */
-			seq = atomic_read_acquire(&tw_clock_set_seq);
+			/* A set meanwhile is seen from here on. */
 			offset = tw_clock_offset(clock);
 		}
 	}
@@ -443,11 +440,8 @@ static struct irq_work tw_clock_irq_work;
 static int twheel_clock_notify(struct notifier_block *nb, unsigned long was_set,
 			       void *tk)
 {
-	if (!was_set)
-		return NOTIFY_DONE;
-	/* Pairs with the acquires of twheel_clock_link_arm() and the walk. */
-	atomic_inc_return_release(&tw_clock_set_seq);
-	irq_work_queue(&tw_clock_irq_work);
+	if (was_set)
+		irq_work_queue(&tw_clock_irq_work);
 	return NOTIFY_DONE;
 }
 
@@ -499,7 +493,7 @@ void __twheel_clock_timer_init(struct twheel_clock_timer *ct,
 	INIT_LIST_HEAD(&ct->link.node);
 	ct->link.timer = &ct->timer;
 	ct->link.deadline = 0;
-	ct->link.set_seq = 0;
+	ct->link.offset = 0;
 	/* An unknown clock is refused by every arming. */
 	ct->link.clock = clock < 0 ? TW_CLK_NR : clock;
 	ct->link.flags = 0;

@@ -196,7 +196,8 @@ typedef void (*twheel_clock_fn_t)(struct twheel_clock_timer *ct,
  *	reported (pending); under that clock's lock (clock.c)
  * @timer: the core timer the link files; set by each arming
  * @deadline: the deadline, ns of the link's clock
- * @set_seq: the count of clock sets when it was armed
+ * @offset: the clock's offset from CLOCK_MONOTONIC when it was armed
+ *	(a cancel-on-set arming ends when the offset changes)
  * @clock: index of its clock in clock.c; changed only while unlinked
  * @flags: %TWHEEL_CLOCK_CANCEL_ON_SET or 0
  * @was_set: a set ended it; its expiry reports %TWHEEL_CLOCK_WAS_SET
@@ -209,7 +210,7 @@ struct twheel_clock_link {
 	struct list_head	node;
 	struct twheel_timer	*timer;
 	ktime_t			deadline;
-	u32			set_seq;
+	ktime_t			offset;
 	u8			clock;
 	u8			flags;
 	bool			was_set;
