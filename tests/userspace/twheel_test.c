@@ -3414,6 +3414,44 @@ TEST_F_TIMEOUT(twheel, clock_cancel_modify, 30)
 	EXPECT_EQ(0, close(fd));
 }
 
+/* A batch mixing the clocks: links for the clock timers, a failure stops it. */
+TEST_F_TIMEOUT(twheel, clock_batch, 30)
+{
+	unsigned int wait = 300 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	struct twheel_event ev[8];
+	struct twheel_op ops[8];
+	int fd = tw_open(), n;
+	u64 seen_boot;
+
+	ASSERT_TRUE(fd >= 0);
+	fill_schedule_ops(ops, 8, 200 * NSEC_PER_MSEC, 100);
+	for (int i = 0; i < 8; i++)
+		ops[i].spec.clockid = i % 3 == 0 ? TWHEEL_CLOCK_MONOTONIC :
+				      i % 3 == 1 ? TWHEEL_CLOCK_REALTIME : TWHEEL_CLOCK_BOOTTIME;
+	/* the last one is refused: a period on CLOCK_BOOTTIME */
+	ops[7].spec.clockid = TWHEEL_CLOCK_BOOTTIME;
+	ops[7].spec.flags = TWHEEL_TIMER_PERIODIC;
+	ops[7].spec.period = NSEC_PER_SEC;
+	EXPECT_EQ(7, tw_batch(fd, ops, 8));
+	EXPECT_EQ(-EINVAL, ops[7].result);
+	EXPECT_EQ(7, tw_timers(fd));
+	n = wait_events(fd, ev, 7, wait, NULL);
+	seen_boot = clock_ns(CLOCK_BOOTTIME);
+	ASSERT_EQ(7, n);
+	for (int i = 0; i < n; i++) {
+		u32 k = (u32)(ev[i].user_data - 100);
+
+		ASSERT_TRUE(k < 7);
+		EXPECT_EQ(ops[k].spec.id, ev[i].id);
+		EXPECT_TRUE(ev[i].fired >= ev[i].deadline)
+			TH_LOG("op %u fired EARLY on its clock", k);
+		EXPECT_EQ(0, ev[i].flags);
+		if (ops[k].spec.clockid == TWHEEL_CLOCK_BOOTTIME)
+			EXPECT_TRUE(seen_boot >= ev[i].deadline);
+	}
+	EXPECT_EQ(0, tw_timers(fd));
+}
+
 /* REALTIME, clock set forward past the deadline: fires promptly. */
 TEST_F_TIMEOUT(twheel, clock_realtime_set_forward, 30)
 {
