@@ -56,6 +56,9 @@
  *                  event records, the ready and spare lists and the
  *                  counters, and the eventfd pointer. A batch holds it for
  *                  at most TWHEEL_FD_LOCK_ROUND operations at a time.
+ *   the lock of a clock (clock.c), innermost: taken under tf->lock by the
+ *                  armings, cancels and expiries of timers on CLOCK_REALTIME
+ *                  and CLOCK_BOOTTIME; clock.c never takes tf->lock.
  *
  * A reader takes events off tf->ready under tf->lock, marks their timers
  * in_flight, copies the events out with no lock held, and then, under

@@ -513,7 +513,9 @@ EXPORT_SYMBOL_GPL(__twheel_clock_timer_init);
  * Armings and cancels of one timer are serialised by its user, as for a
  * struct twheel_timer; its callback may arm it.
  *
- * Context: any context but NMI.
+ * Context: any context but NMI; with PREEMPT_RT not hard interrupt context
+ * either (the clock's lock is a spinlock_t, which sleeps there, so that the
+ * set work's chunks do not run with interrupts off on RT).
  * Return: 1 if the timer was pending, 0 if not, -EINVAL for a negative
  * @deadline, unknown @flags, cancel-on-set on another clock than
  * CLOCK_REALTIME, or a timer initialised with an unknown clock, or
@@ -541,7 +543,7 @@ EXPORT_SYMBOL_GPL(twheel_clock_arm);
  * As twheel_cancel(): a callback already running finishes, and the memory
  * may be freed only after twheel_clock_cancel_sync().
  *
- * Context: any context but NMI.
+ * Context: as twheel_clock_arm().
  * Return: true if the timer was pending and its callback will not run for
  * that arming.
  */
@@ -586,7 +588,7 @@ EXPORT_SYMBOL_GPL(twheel_clock_cancel_sync);
  * twheel_clock_pending - whether a clock timer's arming is still to report
  * @ct: the timer
  *
- * Context: any context but NMI.
+ * Context: as twheel_clock_arm().
  * Return: true if armed and neither reported nor cancelled yet.
  */
 bool twheel_clock_pending(struct twheel_clock_timer *ct)
