@@ -883,6 +883,9 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 			break;
 		}
 		ft->tf = tf;
+		/* Spare objects have no clock link (twheel_fd_clock_put()). */
+		ft->clock = false;
+		ft->clk = NULL;
 		twheel_periodic_timer_init(&ft->pt, twheel_fd_expire);
 		list_add(&ft->ready_node, &fresh);
 	}
