@@ -1490,7 +1490,7 @@ static bool twheel_fd_release_oneshot(struct twheel_fd *tf,
 		if (!twheel_cancel_sync(&ft->timer))
 			armed = false;
 		else if (ft->clock)
-			twheel_clock_link_refile(ft->clk);
+			armed = twheel_clock_link_refile(ft->clk);
 		else
 			WARN_ON_ONCE(twheel_arm(&ft->timer,
 						twheel_deadline(&ft->timer),

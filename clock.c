@@ -348,20 +348,23 @@ out_unlock:
  * ending the arming: files it for its deadline at the current offset.
  *
  * Context: any context but NMI.
+ * Return: true if the link was pending and its timer is filed again.
  */
-void twheel_clock_link_refile(struct twheel_clock_link *link)
+bool twheel_clock_link_refile(struct twheel_clock_link *link)
 {
 	struct tw_clock *c = &tw_clocks[link->clock];
 	unsigned long irqflags;
+	bool filed = false;
 
 	spin_lock_irqsave(&c->lock, irqflags);
 	if (!list_empty(&link->node))
-		twheel_arm(link->timer,
-			   link->was_set ? 0 :
-			   tw_clock_to_mono(link->deadline,
-					    tw_clock_offset(link->clock)),
-			   0, TWHEEL_ONESHOT);
+		filed = twheel_arm(link->timer,
+				   link->was_set ? 0 :
+				   tw_clock_to_mono(link->deadline,
+						    tw_clock_offset(link->clock)),
+				   0, TWHEEL_ONESHOT) >= 0;
 	spin_unlock_irqrestore(&c->lock, irqflags);
+	return filed;
 }
 
 /*

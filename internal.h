@@ -50,7 +50,7 @@ int twheel_clock_link_arm(struct twheel_clock_link *link,
 bool twheel_clock_link_unlink(struct twheel_clock_link *link);
 enum twheel_clock_verdict twheel_clock_link_expire(struct twheel_clock_link *link,
 						   ktime_t *now);
-void twheel_clock_link_refile(struct twheel_clock_link *link);
+bool twheel_clock_link_refile(struct twheel_clock_link *link);
 /* clock.c, for the KUnit tests only: simulate a set of @clockid. */
 void twheel_clock_test_set(clockid_t clockid, ktime_t delta, bool notify);
 
