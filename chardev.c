@@ -56,6 +56,9 @@
  *                  event records, the ready and spare lists and the
  *                  counters, and the eventfd pointer. A batch holds it for
  *                  at most TWHEEL_FD_LOCK_ROUND operations at a time.
+ *   the lock of a clock (clock.c), innermost: taken under tf->lock by the
+ *                  armings, cancels and expiries of timers on CLOCK_REALTIME
+ *                  and CLOCK_BOOTTIME; clock.c never takes tf->lock.
  *
  * A reader takes events off tf->ready under tf->lock, marks their timers
  * in_flight, copies the events out with no lock held, and then, under
@@ -287,7 +290,12 @@ struct twheel_fd {
  * @id: its id (see fd_table.h); set before it becomes live, constant until
  *	the object is recycled
  * @period: the period of the latest arming; written with both locks held
- * @park_deadline: when a parked timer is next due; under tf->lock
+ * @park_deadline: when a parked timer is next due; under tf->lock. Only
+ *	periodic timers park, and they are all on CLOCK_MONOTONIC.
+ * @clk: while @clock: the clock, the deadline on it and the membership of
+ *	the clock's list (clock.c), allocated for this timer only (one-shot
+ *	timers on another clock than CLOCK_MONOTONIC). Set and freed with
+ *	both locks held, or by the reader that recycles the timer.
  * @user_data: the latest one given by SCHEDULE or MODIFY; under tf->lock
  * @ready_node: on tf->ready while @on_list, on tf->spare while recycled.
  *	While the timer is in_flight and off the list, the reader that holds it
@@ -301,12 +309,15 @@ struct twheel_fd {
  *	still unread, and was therefore not re-armed (lazy re-arming, see
  *	twheel_fd_expire()); read() arms it again. Set by the callback under
  *	tf->lock; cleared with both locks held. It counts as pending.
+ * @clock: the latest arming is on CLOCK_REALTIME or CLOCK_BOOTTIME and
+ *	@clk is set; written as @clk is. The one flag the monotonic paths
+ *	test.
  *
  * The event record, all under tf->lock; written by the callback, taken and
  * reset by read():
  * @ev_user_data: @user_data when the latest expiry ran
- * @ev_deadline: deadline of the latest expiry, ns of CLOCK_MONOTONIC
- * @ev_fired: when the latest expiry ran
+ * @ev_deadline: deadline of the latest expiry, ns of the timer's clock
+ * @ev_fired: when the latest expiry ran, on the same clock
  * @count: expiries since the event was last read; 0 means no event
  * @ev_flags: TWHEEL_EVENT_*
  * @on_list: on tf->ready
@@ -321,7 +332,10 @@ struct twheel_fd_timer {
 	struct twheel_fd	*tf;
 	u64			id;
 	u64			period;
-	ktime_t			park_deadline;
+	union {		/* periodic timers park, clock timers are one-shot */
+		ktime_t				park_deadline;
+		struct twheel_clock_link	*clk;
+	};
 	u64			user_data;
 	struct list_head	ready_node;
 	u8			mode;
@@ -329,6 +343,7 @@ struct twheel_fd_timer {
 	bool			parked;
 	bool			on_list;
 	bool			in_flight;
+	bool			clock;
 
 	u8			ev_flags;
 	u64			ev_user_data;
@@ -388,9 +403,65 @@ static void twheel_fd_uncharge(struct twheel_fd *tf, unsigned long n)
 static void twheel_fd_timer_destroy(struct twheel_fd *tf,
 				    struct twheel_fd_timer *ft)
 {
+	/* Unlinked first: then the clock's work cannot file it again. */
+	if (ft->clock)
+		twheel_clock_link_unlink(ft->clk);
 	twheel_cancel_sync(&ft->timer);
+	if (ft->clock)
+		kfree(ft->clk);
 	kmem_cache_free(twheel_fd_timer_cache, ft);
 	twheel_fd_uncharge(tf, 1);
+}
+
+/*
+ * Timers on CLOCK_REALTIME and CLOCK_BOOTTIME (clock.c) are one-shot. Each
+ * has a struct twheel_clock_link of its own (twheel_fd_timer::clk), taken
+ * from the links that twheel_fd_run_ops() allocates before it takes
+ * tf->lock, one per SCHEDULE or MODIFY onto such a clock, and freed when
+ * the object is recycled or destroyed or MODIFY moves it back to
+ * CLOCK_MONOTONIC, so that a monotonic timer's object stays as small as it
+ * was. The link (64 B of kmalloc) fits in the TWHEEL_TIMER_COST of its
+ * timer with the object (168 B) and its slot (8 B). Every arming of such a
+ * timer goes through the link, and every cancel unlinks it before
+ * cancelling the core timer, so that the clock-set work of clock.c cannot
+ * file it again.
+ *
+ * Drops the link of @ft, whose arming is over: (c) holds, or no callback
+ * can use the link any more (it tests twheel_fd_timer::clock under
+ * tf->lock, which the caller holds).
+ */
+static void twheel_fd_clock_put(struct twheel_fd_timer *ft)
+{
+	lockdep_assert_held(&ft->tf->lock);
+
+	twheel_clock_link_unlink(ft->clk);
+	kfree(ft->clk);
+	ft->clk = NULL;
+	ft->clock = false;
+}
+
+static void twheel_fd_links_free(struct list_head *links)
+{
+	struct twheel_clock_link *link, *tmp;
+
+	list_for_each_entry_safe(link, tmp, links, node)
+		kfree(link);
+}
+
+/*
+ * Up to @n links for the SCHEDULE and MODIFY ops of a batch onto another
+ * clock; the op that finds none left fails with -ENOMEM. May sleep.
+ */
+static void twheel_fd_links_alloc(struct list_head *links, unsigned int n)
+{
+	struct twheel_clock_link *link;
+
+	while (n--) {
+		link = kmalloc(sizeof(*link), GFP_KERNEL_ACCOUNT);
+		if (!link)
+			break;
+		list_add(&link->node, links);
+	}
 }
 
 /*
@@ -404,6 +475,8 @@ twheel_fd_recycle_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 {
 	lockdep_assert_held(&tf->lock);
 
+	if (unlikely(ft->clock))
+		twheel_fd_clock_put(ft);
 	if (tf->nspare < TWHEEL_FD_SPARE_MAX) {
 		tw_list_add(&ft->ready_node, &tf->spare);
 		WRITE_ONCE(tf->nspare, tf->nspare + 1);
@@ -581,6 +654,43 @@ static bool twheel_fd_extend_locked(struct twheel_fd *tf,
  * object is recycled or freed only once no callback runs for it, and the
  * file only after every object.
  */
+/*
+ * The expiry of a timer on another clock (twheel_fd_expire()): report it
+ * only if the clock reached the deadline, or a set ended a cancel-on-set
+ * timer (clock.c files it again if the clock went back). One-shot: no
+ * parking, no deadline extension. Return: whether an event was recorded.
+ */
+static noinline bool twheel_fd_expire_clock_locked(struct twheel_fd *tf,
+						   struct twheel_fd_timer *ft)
+{
+	u8 flags;
+	ktime_t now;
+
+	lockdep_assert_held(&tf->lock);
+
+	switch (twheel_clock_link_expire(ft->clk, &now)) {
+	case TWHEEL_CLOCK_FIRE:
+		flags = 0;
+		break;
+	case TWHEEL_CLOCK_SET:
+		flags = TWHEEL_EVENT_CLOCK_SET;
+		break;
+	default:
+		return false;
+	}
+	ft->count = twheel_fd_sat_add(ft->count, 1);
+	/* Armings write it under tf->lock, which we hold. */
+	ft->ev_deadline = ft->clk->deadline;
+	ft->ev_fired = now;
+	ft->ev_user_data = ft->user_data;
+	ft->ev_flags = flags;
+	if (!ft->on_list && !ft->in_flight)
+		twheel_fd_queue_tail_locked(tf, ft);
+	if (tf->evctx)
+		twheel_eventfd_signal(tf->evctx);
+	return true;
+}
+
 static void twheel_fd_expire(struct twheel_timer *timer, u64 missed)
 {
 	struct twheel_fd_timer *ft = container_of(timer, struct twheel_fd_timer,
@@ -589,6 +699,13 @@ static void twheel_fd_expire(struct twheel_timer *timer, u64 missed)
 	bool unread;
 
 	spin_lock(&tf->lock);
+	if (unlikely(ft->clock)) {
+		unread = twheel_fd_expire_clock_locked(tf, ft);
+		spin_unlock(&tf->lock);
+		if (unread)
+			twheel_fd_wake(tf);
+		return;
+	}
 	if (twheel_fd_extend_locked(tf, ft)) {
 		spin_unlock(&tf->lock);
 		return;
@@ -620,24 +737,76 @@ struct twheel_fd_arming {
 	ktime_t			deadline;
 	u64			period;
 	enum twheel_mode	mode;
+	int			clock;		/* another clock: TW_CLK_* */
+	unsigned int		cflags;		/* another clock: TWHEEL_CLOCK_* */
 };
+
+/* The flags a CLOCK_MONOTONIC timer may have. */
+#define TWHEEL_FD_MONO_FLAGS	(TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC | \
+				 TWHEEL_TIMER_FIXED_DELAY)
+
+/*
+ * twheel_fd_check_spec() for CLOCK_REALTIME and CLOCK_BOOTTIME: one-shot
+ * only; TWHEEL_TIMER_CANCEL_ON_SET only on an absolute CLOCK_REALTIME
+ * timer. A relative value counts from that clock's now, read here.
+ */
+static noinline int twheel_fd_check_clock_spec(const struct twheel_timer_spec *spec,
+					       struct twheel_fd_arming *arm)
+{
+	ktime_t now;
+	int clock;
+
+	if (spec->flags & ~TWHEEL_TIMER_FLAGS)
+		return -EINVAL;
+	if (spec->reserved[0] || spec->reserved[1])
+		return -EINVAL;
+	if (spec->clockid != TWHEEL_CLOCK_REALTIME &&
+	    spec->clockid != TWHEEL_CLOCK_BOOTTIME)
+		return -EINVAL;
+	clock = twheel_clock_index(spec->clockid);
+	if (spec->value > S64_MAX)
+		return -EINVAL;
+	if (spec->period ||
+	    (spec->flags & (TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_FIXED_DELAY)))
+		return -EINVAL;
+	if ((spec->flags & TWHEEL_TIMER_CANCEL_ON_SET) &&
+	    (clock != TW_CLK_REAL || !(spec->flags & TWHEEL_TIMER_ABSTIME)))
+		return -EINVAL;
+
+	arm->mode = TWHEEL_ONESHOT;
+	arm->period = 0;
+	arm->clock = clock;
+	arm->cflags = spec->flags & TWHEEL_TIMER_CANCEL_ON_SET ?
+		      TWHEEL_CLOCK_CANCEL_ON_SET : 0;
+	if (spec->flags & TWHEEL_TIMER_ABSTIME) {
+		arm->deadline = (ktime_t)spec->value;
+		return 0;
+	}
+	/* CLOCK_REALTIME may be set before 1970: now < 0 is possible. */
+	now = twheel_clock_read(clock);
+	if (check_add_overflow(now, (ktime_t)spec->value, &arm->deadline))
+		return -ERANGE;
+	arm->deadline = max_t(ktime_t, arm->deadline, 0);
+	return 0;
+}
 
 /*
  * Checks @spec as uapi/twheel.h documents (all EINVAL first, then ERANGE)
  * and converts it. A relative value counts from *@now, the time the call
  * first needed it: read once per call (0 until then), so a batch costs one
  * clock read, and every deadline is at least its delay after the call
- * began.
+ * began. Another clock than CLOCK_MONOTONIC: twheel_fd_check_clock_spec(),
+ * which sets @arm's clock fields (left alone otherwise).
  */
 static __always_inline int
 twheel_fd_check_spec(const struct twheel_timer_spec *spec,
 		     struct twheel_fd_arming *arm, ktime_t *now)
 {
-	if (spec->flags & ~TWHEEL_TIMER_FLAGS)
+	if (unlikely(spec->clockid != TWHEEL_CLOCK_MONOTONIC))
+		return twheel_fd_check_clock_spec(spec, arm);
+	if (spec->flags & ~TWHEEL_FD_MONO_FLAGS)
 		return -EINVAL;
 	if (spec->reserved[0] || spec->reserved[1])
-		return -EINVAL;
-	if (spec->clockid != TWHEEL_CLOCK_MONOTONIC)
 		return -EINVAL;
 	if (spec->value > S64_MAX)
 		return -EINVAL;
@@ -714,6 +883,9 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 			break;
 		}
 		ft->tf = tf;
+		/* Spare objects have no clock link (twheel_fd_clock_put()). */
+		ft->clock = false;
+		ft->clk = NULL;
 		twheel_periodic_timer_init(&ft->pt, twheel_fd_expire);
 		list_add(&ft->ready_node, &fresh);
 	}
@@ -727,13 +899,44 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 }
 
 /*
+ * Arms @ft on another clock: its own link, or one from @links. Both locks
+ * held. Return: as twheel_clock_link_arm(), or -ENOMEM with no link left.
+ */
+static int twheel_fd_arm_clock_locked(struct twheel_fd_timer *ft,
+				      const struct twheel_fd_arming *arm,
+				      struct list_head *links)
+{
+	struct twheel_clock_link *link;
+
+	lockdep_assert_held(&ft->tf->ctl_mutex);
+	lockdep_assert_held(&ft->tf->lock);
+
+	if (!ft->clock) {
+		if (list_empty(links))
+			return -ENOMEM;
+		link = list_first_entry(links, struct twheel_clock_link, node);
+		list_del_init(&link->node);
+		link->clock = arm->clock;
+		link->was_set = false;
+		ft->clk = link;
+		ft->clock = true;
+	} else if (ft->clk->clock != arm->clock) {
+		/* Another clock's list: leave that one first. */
+		twheel_clock_link_unlink(ft->clk);
+	}
+	return twheel_clock_link_arm(ft->clk, &ft->timer, arm->clock,
+				     arm->deadline, arm->cflags);
+}
+
+/*
  * TWHEEL_OP_SCHEDULE: on success, writes the new id to @spec->id and
  * returns 0. On failure nothing has changed. @prep_err is what
  * twheel_fd_prepare() returned.
  */
 static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 				     struct twheel_timer_spec *spec,
-				     int prep_err, ktime_t *now)
+				     int prep_err, ktime_t *now,
+				     struct list_head *links)
 {
 	struct twheel_fd_arming arm;
 	struct twheel_fd_timer *ft;
@@ -766,9 +969,15 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 	ft->count = 0;
 	twheel_fd_publish_deadline(tf, ft, arm.deadline);
 
-	ret = twheel_arm(&ft->timer, arm.deadline, arm.period, arm.mode);
+	if (unlikely(spec->clockid != TWHEEL_CLOCK_MONOTONIC))
+		ret = twheel_fd_arm_clock_locked(ft, &arm, links);
+	else
+		ret = twheel_arm(&ft->timer, arm.deadline, arm.period,
+				 arm.mode);
 	if (ret < 0) {
 		/* Never armed: straight back to the spare list. */
+		if (ft->clock)
+			twheel_fd_clock_put(ft);
 		ft->live = false;
 		twheel_fd_table_remove(&tf->table, ft->id);
 		tf->ntimers--;
@@ -780,10 +989,43 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 	return 0;
 }
 
+/*
+ * twheel_fd_modify_locked() onto or from another clock: as that, and the
+ * timer's link follows (taken from @links, or freed).
+ */
+static noinline int twheel_fd_modify_clock_locked(struct twheel_fd *tf,
+						  struct twheel_fd_timer *ft,
+						  const struct twheel_timer_spec *spec,
+						  const struct twheel_fd_arming *arm,
+						  struct list_head *links)
+{
+	bool to_clock = spec->clockid != TWHEEL_CLOCK_MONOTONIC;
+	bool parked;
+	int ret;
+
+	if (to_clock && !ft->clock && list_empty(links))
+		return -ENOMEM;
+	parked = twheel_fd_unpark_locked(ft);
+	if (!to_clock) {
+		/* The running expiry, if any, now takes the monotonic path. */
+		twheel_fd_clock_put(ft);
+	}
+	ft->mode = arm->mode;
+	ft->period = arm->period;
+	ft->user_data = spec->user_data;
+	twheel_fd_publish_deadline(tf, ft, arm->deadline);
+	if (to_clock)
+		ret = twheel_fd_arm_clock_locked(ft, arm, links);
+	else
+		ret = twheel_arm(&ft->timer, arm->deadline, arm->period,
+				 arm->mode);
+	return ret < 0 ? ret : ret || parked;
+}
+
 /* TWHEEL_OP_MODIFY: 1 if it was pending, 0 if not. */
 static int twheel_fd_modify_locked(struct twheel_fd *tf,
 				   const struct twheel_timer_spec *spec,
-				   ktime_t *now)
+				   ktime_t *now, struct list_head *links)
 {
 	struct twheel_fd_arming arm;
 	struct twheel_fd_timer *ft;
@@ -800,6 +1042,8 @@ static int twheel_fd_modify_locked(struct twheel_fd *tf,
 	ft = twheel_fd_table_lookup(&tf->table, spec->id);
 	if (!ft)
 		return -ENOENT;
+	if (unlikely(ft->clock || spec->clockid != TWHEEL_CLOCK_MONOTONIC))
+		return twheel_fd_modify_clock_locked(tf, ft, spec, &arm, links);
 
 	/*
 	 * An expiry of the previous arming may still be running, and will
@@ -844,7 +1088,10 @@ twheel_fd_cancel_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 	 * (the common case) there is nothing to wait for: the record is final
 	 * and the object may be recycled at once.
 	 */
-	pending = twheel_cancel(&ft->timer);
+	pending = false;
+	if (unlikely(ft->clock))
+		pending = twheel_clock_link_unlink(ft->clk);
+	pending |= twheel_cancel(&ft->timer);
 	if (twheel_running(&ft->timer)) {
 		/* Its callback takes tf->lock. */
 		spin_unlock_bh(&tf->lock);
@@ -895,14 +1142,16 @@ static int twheel_fd_cancel_locked(struct twheel_fd *tf,
 
 static int twheel_fd_run_op_locked(struct twheel_fd *tf, struct twheel_op *op,
 				   int prep_err, ktime_t *now,
-				   struct list_head *doomed)
+				   struct list_head *doomed,
+				   struct list_head *links)
 	__must_hold(&tf->lock)
 {
 	switch (op->op) {
 	case TWHEEL_OP_SCHEDULE:
-		return twheel_fd_schedule_locked(tf, &op->spec, prep_err, now);
+		return twheel_fd_schedule_locked(tf, &op->spec, prep_err, now,
+						 links);
 	case TWHEEL_OP_MODIFY:
-		return twheel_fd_modify_locked(tf, &op->spec, now);
+		return twheel_fd_modify_locked(tf, &op->spec, now, links);
 	case TWHEEL_OP_CANCEL:
 		return twheel_fd_cancel_locked(tf, &op->spec, doomed);
 	default:
@@ -920,13 +1169,21 @@ static int twheel_fd_run_op_locked(struct twheel_fd *tf, struct twheel_op *op,
 static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 				      struct twheel_op *ops, unsigned int count)
 {
-	unsigned int done, nsched = 0, i;
+	unsigned int done, nsched = 0, nclock = 0, i;
 	LIST_HEAD(doomed);
+	LIST_HEAD(links);
 	int prep_err = 0, r;
 	ktime_t now = 0;
 
-	for (i = 0; i < count; i++)
+	for (i = 0; i < count; i++) {
 		nsched += ops[i].op == TWHEEL_OP_SCHEDULE;
+		nclock += ops[i].spec.clockid != TWHEEL_CLOCK_MONOTONIC &&
+			  (ops[i].op == TWHEEL_OP_SCHEDULE ||
+			   ops[i].op == TWHEEL_OP_MODIFY);
+	}
+	/* The links of timers on other clocks: allocated while we may sleep. */
+	if (unlikely(nclock))
+		twheel_fd_links_alloc(&links, nclock);
 
 	mutex_lock(&tf->ctl_mutex);
 	if (nsched)
@@ -934,7 +1191,7 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 	spin_lock_bh(&tf->lock);
 	for (done = 0; done < count; done++) {
 		r = twheel_fd_run_op_locked(tf, &ops[done], prep_err, &now,
-					    &doomed);
+					    &doomed, &links);
 		ops[done].result = r;
 		if (r < 0)
 			break;
@@ -948,6 +1205,7 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 	spin_unlock_bh(&tf->lock);
 	mutex_unlock(&tf->ctl_mutex);
 
+	twheel_fd_links_free(&links);
 	twheel_fd_destroy_list(tf, &doomed);
 	return done;
 }
@@ -1111,7 +1369,7 @@ static long twheel_fd_ioc_info(struct twheel_fd *tf,
 	info.timers = tf->ntimers;
 	info.queued = tf->nqueued;
 	spin_unlock_bh(&tf->lock);
-	info.flags = TWHEEL_INFO_MAP;
+	info.flags = TWHEEL_INFO_MAP | TWHEEL_INFO_CLOCKS;
 	if (tf->cap_exempt)
 		info.flags |= TWHEEL_INFO_USER_CAP_EXEMPT;
 	info.user_timers = atomic_long_read(&tf->user->units);
@@ -1229,12 +1487,14 @@ static bool twheel_fd_release_oneshot(struct twheel_fd *tf,
 		 * caught on its way to its callback, give it back its
 		 * deadline rather than lose the expiry.
 		 */
-		if (twheel_cancel_sync(&ft->timer))
+		if (!twheel_cancel_sync(&ft->timer))
+			armed = false;
+		else if (ft->clock)
+			armed = twheel_clock_link_refile(ft->clk);
+		else
 			WARN_ON_ONCE(twheel_arm(&ft->timer,
 						twheel_deadline(&ft->timer),
 						0, TWHEEL_ONESHOT) < 0);
-		else
-			armed = false;
 	}
 
 	spin_lock_bh(&tf->lock);
@@ -1572,6 +1832,8 @@ static int twheel_fd_release(struct inode *inode, struct file *file)
 
 	for (slot = 0; slot < tf->table.nslots; slot++) {
 		ft = twheel_fd_table_slot_obj(&tf->table, slot);
+		if (ft && ft->clock)
+			twheel_clock_link_unlink(ft->clk);
 		if (ft)
 			twheel_cancel(&ft->timer);
 		if (slot % TWHEEL_FD_LOCK_ROUND == 0)

@@ -6,6 +6,10 @@
 #define _TWHEEL_INTERNAL_H
 
 #include <linux/types.h>
+#include <linux/ktime.h>
+
+struct twheel_clock_link;
+struct twheel_timer;
 
 /* twheel.c: the core, brought up and down by main.c */
 int twheel_core_init(void);
@@ -19,5 +23,35 @@ void twheel_chardev_exit(void);
 u64 twheel_kicks(int cpu);
 /* twheel.c, for the KUnit tests only: expiries parked, all CPUs. */
 u64 twheel_parks(void);
+
+/* clock.c: timers on CLOCK_REALTIME and CLOCK_BOOTTIME (see there) */
+enum {
+	TW_CLK_MONO,		/* CLOCK_MONOTONIC: the wheels' own clock */
+	TW_CLK_REAL,		/* CLOCK_REALTIME */
+	TW_CLK_BOOT,		/* CLOCK_BOOTTIME */
+	TW_CLK_NR,
+};
+
+/* What an expiry of a clock timer means: twheel_clock_link_expire(). */
+enum twheel_clock_verdict {
+	TWHEEL_CLOCK_FIRE,	/* the clock reached the deadline */
+	TWHEEL_CLOCK_SET,	/* a set ended a cancel-on-set arming */
+	TWHEEL_CLOCK_LATER,	/* the clock went back: filed again */
+	TWHEEL_CLOCK_STALE,	/* cancelled meanwhile: nothing to report */
+};
+
+int twheel_clock_init(void);
+void twheel_clock_exit(void);
+int twheel_clock_index(clockid_t clockid);
+ktime_t twheel_clock_read(int clock);
+int twheel_clock_link_arm(struct twheel_clock_link *link,
+			  struct twheel_timer *timer, int clock,
+			  ktime_t deadline, unsigned int flags);
+bool twheel_clock_link_unlink(struct twheel_clock_link *link);
+enum twheel_clock_verdict twheel_clock_link_expire(struct twheel_clock_link *link,
+						   ktime_t *now);
+bool twheel_clock_link_refile(struct twheel_clock_link *link);
+/* clock.c, for the KUnit tests only: simulate a set of @clockid. */
+void twheel_clock_test_set(clockid_t clockid, ktime_t delta, bool notify);
 
 #endif /* _TWHEEL_INTERNAL_H */

@@ -3,7 +3,8 @@
  * twheel: the module's entry point.
  *
  * The core (twheel.c and wheel.c: the wheels and the exported API) comes up
- * first and goes down last; /dev/twheel (chardev.c) is one user of that API
+ * first and goes down last; then the clock listener (clock.c: timers on
+ * CLOCK_REALTIME and CLOCK_BOOTTIME); /dev/twheel (chardev.c) is one user of that API
  * and is registered only once the core can arm timers. Neither calls the
  * other's init or exit.
  */
@@ -19,11 +20,16 @@ static int __init twheel_init(void)
 	ret = twheel_core_init();
 	if (ret)
 		return ret;
-	ret = twheel_chardev_init();
+	ret = twheel_clock_init();
 	if (ret)
 		goto err_core_exit;
+	ret = twheel_chardev_init();
+	if (ret)
+		goto err_clock_exit;
 	return 0;
 
+err_clock_exit:
+	twheel_clock_exit();
 err_core_exit:
 	twheel_core_exit();
 	return ret;
@@ -33,6 +39,7 @@ static void __exit twheel_exit(void)
 {
 	/* No file is open (each pins the module): no fd timer is left. */
 	twheel_chardev_exit();
+	twheel_clock_exit();
 	twheel_core_exit();
 }
 

@@ -151,6 +151,114 @@ struct twheel_group {
 	bool			shutdown;
 };
 
+/*
+ * Timers on CLOCK_REALTIME and CLOCK_BOOTTIME (clock.c)
+ * =====================================================
+ *
+ * A struct twheel_clock_timer expires when its clock, fixed at
+ * initialisation, reaches its deadline: CLOCK_MONOTONIC, CLOCK_REALTIME or
+ * CLOCK_BOOTTIME, as hrtimer and timerfd do. It is one-shot and its
+ * callback runs in softirq context. The wheel stays monotonic: the timer
+ * is filed at the monotonic time its clock is expected to reach the
+ * deadline, and filed again when the clock is set (or time spent in
+ * suspend is added to CLOCK_BOOTTIME), so that it fires promptly after a
+ * clock set forward past its deadline and never before its clock reaches
+ * it. With %TWHEEL_CLOCK_CANCEL_ON_SET (CLOCK_REALTIME only) a set of the
+ * clock ends the timer instead: its callback is called once with
+ * %TWHEEL_CLOCK_WAS_SET, as timerfd's TFD_TIMER_CANCEL_ON_SET reports
+ * ECANCELED. Like timerfd, a resume from suspend counts as a set.
+ */
+struct twheel_clock_timer;
+
+/* twheel_clock_fn_t's @flags */
+#define TWHEEL_CLOCK_WAS_SET		0x1u	/* cancelled by a clock set */
+
+/**
+ * typedef twheel_clock_fn_t - the callback of a struct twheel_clock_timer
+ * @ct: the timer
+ * @flags: 0 when its clock reached the deadline; %TWHEEL_CLOCK_WAS_SET
+ *	when a timer armed with %TWHEEL_CLOCK_CANCEL_ON_SET was ended by a
+ *	set of its clock (before the deadline was reached)
+ *
+ * Runs in softirq context, once per arming; never concurrently with
+ * itself. It may arm the timer again.
+ */
+typedef void (*twheel_clock_fn_t)(struct twheel_clock_timer *ct,
+				  unsigned int flags);
+
+/* twheel_clock_arm()'s @flags */
+#define TWHEEL_CLOCK_CANCEL_ON_SET	0x1u	/* CLOCK_REALTIME: end on a set */
+
+/**
+ * struct twheel_clock_link - what a timer on a clock other than the wheel's
+ *	remembers; private to twheel
+ * @node: on the armed list of its clock while the arming has not been
+ *	reported (pending); under that clock's lock (clock.c)
+ * @timer: the core timer the link files; set by each arming
+ * @deadline: the deadline, ns of the link's clock
+ * @offset: the clock's offset from CLOCK_MONOTONIC when it was armed
+ *	(a cancel-on-set arming ends when the offset changes)
+ * @clock: index of its clock in clock.c; changed only while unlinked
+ * @flags: %TWHEEL_CLOCK_CANCEL_ON_SET or 0
+ * @was_set: a set ended it; its expiry reports %TWHEEL_CLOCK_WAS_SET
+ *
+ * Every field is written under the lock of the link's clock, by the
+ * arming, the cancel, the expiry or the clock-set work (clock.c); the
+ * owner of the link serialises its armings and cancels.
+ */
+struct twheel_clock_link {
+	struct list_head	node;
+	struct twheel_timer	*timer;
+	ktime_t			deadline;
+	ktime_t			offset;
+	u8			clock;
+	u8			flags;
+	bool			was_set;
+};
+
+/**
+ * struct twheel_clock_timer - a one-shot timer on CLOCK_MONOTONIC,
+ *	CLOCK_REALTIME or CLOCK_BOOTTIME
+ * @timer: private: the core timer, on the monotonic wheel
+ * @link: private: the clock, deadline and membership of the clock's list
+ * @func: private: the callback
+ *
+ * Pass it to the twheel_clock_*() functions only, not to twheel_arm() and
+ * the other functions of a struct twheel_timer.
+ */
+struct twheel_clock_timer {
+	struct twheel_timer		timer;
+	struct twheel_clock_link	link;
+	twheel_clock_fn_t		func;
+};
+
+void __twheel_clock_timer_init(struct twheel_clock_timer *ct,
+			       clockid_t clockid, twheel_clock_fn_t func,
+			       const char *name, struct lock_class_key *key);
+
+/**
+ * twheel_clock_timer_init - initialise a timer on a clock
+ * @ct: the timer, a struct twheel_clock_timer (type-checked)
+ * @clockid: %CLOCK_MONOTONIC, %CLOCK_REALTIME or %CLOCK_BOOTTIME; any
+ *	other makes every twheel_clock_arm() fail with -EINVAL
+ * @func: the callback, called in softirq context
+ *
+ * Context: any context. The timer must not be in use.
+ */
+#define twheel_clock_timer_init(ct, clockid, func)			\
+	do {								\
+		static struct lock_class_key __key;			\
+		__twheel_clock_timer_init((ct), (clockid), (func), #ct,	\
+					  &__key);			\
+	} while (0)
+
+int twheel_clock_arm(struct twheel_clock_timer *ct, ktime_t deadline,
+		     unsigned int flags);
+bool twheel_clock_cancel(struct twheel_clock_timer *ct);
+bool twheel_clock_cancel_sync(struct twheel_clock_timer *ct);
+bool twheel_clock_pending(struct twheel_clock_timer *ct);
+ktime_t twheel_clock_now(clockid_t clockid);
+
 void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t func,
 			 unsigned int flags, const char *name,
 			 struct lock_class_key *key);

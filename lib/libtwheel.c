@@ -40,9 +40,18 @@ TWHEEL_API uint64_t twheel_now(void)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-static struct twheel_timer_spec spec_of(uint64_t id, uint64_t value,
-					uint64_t period, unsigned int flags,
-					uint64_t user_data)
+TWHEEL_API uint64_t twheel_now_clock(int clockid)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clockid, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static struct twheel_timer_spec spec_on(int clockid, uint64_t id,
+					uint64_t value, uint64_t period,
+					unsigned int flags, uint64_t user_data)
 {
 	/* Everything not named here, reserved[] included, is zero. */
 	return (struct twheel_timer_spec){
@@ -50,9 +59,17 @@ static struct twheel_timer_spec spec_of(uint64_t id, uint64_t value,
 		.value = value,
 		.period = period,
 		.user_data = user_data,
-		.clockid = TWHEEL_CLOCK_MONOTONIC,
+		.clockid = (uint32_t)clockid,
 		.flags = flags,
 	};
+}
+
+static struct twheel_timer_spec spec_of(uint64_t id, uint64_t value,
+					uint64_t period, unsigned int flags,
+					uint64_t user_data)
+{
+	return spec_on(TWHEEL_CLOCK_MONOTONIC, id, value, period, flags,
+		       user_data);
 }
 
 TWHEEL_API int twheel_map(struct twheel *tw)
@@ -168,6 +185,33 @@ TWHEEL_API int twheel_modify(struct twheel *tw, uint64_t id, uint64_t value,
 	return ret < 0 ? -errno : ret;
 }
 
+TWHEEL_API int twheel_schedule_clock(struct twheel *tw, int clockid,
+				     uint64_t value, uint64_t period,
+				     unsigned int flags, uint64_t user_data,
+				     uint64_t *id)
+{
+	struct twheel_timer_spec s = spec_on(clockid, 0, value, period, flags,
+					     user_data);
+
+	if (ioctl(tw->fd, TWHEEL_IOC_SCHEDULE, &s) < 0)
+		return -errno;
+	if (id)
+		*id = s.id;
+	return 0;
+}
+
+TWHEEL_API int twheel_modify_clock(struct twheel *tw, uint64_t id,
+				   int clockid, uint64_t value,
+				   uint64_t period, unsigned int flags,
+				   uint64_t user_data)
+{
+	struct twheel_timer_spec s = spec_on(clockid, id, value, period, flags,
+					     user_data);
+	int ret = ioctl(tw->fd, TWHEEL_IOC_MODIFY, &s);
+
+	return ret < 0 ? -errno : ret;
+}
+
 TWHEEL_API int twheel_cancel(struct twheel *tw, uint64_t id)
 {
 	struct twheel_cancel c = { .id = id };
@@ -227,6 +271,29 @@ TWHEEL_API int twheel_sqbuf_modify(struct twheel_sqbuf *sq, uint64_t id,
 				   unsigned int flags, uint64_t user_data)
 {
 	struct twheel_timer_spec s = spec_of(id, value, period, flags,
+					     user_data);
+
+	return sqbuf_add(sq, TWHEEL_OP_MODIFY, &s);
+}
+
+TWHEEL_API int twheel_sqbuf_schedule_clock(struct twheel_sqbuf *sq,
+					   int clockid, uint64_t value,
+					   uint64_t period, unsigned int flags,
+					   uint64_t user_data)
+{
+	struct twheel_timer_spec s = spec_on(clockid, 0, value, period, flags,
+					     user_data);
+
+	return sqbuf_add(sq, TWHEEL_OP_SCHEDULE, &s);
+}
+
+TWHEEL_API int twheel_sqbuf_modify_clock(struct twheel_sqbuf *sq,
+					 uint64_t id, int clockid,
+					 uint64_t value, uint64_t period,
+					 unsigned int flags,
+					 uint64_t user_data)
+{
+	struct twheel_timer_spec s = spec_on(clockid, id, value, period, flags,
 					     user_data);
 
 	return sqbuf_add(sq, TWHEEL_OP_MODIFY, &s);

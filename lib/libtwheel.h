@@ -167,6 +167,60 @@ int twheel_modify(struct twheel *tw, uint64_t id, uint64_t value,
 		  uint64_t period, unsigned int flags, uint64_t user_data);
 
 /**
+ * twheel_now_clock() - the current time of a clock in ns (libtwheel 1.1)
+ * @clockid: TWHEEL_CLOCK_MONOTONIC, TWHEEL_CLOCK_REALTIME or
+ *	TWHEEL_CLOCK_BOOTTIME (their values are those of <time.h>)
+ *
+ * The clock a timer of that clock counts on: for its TWHEEL_TIMER_ABSTIME
+ * deadlines and the times of its records.
+ *
+ * Return: nanoseconds, or 0 if clock_gettime() fails.
+ */
+uint64_t twheel_now_clock(int clockid);
+
+/**
+ * twheel_schedule_clock() - twheel_schedule() on a clock (libtwheel 1.1)
+ * @tw: the handle
+ * @clockid: TWHEEL_CLOCK_MONOTONIC, TWHEEL_CLOCK_REALTIME or
+ *	TWHEEL_CLOCK_BOOTTIME
+ * @value: ns: a delay from that clock's now, or with TWHEEL_TIMER_ABSTIME
+ *	a deadline on it
+ * @period: as for twheel_schedule(); 0 on CLOCK_REALTIME and
+ *	CLOCK_BOOTTIME, whose timers are one-shot
+ * @flags: as for twheel_schedule(), and TWHEEL_TIMER_CANCEL_ON_SET for an
+ *	absolute CLOCK_REALTIME timer
+ * @user_data: as for twheel_schedule()
+ * @id: as for twheel_schedule()
+ *
+ * The clocks' semantics are timerfd's: see twheel(7).
+ *
+ * Return: as twheel_schedule(); -EINVAL also for an unknown clock, a
+ * period on another clock than CLOCK_MONOTONIC, or
+ * TWHEEL_TIMER_CANCEL_ON_SET without TWHEEL_CLOCK_REALTIME and
+ * TWHEEL_TIMER_ABSTIME.
+ */
+int twheel_schedule_clock(struct twheel *tw, int clockid, uint64_t value,
+			  uint64_t period, unsigned int flags,
+			  uint64_t user_data, uint64_t *id);
+
+/**
+ * twheel_modify_clock() - twheel_modify() onto a clock (libtwheel 1.1)
+ * @tw: the handle
+ * @id: the timer
+ * @clockid: as for twheel_schedule_clock(); it may differ from the
+ *	timer's current clock
+ * @value: as for twheel_schedule_clock()
+ * @period: as for twheel_schedule_clock()
+ * @flags: as for twheel_schedule_clock()
+ * @user_data: replaces the timer's user data
+ *
+ * Return: as twheel_modify().
+ */
+int twheel_modify_clock(struct twheel *tw, uint64_t id, int clockid,
+			uint64_t value, uint64_t period, unsigned int flags,
+			uint64_t user_data);
+
+/**
  * twheel_cancel() - TWHEEL_IOC_CANCEL: stop a timer
  * @tw: the handle
  * @id: the timer
@@ -214,6 +268,39 @@ void twheel_sqbuf_reset(struct twheel_sqbuf *sq);
 int twheel_sqbuf_schedule(struct twheel_sqbuf *sq, uint64_t value,
 			  uint64_t period, unsigned int flags,
 			  uint64_t user_data);
+
+/**
+ * twheel_sqbuf_schedule_clock() - add a TWHEEL_OP_SCHEDULE on a clock
+ *	(libtwheel 1.1)
+ * @sq: the buffer
+ * @clockid: as for twheel_schedule_clock()
+ * @value: as for twheel_schedule_clock()
+ * @period: as for twheel_schedule_clock()
+ * @flags: as for twheel_schedule_clock()
+ * @user_data: as for twheel_schedule_clock()
+ *
+ * Return: as twheel_sqbuf_schedule().
+ */
+int twheel_sqbuf_schedule_clock(struct twheel_sqbuf *sq, int clockid,
+				uint64_t value, uint64_t period,
+				unsigned int flags, uint64_t user_data);
+
+/**
+ * twheel_sqbuf_modify_clock() - add a TWHEEL_OP_MODIFY onto a clock
+ *	(libtwheel 1.1)
+ * @sq: the buffer
+ * @id: the timer
+ * @clockid: as for twheel_schedule_clock()
+ * @value: as for twheel_schedule_clock()
+ * @period: as for twheel_schedule_clock()
+ * @flags: as for twheel_schedule_clock()
+ * @user_data: as for twheel_schedule_clock()
+ *
+ * Return: as twheel_sqbuf_schedule().
+ */
+int twheel_sqbuf_modify_clock(struct twheel_sqbuf *sq, uint64_t id,
+			      int clockid, uint64_t value, uint64_t period,
+			      unsigned int flags, uint64_t user_data);
 
 /**
  * twheel_sqbuf_modify() - add a TWHEEL_OP_MODIFY

@@ -1186,6 +1186,329 @@ static struct kunit_suite tw_api_suite = {
 };
 
 /* ---------------------------------------------------------------------
+ * twheel_clock: timers on CLOCK_REALTIME and CLOCK_BOOTTIME (clock.c)
+ *
+ * Sets of the clock and suspends are simulated: twheel_clock_test_set()
+ * moves the clock as twheel reads it (a virtual skew; the system's clocks
+ * are left alone) and runs the path of the timekeeper's notification.
+ * Every callback checks its own clock: never early.
+ */
+
+struct tw_cprobe {
+	struct twheel_clock_timer	ct;
+	clockid_t		clk;
+	ktime_t			deadline;
+	ktime_t			fired;		/* on @clk */
+	ktime_t			fired_mono;
+	atomic_t		runs;
+	atomic_t		early;
+	atomic_t		was_set;
+	atomic_t		*count;
+	struct completion	done;
+};
+
+static void tw_cprobe_fn(struct twheel_clock_timer *ct, unsigned int flags)
+{
+	struct tw_cprobe *p = container_of(ct, struct tw_cprobe, ct);
+	ktime_t now = twheel_clock_now(p->clk);
+
+	if (flags & TWHEEL_CLOCK_WAS_SET)
+		atomic_inc(&p->was_set);
+	else if (now < p->deadline)
+		atomic_inc(&p->early);
+	p->fired = now;
+	p->fired_mono = ktime_get();
+	atomic_inc(&p->runs);
+	if (p->count)
+		atomic_inc(p->count);
+	complete(&p->done);
+}
+
+static void tw_cprobe_stop(void *p)
+{
+	twheel_clock_cancel_sync(&((struct tw_cprobe *)p)->ct);
+}
+
+/*
+ * The probe is stopped when the test ends, however it ends (an ASSERT
+ * leaves the test function at once): it must outlive the test function,
+ * so probes are allocated with kunit_kzalloc(), whose free runs after the
+ * stop (actions run in reverse order).
+ */
+static void tw_cprobe_init(struct kunit *test, struct tw_cprobe *p,
+			   clockid_t clk)
+{
+	memset(p, 0, sizeof(*p));
+	p->clk = clk;
+	twheel_clock_timer_init(&p->ct, clk, tw_cprobe_fn);
+	init_completion(&p->done);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tw_cprobe_stop, p), 0);
+}
+
+static struct tw_cprobe *tw_cprobe_new(struct kunit *test, clockid_t clk)
+{
+	struct tw_cprobe *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	tw_cprobe_init(test, p, clk);
+	return p;
+}
+
+static int tw_cprobe_arm(struct tw_cprobe *p, ktime_t deadline,
+			 unsigned int flags)
+{
+	p->deadline = deadline;
+	return twheel_clock_arm(&p->ct, deadline, flags);
+}
+
+/* The skew the tests added to each clock, undone by the suite's exit. */
+static ktime_t tw_clock_skews[2];	/* REALTIME, BOOTTIME */
+
+static void tw_clock_shift(clockid_t clk, ktime_t delta, bool notify)
+{
+	tw_clock_skews[clk == CLOCK_BOOTTIME] += delta;
+	twheel_clock_test_set(clk, delta, notify);
+}
+
+static void tw_clock_exit(struct kunit *test)
+{
+	if (tw_clock_skews[0])
+		twheel_clock_test_set(CLOCK_REALTIME, -tw_clock_skews[0], true);
+	if (tw_clock_skews[1])
+		twheel_clock_test_set(CLOCK_BOOTTIME, -tw_clock_skews[1], true);
+	tw_clock_skews[0] = 0;
+	tw_clock_skews[1] = 0;
+}
+
+static const clockid_t tw_clock_ids[] = {
+	CLOCK_REALTIME, CLOCK_BOOTTIME, CLOCK_MONOTONIC,
+};
+
+static void tw_clock_id_desc(const clockid_t *clk, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "clockid %d", *clk);
+}
+
+KUNIT_ARRAY_PARAM(tw_clock_id, tw_clock_ids, tw_clock_id_desc);
+
+/* Arm, fire, never early on the timer's clock; then cancel. */
+static void tw_clock_test_fire(struct kunit *test)
+{
+	clockid_t clk = *(const clockid_t *)test->param_value;
+	struct tw_cprobe *p;
+	ktime_t dl;
+
+	p = tw_cprobe_new(test, clk);
+	dl = twheel_clock_now(clk) + 20 * NSEC_PER_MSEC;
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm(p, dl, 0), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_clock_pending(&p->ct));
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p->done, WAIT_MAX), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->runs), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->early), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->was_set), 0);
+	KUNIT_EXPECT_LE(test, p->fired - dl, LATE_MAX_NS);
+	KUNIT_EXPECT_FALSE(test, twheel_clock_pending(&p->ct));
+	KUNIT_EXPECT_FALSE(test, twheel_clock_cancel(&p->ct));
+
+	/* armed, cancelled: never runs */
+	reinit_completion(&p->done);
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm(p, twheel_clock_now(clk) +
+					    30 * NSEC_PER_MSEC, 0), 0);
+	/* re-arming a pending timer moves it: 1 */
+	KUNIT_EXPECT_EQ(test, tw_cprobe_arm(p, twheel_clock_now(clk) +
+					    20 * NSEC_PER_MSEC, 0), 1);
+	KUNIT_EXPECT_TRUE(test, twheel_clock_cancel(&p->ct));
+	KUNIT_EXPECT_FALSE(test, twheel_clock_cancel_sync(&p->ct));
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&p->done,
+							  msecs_to_jiffies(100)), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->runs), 1);
+	KUNIT_EXPECT_FALSE(test, twheel_clock_pending(&p->ct));
+}
+
+static void tw_clock_test_bad_args(struct kunit *test)
+{
+	struct tw_cprobe *p, *tai;
+
+	p = tw_cprobe_new(test, CLOCK_BOOTTIME);
+	KUNIT_EXPECT_EQ(test, twheel_clock_arm(&p->ct, -1, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_clock_arm(&p->ct, KTIME_MAX,
+					       TWHEEL_CLOCK_CANCEL_ON_SET),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_clock_arm(&p->ct, KTIME_MAX, 0x100), -EINVAL);
+	KUNIT_EXPECT_FALSE(test, twheel_clock_pending(&p->ct));
+
+	tai = tw_cprobe_new(test, CLOCK_TAI);
+	KUNIT_EXPECT_EQ(test, twheel_clock_arm(&tai->ct, KTIME_MAX, 0), -EINVAL);
+	KUNIT_EXPECT_FALSE(test, twheel_clock_cancel(&tai->ct));
+	KUNIT_EXPECT_EQ(test, twheel_clock_now(CLOCK_TAI), 0);
+
+	/* KTIME_MAX is a valid, far deadline on every clock */
+	KUNIT_EXPECT_EQ(test, twheel_clock_arm(&p->ct, KTIME_MAX, 0), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_clock_cancel_sync(&p->ct));
+	/* a REALTIME deadline before the epoch fires at once */
+	p = tw_cprobe_new(test, CLOCK_REALTIME);
+	KUNIT_EXPECT_EQ(test, tw_cprobe_arm(p, 0, TWHEEL_CLOCK_CANCEL_ON_SET), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p->done, WAIT_MAX), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->early), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->was_set), 0);
+}
+
+/* REALTIME set forward past the deadline: fires promptly after the set. */
+static void tw_clock_test_set_forward(struct kunit *test)
+{
+	struct tw_cprobe *p, *late;
+	ktime_t set_mono;
+
+	p = tw_cprobe_new(test, CLOCK_REALTIME);
+	late = tw_cprobe_new(test, CLOCK_REALTIME);
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm(p, twheel_clock_now(CLOCK_REALTIME) +
+					    3600 * NSEC_PER_SEC, 0), 0);
+	/* not past this one: it stays pending */
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm(late, twheel_clock_now(CLOCK_REALTIME) +
+					    7200 * NSEC_PER_SEC, 0), 0);
+	set_mono = ktime_get();
+	tw_clock_shift(CLOCK_REALTIME, 3601 * NSEC_PER_SEC, true);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p->done, WAIT_MAX), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->early), 0);
+	KUNIT_EXPECT_LE(test, p->fired_mono - set_mono, LATE_MAX_NS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&late->runs), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_clock_pending(&late->ct));
+	KUNIT_EXPECT_TRUE(test, twheel_clock_cancel_sync(&late->ct));
+}
+
+/*
+ * REALTIME set backward: the timer waits for the wall clock. First with
+ * the set unannounced, so that the expiry's own check must catch it, then
+ * announced; then the clock comes back and it fires.
+ */
+static void tw_clock_test_set_backward(struct kunit *test)
+{
+	struct tw_cprobe *p;
+	ktime_t dl;
+
+	p = tw_cprobe_new(test, CLOCK_REALTIME);
+	dl = twheel_clock_now(CLOCK_REALTIME) + 50 * NSEC_PER_MSEC;
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm(p, dl, 0), 0);
+	tw_clock_shift(CLOCK_REALTIME, -10 * NSEC_PER_SEC, false);
+	/* its monotonic filing comes due: the expiry files it again */
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&p->done,
+							  msecs_to_jiffies(300)), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_clock_pending(&p->ct));
+	/* announced now: filed for the new offset, still waiting */
+	tw_clock_shift(CLOCK_REALTIME, 0, true);
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&p->done,
+							  msecs_to_jiffies(100)), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->runs), 0);
+	/* the clock comes back: due, it fires */
+	tw_clock_shift(CLOCK_REALTIME, 10 * NSEC_PER_SEC, true);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p->done, WAIT_MAX), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->runs), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->early), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->was_set), 0);
+}
+
+/* Cancel-on-set: a set ends it with TWHEEL_CLOCK_WAS_SET; others move. */
+static void tw_clock_test_cancel_on_set(struct kunit *test)
+{
+	struct tw_cprobe *cos, *plain, *after;
+	ktime_t far = twheel_clock_now(CLOCK_REALTIME) + 3600 * NSEC_PER_SEC;
+
+	cos = tw_cprobe_new(test, CLOCK_REALTIME);
+	plain = tw_cprobe_new(test, CLOCK_REALTIME);
+	after = tw_cprobe_new(test, CLOCK_REALTIME);
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm(cos, far, TWHEEL_CLOCK_CANCEL_ON_SET), 0);
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm(plain, far, 0), 0);
+	tw_clock_shift(CLOCK_REALTIME, NSEC_PER_SEC, true);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&cos->done, WAIT_MAX), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&cos->was_set), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&cos->runs), 1);
+	KUNIT_EXPECT_FALSE(test, twheel_clock_pending(&cos->ct));
+	KUNIT_EXPECT_TRUE(test, twheel_clock_pending(&plain->ct));
+
+	/* armed after that set: only a later one ends it */
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm(after, far, TWHEEL_CLOCK_CANCEL_ON_SET), 0);
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&after->done,
+							  msecs_to_jiffies(100)), 0);
+	tw_clock_shift(CLOCK_REALTIME, -NSEC_PER_SEC, true);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&after->done, WAIT_MAX), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&after->was_set), 1);
+	/* the first one was ended once only */
+	KUNIT_EXPECT_EQ(test, atomic_read(&cos->runs), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&plain->runs), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_clock_cancel_sync(&plain->ct));
+}
+
+/*
+ * A simulated suspend: CLOCK_BOOTTIME jumps 10 s ahead of CLOCK_MONOTONIC
+ * and the resume is announced. A BOOTTIME timer whose deadline passed
+ * fires promptly; a MONOTONIC one for the same time stays pending.
+ */
+static void tw_clock_test_boottime_suspend(struct kunit *test)
+{
+	struct tw_cprobe *boot, *mono;
+	ktime_t resume_mono;
+
+	boot = tw_cprobe_new(test, CLOCK_BOOTTIME);
+	mono = tw_cprobe_new(test, CLOCK_MONOTONIC);
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm(boot, twheel_clock_now(CLOCK_BOOTTIME) +
+					    5 * NSEC_PER_SEC, 0), 0);
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm(mono, ktime_get() + 5 * NSEC_PER_SEC, 0), 0);
+	resume_mono = ktime_get();
+	tw_clock_shift(CLOCK_BOOTTIME, 10 * NSEC_PER_SEC, true);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&boot->done, WAIT_MAX), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&boot->early), 0);
+	KUNIT_EXPECT_LE(test, boot->fired_mono - resume_mono, LATE_MAX_NS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mono->runs), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_clock_cancel_sync(&mono->ct));
+}
+
+/* More timers than one chunk of the set work: every one fires, once. */
+static void tw_clock_test_many(struct kunit *test)
+{
+	const unsigned int n = 1000;
+	struct tw_cprobe *p;
+	atomic_t count = ATOMIC_INIT(0);
+	ktime_t far = twheel_clock_now(CLOCK_REALTIME) + 3600 * NSEC_PER_SEC;
+	unsigned long end = jiffies + WAIT_MAX;
+	unsigned int i, early = 0;
+
+	p = kunit_kcalloc(test, n, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	for (i = 0; i < n; i++) {
+		tw_cprobe_init(test, &p[i], CLOCK_REALTIME);
+		p[i].count = &count;
+		KUNIT_ASSERT_EQ(test, tw_cprobe_arm(&p[i], far + i, 0), 0);
+	}
+	tw_clock_shift(CLOCK_REALTIME, 3601 * NSEC_PER_SEC, true);
+	while (atomic_read(&count) < n && time_before(jiffies, end))
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&count), n);
+	for (i = 0; i < n; i++) {
+		twheel_clock_cancel_sync(&p[i].ct);
+		early += atomic_read(&p[i].early);
+		KUNIT_EXPECT_LE(test, atomic_read(&p[i].runs), 1);
+	}
+	KUNIT_EXPECT_EQ(test, early, 0);
+}
+
+static struct kunit_case tw_clock_cases[] = {
+	KUNIT_CASE_PARAM(tw_clock_test_fire, tw_clock_id_gen_params),
+	KUNIT_CASE(tw_clock_test_bad_args),
+	KUNIT_CASE(tw_clock_test_set_forward),
+	KUNIT_CASE(tw_clock_test_set_backward),
+	KUNIT_CASE(tw_clock_test_cancel_on_set),
+	KUNIT_CASE(tw_clock_test_boottime_suspend),
+	KUNIT_CASE_SLOW(tw_clock_test_many),
+	{}
+};
+
+static struct kunit_suite tw_clock_suite = {
+	.name = "twheel_clock",
+	.exit = tw_clock_exit,
+	.test_cases = tw_clock_cases,
+};
+
+/* ---------------------------------------------------------------------
  * twheel_fd_table: the slot table of /dev/twheel (fd_table.c)
  */
 
@@ -1291,7 +1614,8 @@ static struct kunit_suite tw_table_suite = {
 	.test_cases = tw_table_cases,
 };
 
-kunit_test_suites(&tw_wheel_suite, &tw_api_suite, &tw_table_suite);
+kunit_test_suites(&tw_wheel_suite, &tw_api_suite, &tw_clock_suite,
+		  &tw_table_suite);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("KUnit tests for twheel");

@@ -1103,6 +1103,8 @@ static int cmd_info(int argc, char **argv)
 	printf("%-16s %d (batch limit)\n", "batch max", TWHEEL_BATCH_MAX);
 	printf("%-16s CLOCK_MONOTONIC, now %llu.%09llu s\n", "clock",
 	       (unsigned long long)(now / NSEC_PER_SEC), (unsigned long long)(now % NSEC_PER_SEC));
+	printf("%-16s %s\n", "clocks", info->flags & TWHEEL_INFO_CLOCKS ?
+	       "MONOTONIC REALTIME BOOTTIME (twheelctl uses MONOTONIC)" : "MONOTONIC");
 	twheel_close(&tw);
 	return 0;
 }

@@ -24,7 +24,8 @@
  * and no event is queued; otherwise it fires as usual. So an idle timeout
  * is pushed back with one store per packet, and costs the kernel one
  * re-filing per expiry, not one system call per packet. Moving a deadline
- * earlier takes MODIFY; periodic timers ignore their slot. A store that
+ * earlier takes MODIFY; periodic timers and timers on another clock than
+ * CLOCK_MONOTONIC ignore their slot. A store that
  * races the expiry either extends the timer or comes too late (the event
  * is queued): never both. The array is the program's: garbage in a slot
  * affects only that slot's timer. Any number of mappings share one array,
@@ -50,29 +51,60 @@
 /* Bytes of the deadline array, before rounding up to the page size. */
 #define TWHEEL_MAP_SIZE(max_timers)	((__u64)(max_timers) * sizeof(__u64))
 
-/* The only clock accepted today; others give EINVAL. */
+/*
+ * Clocks (struct twheel_timer_spec::clockid; TWHEEL_INFO_CLOCKS says the
+ * kernel has the last two); others give EINVAL. The values are those of
+ * <time.h>. As timerfd's:
+ *
+ * - A CLOCK_REALTIME timer fires when the wall clock reaches its deadline:
+ *   promptly after the clock is set forward past it, and never before the
+ *   clock reaches it (set backward, it waits).
+ * - A CLOCK_BOOTTIME timer counts time spent in suspend: one whose deadline
+ *   passed during a suspend fires promptly after the resume.
+ * - A relative timer on any clock is an absolute one at that clock's now
+ *   plus the delay, as hrtimer and timerfd make it: setting the clock moves
+ *   it too.
+ * - TWHEEL_TIMER_CANCEL_ON_SET (absolute CLOCK_REALTIME timers only, as
+ *   TFD_TIMER_CANCEL_ON_SET): a set of the clock, or a resume from suspend,
+ *   before the deadline ends the timer with an event flagged
+ *   TWHEEL_EVENT_CLOCK_SET instead of expiring it.
+ *
+ * Timers on CLOCK_REALTIME and CLOCK_BOOTTIME are one-shot: a period (or
+ * TWHEEL_TIMER_PERIODIC) gives EINVAL. Their slot of the mapped deadline
+ * array receives their deadline (on their clock) from SCHEDULE and MODIFY
+ * like any other, but is never read back: like periodic timers they ignore
+ * it. The events of a timer give its deadline and firing time on its own
+ * clock.
+ */
+#define TWHEEL_CLOCK_REALTIME	0	/* == CLOCK_REALTIME */
 #define TWHEEL_CLOCK_MONOTONIC	1	/* == CLOCK_MONOTONIC */
+#define TWHEEL_CLOCK_BOOTTIME	7	/* == CLOCK_BOOTTIME */
 
 /* struct twheel_timer_spec::flags */
 #define TWHEEL_TIMER_ABSTIME	0x1u	/* value is a deadline, not a delay */
 #define TWHEEL_TIMER_PERIODIC	0x2u	/* re-arm every period (fixed rate) */
 /* With PERIODIC: the period counts from the end of the previous expiry. */
 #define TWHEEL_TIMER_FIXED_DELAY 0x4u
+/* With ABSTIME on CLOCK_REALTIME: a set of the clock ends the timer. */
+#define TWHEEL_TIMER_CANCEL_ON_SET 0x8u
 #define TWHEEL_TIMER_FLAGS	(TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC | \
-				 TWHEEL_TIMER_FIXED_DELAY)
+				 TWHEEL_TIMER_FIXED_DELAY | \
+				 TWHEEL_TIMER_CANCEL_ON_SET)
 
 /**
  * struct twheel_timer_spec - schedule or modify one timer
  * @id: TWHEEL_IOC_SCHEDULE: out, the new timer's id (unique within the fd,
  *	never 0). TWHEEL_IOC_MODIFY: in, the timer to re-arm.
  * @value: ns; a delay from now (the time the call began: one time for
- *	all the ops of a batch), or with TWHEEL_TIMER_ABSTIME a deadline on
- *	@clockid. At most INT64_MAX (EINVAL), and now + delay must not
- *	overflow (ERANGE). A deadline in the past fires at once.
+ *	all the CLOCK_MONOTONIC ops of a batch; the time of the op on another
+ *	clock), or with TWHEEL_TIMER_ABSTIME a deadline on @clockid. At most
+ *	INT64_MAX (EINVAL), and now + delay must not overflow (ERANGE). A
+ *	deadline in the past fires at once.
  * @period: ns between expiries for a TWHEEL_TIMER_PERIODIC timer, > 0 and at
  *	most INT64_MAX; must be 0 otherwise (EINVAL).
  * @user_data: echoed in every event of this timer. MODIFY replaces it.
- * @clockid: TWHEEL_CLOCK_MONOTONIC.
+ * @clockid: TWHEEL_CLOCK_MONOTONIC, TWHEEL_CLOCK_REALTIME or
+ *	TWHEEL_CLOCK_BOOTTIME (see above). MODIFY may change it.
  * @flags: TWHEEL_TIMER_*.
  * @reserved: must be zero.
  *
@@ -172,6 +204,8 @@ struct twheel_batch {
 #define TWHEEL_INFO_USER_CAP_EXEMPT	0x1u
 /* mmap() gives the deadline array (see the top of this file). */
 #define TWHEEL_INFO_MAP			0x2u
+/* TWHEEL_CLOCK_REALTIME, TWHEEL_CLOCK_BOOTTIME and CANCEL_ON_SET work. */
+#define TWHEEL_INFO_CLOCKS		0x4u
 
 /**
  * struct twheel_info - limits and counters of this fd
@@ -213,13 +247,23 @@ struct twheel_info {
 #define TWHEEL_EVENT_PERIODIC	0x1u	/* from a periodic timer */
 /* A periodic timer cancelled after these expiries: no more will follow. */
 #define TWHEEL_EVENT_CANCELLED	0x2u
+/*
+ * A TWHEEL_TIMER_CANCEL_ON_SET timer was ended by a set of its clock before
+ * its deadline: it did not expire, and will not (count includes this end
+ * as one; fired is the clock's time when the end was reported, and may be
+ * before deadline). The timer is gone once the event is read, as a fired
+ * one-shot timer is.
+ */
+#define TWHEEL_EVENT_CLOCK_SET	0x4u
 
 /**
  * struct twheel_event - what read() returns, one per timer with expiries
  * @id: the timer
  * @user_data: as given when scheduled
- * @deadline: ns, the scheduled deadline of the latest expiry
- * @fired: ns, when that expiry ran (>= @deadline: never early)
+ * @deadline: ns, the scheduled deadline of the latest expiry, on the
+ *	timer's clock
+ * @fired: ns, when that expiry ran, on the timer's clock (>= @deadline:
+ *	never early; but see TWHEEL_EVENT_CLOCK_SET)
  * @count: expiries since the previous event of this timer was read,
  *	including periods skipped because the timer ran late. A slow reader
  *	never loses an expiry and never makes the kernel queue more than one

@@ -352,8 +352,13 @@ static struct meaning judge(const struct twheel_timer_spec *s, u64 t0)
 {
 	struct meaning mn = { 0 };
 
+	/*
+	 * The model is of CLOCK_MONOTONIC timers: garbage_spec() makes no
+	 * valid spec on another clock (twheel_test covers those).
+	 */
 	if (s->flags & ~TWHEEL_TIMER_FLAGS || s->reserved[0] || s->reserved[1] ||
-	    s->clockid != TWHEEL_CLOCK_MONOTONIC || s->value > S64MAX) {
+	    s->clockid != TWHEEL_CLOCK_MONOTONIC || s->value > S64MAX ||
+	    (s->flags & TWHEEL_TIMER_CANCEL_ON_SET)) {
 		mn.err = -EINVAL;
 		return mn;
 	}
@@ -433,7 +438,13 @@ static void garbage_spec(struct twheel_timer_spec *s)
 	case 0: s->flags = (u32)rnd64(); break;
 	case 1: s->flags |= 1u << (3 + rnd(29)); break;
 	case 2: s->reserved[rnd(2)] = 1 + rnd(1000); break;
-	case 3: s->clockid = chance(50) ? (u32)rnd(16) : (u32)rnd64(); break;
+	case 3:
+		s->clockid = chance(50) ? (u32)rnd(16) : (u32)rnd64();
+		/* REALTIME and BOOTTIME are valid: not in the model. */
+		if (s->clockid == TWHEEL_CLOCK_REALTIME ||
+		    s->clockid == TWHEEL_CLOCK_BOOTTIME)
+			s->clockid = 2;
+		break;
 	case 4: s->value = S64MAX + 1 + rnd(S64MAX); break;
 	case 5: s->period = chance(50) ? 0 : S64MAX + 1 + rnd(S64MAX); break;
 	case 6: s->flags ^= TWHEEL_TIMER_FIXED_DELAY; break;

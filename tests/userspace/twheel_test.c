@@ -678,9 +678,20 @@ TEST_F_TIMEOUT(twheel, schedule_einval_fields, 20)
 		{ "flags 1<<3", FAR_FUTURE, 0, 0, 0, 1, 1u << 3 },
 		{ "flags 1<<31", FAR_FUTURE, 0, 0, 0, 1, 1u << 31 },
 		{ "flags all ones", FAR_FUTURE, 1000000, 0, 0, 1, ~0u },
-		{ "clockid 0 (REALTIME)", FAR_FUTURE, 0, 0, 0, 0, 0 },
-		{ "clockid 7 (BOOTTIME)", FAR_FUTURE, 0, 0, 0, 7, 0 },
 		{ "clockid 2", FAR_FUTURE, 0, 0, 0, 2, 0 },
+		{ "clockid 11 (TAI)", FAR_FUTURE, 0, 0, 0, 11, 0 },
+		{ "REALTIME PERIODIC", FAR_FUTURE, NSEC_PER_SEC, 0, 0, 0, TWHEEL_TIMER_PERIODIC },
+		{ "BOOTTIME PERIODIC|FIXED_DELAY", FAR_FUTURE, NSEC_PER_SEC, 0, 0, 7,
+		  TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_FIXED_DELAY },
+		{ "REALTIME period without PERIODIC", FAR_FUTURE, NSEC_PER_SEC, 0, 0, 0, 0 },
+		{ "REALTIME CANCEL_ON_SET relative", FAR_FUTURE, 0, 0, 0, 0,
+		  TWHEEL_TIMER_CANCEL_ON_SET },
+		{ "BOOTTIME CANCEL_ON_SET|ABSTIME", FAR_FUTURE, 0, 0, 0, 7,
+		  TWHEEL_TIMER_CANCEL_ON_SET | TWHEEL_TIMER_ABSTIME },
+		{ "MONOTONIC CANCEL_ON_SET|ABSTIME", FAR_FUTURE, 0, 0, 0, 1,
+		  TWHEEL_TIMER_CANCEL_ON_SET | TWHEEL_TIMER_ABSTIME },
+		{ "REALTIME value 1<<63", 1ULL << 63, 0, 0, 0, 0, 0 },
+		{ "REALTIME reserved[0] = 1", FAR_FUTURE, 0, 1, 0, 0, 0 },
 		{ "clockid ~0", FAR_FUTURE, 0, 0, 0, ~0u, 0 },
 		{ "period without PERIODIC", FAR_FUTURE, NSEC_PER_MSEC, 0, 0, 1, 0 },
 		{ "FIXED_DELAY without PERIODIC", FAR_FUTURE, 0, 0, 0, 1, TWHEEL_TIMER_FIXED_DELAY },
@@ -821,8 +832,11 @@ TEST_F_TIMEOUT(twheel, modify_einval_fields, 20)
 	MOD_CASE("reserved[1] = 1", s.reserved[1] = 1);
 	MOD_CASE("flags 1<<3", s.flags = 1u << 3);
 	MOD_CASE("flags 1<<31", s.flags = 1u << 31);
-	MOD_CASE("clockid 0", s.clockid = 0);
-	MOD_CASE("clockid 7", s.clockid = 7);
+	MOD_CASE("clockid 2", s.clockid = 2);
+	MOD_CASE("REALTIME PERIODIC", (s.clockid = TWHEEL_CLOCK_REALTIME,
+				       s.flags = TWHEEL_TIMER_PERIODIC, s.period = NSEC_PER_SEC));
+	MOD_CASE("BOOTTIME CANCEL_ON_SET|ABSTIME", (s.clockid = TWHEEL_CLOCK_BOOTTIME,
+		 s.flags = TWHEEL_TIMER_CANCEL_ON_SET | TWHEEL_TIMER_ABSTIME));
 	MOD_CASE("period without PERIODIC", s.period = NSEC_PER_MSEC);
 	MOD_CASE("FIXED_DELAY without PERIODIC", s.flags = TWHEEL_TIMER_FIXED_DELAY);
 	MOD_CASE("PERIODIC period 0", s.flags = TWHEEL_TIMER_PERIODIC);
@@ -1802,7 +1816,7 @@ TEST_F_TIMEOUT(twheel, batch_partial_failure, 20)
 
 	/* failure at index 0: nothing done */
 	fill_schedule_ops(ops, 3, FAR_FUTURE, 0);
-	ops[0].spec.clockid = 0;
+	ops[0].spec.clockid = 2;
 	ops[1].result = sentinel;
 	ops[2].result = sentinel;
 	EXPECT_EQ(0, tw_batch(fd, ops, 3));
@@ -2337,7 +2351,7 @@ TEST_F_TIMEOUT(twheel, info_counts, 20)
 	EXPECT_EQ(0, info.timers);
 	EXPECT_EQ(0, info.queued);
 	/* The tests run as root: the per-user cap does not apply to it. */
-	EXPECT_EQ(TWHEEL_INFO_USER_CAP_EXEMPT | TWHEEL_INFO_MAP, info.flags);
+	EXPECT_EQ(TWHEEL_INFO_USER_CAP_EXEMPT | TWHEEL_INFO_MAP | TWHEEL_INFO_CLOCKS, info.flags);
 	EXPECT_EQ(0, info.user_timers);
 	EXPECT_TRUE(info.max_user_timers > 0 && info.max_total_timers >= info.max_user_timers)
 		TH_LOG("caps: user %llu, total %llu", (unsigned long long)info.max_user_timers,
@@ -3341,6 +3355,404 @@ static int read_all_at_once(struct twheel *tw, struct twheel_event *ev, int want
 		return 0;
 	}
 	return (int)(r / (ssize_t)EV_SIZE);
+}
+
+/* ------------------------------------------------------------------ */
+/* CLOCK_REALTIME and CLOCK_BOOTTIME                                  */
+/* ------------------------------------------------------------------ */
+
+static u64 clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (u64)ts.tv_sec * NSEC_PER_SEC + (u64)ts.tv_nsec;
+}
+
+/*
+ * Setting CLOCK_REALTIME (the guests run the tests as root). The wall time
+ * of the start is saved with CLOCK_MONOTONIC beside it, so that
+ * wall_restore() puts the clock back to where it would be had nobody set
+ * it. Every test that sets the clock restores it before any ASSERT.
+ */
+struct wall_save {
+	u64 real, mono;
+};
+
+static void wall_save(struct wall_save *w)
+{
+	w->real = clock_ns(CLOCK_REALTIME);
+	w->mono = now_ns();
+}
+
+static int wall_set(u64 ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ns / NSEC_PER_SEC),
+		.tv_nsec = (long)(ns % NSEC_PER_SEC),
+	};
+
+	return clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
+}
+
+/* Moves the wall clock by @delta ns from where it is now. */
+static int wall_shift(long long delta)
+{
+	return wall_set(clock_ns(CLOCK_REALTIME) + (u64)delta);
+}
+
+static bool wall_restore(const struct wall_save *w)
+{
+	return CHECK_RET(wall_set(w->real + (now_ns() - w->mono)), 0);
+}
+
+/* The checks of every event of a clock timer that expired. */
+static bool check_clock_event(const struct twheel_event *e, u64 id, u64 dl, u64 read_clk)
+{
+	bool ok = true;
+
+	ok &= CHECK_EQ(e->id, id);
+	ok &= CHECK_EQ(e->deadline, dl);
+	ok &= CHECK_EQ(e->flags, 0);
+	ok &= CHECK_EQ(e->count, 1);
+	ok &= CHECK(e->fired >= e->deadline,
+		    "event fired EARLY on its clock: fired %llu < deadline %llu",
+		    (unsigned long long)e->fired, (unsigned long long)e->deadline);
+	ok &= CHECK(read_clk >= e->deadline,
+		    "event read at %llu on its clock, before its deadline %llu",
+		    (unsigned long long)read_clk, (unsigned long long)e->deadline);
+	if (!ok)
+		print_event("clock event", e);
+	return ok;
+}
+
+TEST_F_TIMEOUT(twheel, clock_info_flag, 20)
+{
+	struct twheel_info info;
+	struct twheel tw;
+	int fd = tw_open(&tw);
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(0, twheel_get_info(&tw, &info));
+	EXPECT_TRUE(info.flags & TWHEEL_INFO_CLOCKS)
+		TH_LOG("INFO flags %#x lack TWHEEL_INFO_CLOCKS", info.flags);
+	EXPECT_EQ(TWHEEL_CLOCK_REALTIME, CLOCK_REALTIME);
+	EXPECT_EQ(TWHEEL_CLOCK_MONOTONIC, CLOCK_MONOTONIC);
+	EXPECT_EQ(TWHEEL_CLOCK_BOOTTIME, CLOCK_BOOTTIME);
+}
+
+/* Absolute and relative timers on both clocks fire, never early on their clock. */
+TEST_F_TIMEOUT(twheel, clock_timers_fire, 30)
+{
+	static const struct {
+		u32 clockid, flags;
+	} cases[] = {
+		{ TWHEEL_CLOCK_REALTIME, TWHEEL_TIMER_ABSTIME },
+		{ TWHEEL_CLOCK_REALTIME, 0 },
+		{ TWHEEL_CLOCK_REALTIME, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_CANCEL_ON_SET },
+		{ TWHEEL_CLOCK_BOOTTIME, TWHEEL_TIMER_ABSTIME },
+		{ TWHEEL_CLOCK_BOOTTIME, 0 },
+	};
+	unsigned int wait = 300 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	struct twheel tw;
+	int fd = tw_open(&tw);
+
+	ASSERT_TRUE(fd >= 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		clockid_t clk = (clockid_t)cases[i].clockid;
+		bool abs = cases[i].flags & TWHEEL_TIMER_ABSTIME;
+		struct twheel_event ev;
+		u64 id, t0, dl, value;
+
+		t0 = clock_ns(clk);
+		value = abs ? t0 + 300 * NSEC_PER_MSEC : 300 * NSEC_PER_MSEC;
+		ASSERT_EQ(0, twheel_schedule_clock(&tw, cases[i].clockid, value, 0, cases[i].flags, i, &id));
+		ASSERT_TRUE(wait_one(fd, &ev, wait, NULL, "clock timer"));
+		dl = abs ? value : ev.deadline;
+		EXPECT_TRUE(check_clock_event(&ev, id, dl, clock_ns(clk)))
+			TH_LOG("case %zu: clock %u flags %#x", i, cases[i].clockid,
+			       cases[i].flags);
+		/* relative: the deadline is at least the delay after the call */
+		if (!abs)
+			EXPECT_TRUE(ev.deadline >= t0 + 300 * NSEC_PER_MSEC)
+				TH_LOG("relative deadline %llu < %llu + 300 ms",
+				       (unsigned long long)ev.deadline,
+				       (unsigned long long)t0);
+		EXPECT_EQ(i, ev.user_data);
+		/* fired one-shot timer: gone once read */
+		EXPECT_EQ(-ENOENT, twheel_cancel(&tw, id));
+	}
+	EXPECT_EQ(0, tw_timers(&tw));
+}
+
+/* Cancel, MODIFY across clocks, and close with clock timers pending. */
+TEST_F_TIMEOUT(twheel, clock_cancel_modify, 30)
+{
+	unsigned int wait = 300 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	struct twheel_timer_spec s;
+	struct twheel_event ev;
+	struct twheel tw;
+	int fd = tw_open(&tw);
+	u64 id, id2, dl;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_REALTIME, 200 * NSEC_PER_MSEC, 0, 0, 1, &id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
+	ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_BOOTTIME, 200 * NSEC_PER_MSEC, 0, 0, 2, &id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
+	no_events(fd, 500, "cancelled clock timers");
+
+	/* MONOTONIC -> REALTIME -> BOOTTIME -> MONOTONIC, pending throughout */
+	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 3, &id));
+	s = mkspec(FAR_FUTURE, 0, 4, 0);
+	s.id = id;
+	s.clockid = TWHEEL_CLOCK_REALTIME;
+	EXPECT_EQ(1, xioctl(fd, TWHEEL_IOC_MODIFY, &s));
+	s.clockid = TWHEEL_CLOCK_BOOTTIME;
+	EXPECT_EQ(1, xioctl(fd, TWHEEL_IOC_MODIFY, &s));
+	s.clockid = TWHEEL_CLOCK_MONOTONIC;
+	EXPECT_EQ(1, xioctl(fd, TWHEEL_IOC_MODIFY, &s));
+	/* and onto BOOTTIME for 300 ms: fires there */
+	s.clockid = TWHEEL_CLOCK_BOOTTIME;
+	s.flags = TWHEEL_TIMER_ABSTIME;
+	dl = clock_ns(CLOCK_BOOTTIME) + 300 * NSEC_PER_MSEC;
+	s.value = dl;
+	EXPECT_EQ(1, xioctl(fd, TWHEEL_IOC_MODIFY, &s));
+	ASSERT_TRUE(wait_one(fd, &ev, wait, NULL, "modified onto BOOTTIME"));
+	EXPECT_TRUE(check_clock_event(&ev, id, dl, clock_ns(CLOCK_BOOTTIME)));
+	EXPECT_EQ(4, ev.user_data);
+
+	/* a batch of clock timers, some cancelled, the rest left to close() */
+	for (int i = 0; i < 64; i++) {
+		ASSERT_EQ(0, twheel_schedule_clock(&tw, i & 1 ? TWHEEL_CLOCK_REALTIME :
+					    TWHEEL_CLOCK_BOOTTIME, FAR_FUTURE, 0, 0, 5, &id2));
+		if (i % 3 == 0)
+			EXPECT_EQ(1, twheel_cancel(&tw, id2));
+	}
+	EXPECT_EQ(0, close(fd));
+}
+
+/* A batch mixing the clocks: links for the clock timers, a failure stops it. */
+TEST_F_TIMEOUT(twheel, clock_batch, 30)
+{
+	unsigned int wait = 300 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	struct twheel_event ev[8];
+	struct twheel_op ops[8];
+	struct twheel tw;
+	int fd = tw_open(&tw), n;
+	u64 seen_boot;
+
+	ASSERT_TRUE(fd >= 0);
+	fill_schedule_ops(ops, 8, 200 * NSEC_PER_MSEC, 100);
+	for (int i = 0; i < 8; i++)
+		ops[i].spec.clockid = i % 3 == 0 ? TWHEEL_CLOCK_MONOTONIC :
+				      i % 3 == 1 ? TWHEEL_CLOCK_REALTIME : TWHEEL_CLOCK_BOOTTIME;
+	/* the last one is refused: a period on CLOCK_BOOTTIME */
+	ops[7].spec.clockid = TWHEEL_CLOCK_BOOTTIME;
+	ops[7].spec.flags = TWHEEL_TIMER_PERIODIC;
+	ops[7].spec.period = NSEC_PER_SEC;
+	EXPECT_EQ(7, tw_batch(fd, ops, 8));
+	EXPECT_EQ(-EINVAL, ops[7].result);
+	EXPECT_EQ(7, tw_timers(&tw));
+	n = wait_events(fd, ev, 7, wait, NULL);
+	seen_boot = clock_ns(CLOCK_BOOTTIME);
+	ASSERT_EQ(7, n);
+	for (int i = 0; i < n; i++) {
+		u32 k = (u32)(ev[i].user_data - 100);
+
+		ASSERT_TRUE(k < 7);
+		EXPECT_EQ(ops[k].spec.id, ev[i].id);
+		EXPECT_TRUE(ev[i].fired >= ev[i].deadline)
+			TH_LOG("op %u fired EARLY on its clock", k);
+		EXPECT_EQ(0, ev[i].flags);
+		if (ops[k].spec.clockid == TWHEEL_CLOCK_BOOTTIME)
+			EXPECT_TRUE(seen_boot >= ev[i].deadline);
+	}
+	EXPECT_EQ(0, tw_timers(&tw));
+}
+
+/* REALTIME, clock set forward past the deadline: fires promptly. */
+TEST_F_TIMEOUT(twheel, clock_realtime_set_forward, 30)
+{
+	unsigned int wait = 1000 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	struct twheel_event ev[2];
+	struct wall_save w;
+	u64 id, id2, dl, set_at, seen = 0;
+	struct twheel tw;
+	int fd = tw_open(&tw), r, n;
+
+	ASSERT_TRUE(fd >= 0);
+	wall_save(&w);
+	dl = w.real + 3600 * NSEC_PER_SEC;
+	ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_REALTIME, dl, 0, TWHEEL_TIMER_ABSTIME, 1, &id));
+	/* a relative one: an hour from now on the wall clock, moved too */
+	ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_REALTIME, 3600 * NSEC_PER_SEC, 0, 0, 2, &id2));
+	r = wall_shift(3601LL * NSEC_PER_SEC);
+	if (r == -EPERM)
+		SKIP(return, "clock_settime(CLOCK_REALTIME): EPERM (not root)");
+	set_at = now_ns();
+	n = r ? 0 : wait_events(fd, ev, 2, wait, &seen);
+	wall_restore(&w);
+
+	ASSERT_EQ(0, r);
+	ASSERT_EQ(2, n) TH_LOG("no events within %u ms of the clock set", wait);
+	for (int i = 0; i < 2; i++) {
+		EXPECT_TRUE(ev[i].fired >= ev[i].deadline)
+			TH_LOG("fired EARLY: %llu < %llu", (unsigned long long)ev[i].fired,
+			       (unsigned long long)ev[i].deadline);
+		EXPECT_EQ(0, ev[i].flags);
+		EXPECT_EQ(ev[i].id == id ? dl : ev[i].deadline, ev[i].deadline);
+	}
+	diag("set forward: both events read %llu ms after the set",
+	     (unsigned long long)((seen - set_at) / NSEC_PER_MSEC));
+	EXPECT_EQ(0, tw_timers(&tw));
+}
+
+/* REALTIME, clock set backward: the timer waits for the wall clock. */
+TEST_F_TIMEOUT(twheel, clock_realtime_set_backward, 40)
+{
+	unsigned int wait = 1000 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	struct twheel_event ev;
+	struct wall_save w;
+	u64 id, dl, wall_read = 0;
+	struct twheel tw;
+	int fd = tw_open(&tw), r, n = 0, early;
+
+	ASSERT_TRUE(fd >= 0);
+	wall_save(&w);
+	dl = w.real + 1500 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_REALTIME, dl, 0, TWHEEL_TIMER_ABSTIME, 1, &id));
+	/* 20 s back: the deadline is 21.5 s away on the wall clock */
+	r = wall_shift(-20LL * NSEC_PER_SEC);
+	if (r == -EPERM)
+		SKIP(return, "clock_settime(CLOCK_REALTIME): EPERM (not root)");
+	/* past the monotonic time the deadline had before the set */
+	early = r ? 0 : wait_events(fd, &ev, 1, 1500 + wait, NULL);
+	if (early)
+		print_event("fired while the wall clock was 20 s back", &ev);
+	/* now forward again (past dl): it fires */
+	wall_restore(&w);
+	if (!early)
+		n = wait_events(fd, &ev, 1, wait, NULL);
+	wall_read = clock_ns(CLOCK_REALTIME);
+
+	ASSERT_EQ(0, r);
+	EXPECT_EQ(0, early) TH_LOG("the timer fired before the wall clock reached its deadline");
+	ASSERT_EQ(1, early + n) TH_LOG("no event after the clock was restored");
+	EXPECT_TRUE(check_clock_event(&ev, id, dl, wall_read));
+}
+
+/* CANCEL_ON_SET: a set ends the timer with TWHEEL_EVENT_CLOCK_SET. */
+TEST_F_TIMEOUT(twheel, clock_realtime_cancel_on_set, 30)
+{
+	unsigned int wait = 1000 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	struct twheel_event ev[4];
+	struct wall_save w;
+	u64 id_cos, id_plain, dl;
+	struct twheel tw;
+	int fd = tw_open(&tw), r, n = 0, later = 0;
+
+	ASSERT_TRUE(fd >= 0);
+	wall_save(&w);
+	dl = w.real + 3600 * NSEC_PER_SEC;
+	ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_REALTIME, dl, 0, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_CANCEL_ON_SET, 1, &id_cos));
+	ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_REALTIME, dl, 0, TWHEEL_TIMER_ABSTIME, 2, &id_plain));
+	/* one second forward: not past either deadline */
+	r = wall_shift(NSEC_PER_SEC);
+	if (r == -EPERM)
+		SKIP(return, "clock_settime(CLOCK_REALTIME): EPERM (not root)");
+	if (!r)
+		n = wait_events(fd, ev, 1, wait, NULL);
+	wall_restore(&w);
+	/* the restore is another set: nothing more comes */
+	if (!r)
+		later = wait_events(fd, ev + 1, 3, 500, NULL);
+
+	ASSERT_EQ(0, r);
+	ASSERT_EQ(1, n) TH_LOG("no TWHEEL_EVENT_CLOCK_SET event within %u ms", wait);
+	EXPECT_EQ(id_cos, ev[0].id);
+	EXPECT_EQ(TWHEEL_EVENT_CLOCK_SET, ev[0].flags);
+	EXPECT_EQ(dl, ev[0].deadline);
+	EXPECT_EQ(1, ev[0].count);
+	EXPECT_EQ(1, ev[0].user_data);
+	EXPECT_TRUE(ev[0].fired < ev[0].deadline);
+	EXPECT_EQ(0, later);
+	/* the ended timer is gone; the plain one is still pending */
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, id_cos));
+	EXPECT_EQ(1, twheel_cancel(&tw, id_plain));
+	EXPECT_EQ(0, tw_timers(&tw));
+}
+
+/*
+ * BOOTTIME across a real suspend: s2idle ("freeze") with the RTC's wake
+ * alarm. A timer whose CLOCK_BOOTTIME deadline passes while suspended
+ * fires promptly after the resume. Where the kernel cannot suspend, or
+ * CLOCK_MONOTONIC kept running (no time was injected), it is skipped:
+ * the KUnit suite twheel_clock simulates the suspend instead.
+ */
+TEST_F_TIMEOUT(twheel, clock_boottime_suspend, 60)
+{
+	unsigned int wait = 1000 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	u64 id, dl, b0, m0, b1, m1, resumed, seen = 0;
+	struct twheel_event ev;
+	struct twheel tw;
+	char states[128] = "";
+	int fd, sfd, afd, n;
+	ssize_t len;
+
+	/*
+	 * A guest that cannot wake up would hang the whole VM until the host's
+	 * timeout: only where asked to (tests/vm/guest/run.sh asks).
+	 */
+	if (!getenv("TWHEEL_TEST_SUSPEND"))
+		SKIP(return, "TWHEEL_TEST_SUSPEND unset: no suspend attempted");
+	sfd = open("/sys/power/state", O_RDWR | O_CLOEXEC);
+	if (sfd >= 0) {
+		len = read(sfd, states, sizeof(states) - 1);
+		states[len > 0 ? len : 0] = '\0';
+	}
+	if (sfd < 0 || !strstr(states, "freeze")) {
+		if (sfd >= 0)
+			close(sfd);
+		SKIP(return, "no s2idle (\"freeze\" not in /sys/power/state)");
+	}
+	afd = open("/sys/class/rtc/rtc0/wakealarm", O_WRONLY | O_CLOEXEC);
+	if (afd < 0) {
+		close(sfd);
+		SKIP(return, "no RTC wake alarm (/sys/class/rtc/rtc0/wakealarm)");
+	}
+	fd = tw_open(&tw);
+	ASSERT_TRUE(fd >= 0);
+	b0 = clock_ns(CLOCK_BOOTTIME);
+	m0 = now_ns();
+	dl = b0 + 2 * NSEC_PER_SEC;
+	ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_BOOTTIME, dl, 0, TWHEEL_TIMER_ABSTIME, 1, &id));
+	/* clear, then wake 4 s from now (the RTC counts whole seconds) */
+	ASSERT_TRUE(write(afd, "0", 1) == 1);
+	ASSERT_TRUE(write(afd, "+4", 2) == 2);
+	close(afd);
+	if (write(sfd, "freeze", 6) != 6) {
+		int e = errno;
+
+		close(sfd);
+		SKIP(return, "echo freeze > /sys/power/state: %s", ename(e));
+	}
+	close(sfd);
+	resumed = now_ns();
+	b1 = clock_ns(CLOCK_BOOTTIME);
+	m1 = resumed;
+	diag("suspend: CLOCK_BOOTTIME +%llu ms, CLOCK_MONOTONIC +%llu ms",
+	     (unsigned long long)((b1 - b0) / NSEC_PER_MSEC),
+	     (unsigned long long)((m1 - m0) / NSEC_PER_MSEC));
+	n = wait_events(fd, &ev, 1, wait, &seen);
+	ASSERT_EQ(1, n) TH_LOG("no event within %u ms of the resume", wait);
+	EXPECT_TRUE(check_clock_event(&ev, id, dl, clock_ns(CLOCK_BOOTTIME)));
+	if ((b1 - b0) - (m1 - m0) < NSEC_PER_SEC)
+		SKIP(return, "s2idle here did not stop CLOCK_MONOTONIC (no sleep time injected): the timer fired, the suspend case is KUnit's");
+	/* the deadline passed during the suspend: prompt after the resume */
+	EXPECT_TRUE(seen - resumed <= g_slack_ns)
+		TH_LOG("read %llu ms after the resume",
+		       (unsigned long long)((seen - resumed) / NSEC_PER_MSEC));
 }
 
 TEST_F_TIMEOUT(twheel, equal_deadlines_fifo, 30)
