@@ -9,7 +9,8 @@
 #
 # Environment: TWHEEL_BENCH_REPS=5, TWHEEL_BENCH_SCALE_REPS=2 (table 9),
 # TWHEEL_BENCH_ARGS= (twheel_bench.ko parameters, comma-separated),
-# TWHEEL_BENCH_PARTS="main scale", TWHEEL_ACCEL=kvm|tcg.
+# TWHEEL_BENCH_PARTS="main scale", TWHEEL_BENCH_KERNEL=distro (or distro61,
+# rt), TWHEEL_ACCEL=kvm|tcg.
 # The figures are never judged: the exit status is 1 only if a part did not
 # run to its end or a table has no data.
 set -euo pipefail
@@ -19,6 +20,7 @@ set -euo pipefail
 
 LOGS=$TWHEEL_BUILD/logs
 RAW=$LOGS/bench-raw.tsv
+K=${TWHEEL_BENCH_KERNEL:-distro}
 t0=$(now)
 rc=0
 outs=()
@@ -31,20 +33,20 @@ TWHEEL_ACCEL=$(accel_args | sed 's/-accel \([a-z]*\).*/\1/')
 export TWHEEL_ACCEL
 build=
 for part in ${TWHEEL_BENCH_PARTS:-main scale}; do
-	args=(--name "distro-bench-$part" --timeout 1800 ${build:+"$build"}
+	args=(--name "$K-bench-$part" --timeout 1800 ${build:+"$build"}
 		--env "TWHEEL_BENCH_PART=$part"
 		--env "TWHEEL_BENCH_REPS=${TWHEEL_BENCH_REPS:-5}"
 		--env "TWHEEL_BENCH_SCALE_REPS=${TWHEEL_BENCH_SCALE_REPS:-2}")
 	[ -z "${TWHEEL_BENCH_ARGS:-}" ] || args+=(--env "TWHEEL_BENCH_ARGS=$TWHEEL_BENCH_ARGS")
 	[ "$part" != scale ] || args+=(--cmdline mem=1024M)
-	"$TWHEEL_ROOT/tests/vm/vm.sh" bench distro "${args[@]}" || rc=1
+	"$TWHEEL_ROOT/tests/vm/vm.sh" bench "$K" "${args[@]}" || rc=1
 	build=--no-build
-	outs+=("$LOGS/distro-bench-$part.out")
+	outs+=("$LOGS/$K-bench-$part.out")
 done
 # Size of struct twheel_cpu, the per-CPU variable of twheel.ko.
-twcpu=$(nm -S "$TWHEEL_BUILD/distro/twheel.ko" | awk '$4 == "twheel_cpus" { print $2 }')
+twcpu=$(nm -S "$TWHEEL_BUILD/$K/twheel.ko" | awk '$4 == "twheel_cpus" { print $2 }')
 python3 "$TWHEEL_ROOT/bench/report.py" collect \
-	--meta "date=$(date -u +%Y-%m-%dT%H:%MZ)" --meta "kernel=$(distro_version)" \
+	--meta "date=$(date -u +%Y-%m-%dT%H:%MZ)" --meta "kernel=$(basename "$(dirname "$(kernel_kdir "$K")")")" \
 	--meta "accel=$TWHEEL_ACCEL" \
 	--meta "host_cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1 | tr ' \t' '__')" \
 	--meta "host_cpus=$(nproc)" --meta "host_load=$load" --meta "commit=$commit" \
