@@ -128,8 +128,7 @@ in_part() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
 # Is part $1 selected by make check T=...?
 want() { case "$1" in *"$FILTER"*) return 0 ;; esac; return 1; }
 
-# ------------------------------------------------------------------
-# kmemleak: objects younger than 5 s are not reported, two scans cut
+# ---- kmemleak: objects younger than 5 s are not reported, two scans cut
 # false positives.
 
 kmemleak_scan() {
@@ -207,8 +206,7 @@ torture_log() {
 	log_since_mark | sed -n 's/^twheel_torture: //p' | grep -E "$1" | tail -n1
 }
 
-# ------------------------------------------------------------------
-# make check
+# ---- make check --------------------------------------------------
 
 userspace_tests() {
 	step "twheel_test"
@@ -386,8 +384,7 @@ mode_check() {
 	kmemleak_check
 }
 
-# ------------------------------------------------------------------
-# Reliability: module lifetime, fault injection, torture, fuzzing
+# ---- Reliability: module lifetime, fault injection, torture, fuzzing
 
 lifetime_open_fd() {
 	step "rmmod with an open fd"
@@ -564,8 +561,7 @@ mode_reliability() {
 	kmemleak_check
 }
 
-# ------------------------------------------------------------------
-# make bench: every figure is a "table=" line (tests/twheel_bench.c)
+# ---- make bench: every figure is a "table=" line (tests/twheel_bench.c)
 
 meminfo() {
 	sed -n "s/^$1: *\([0-9]*\) kB/\1/p" /proc/meminfo
@@ -634,8 +630,7 @@ mode_bench() {
 	run rmmod-twheel 60 rmmod twheel
 }
 
-# ------------------------------------------------------------------
-# make demo: every command shown; only a failed load stops it
+# ---- make demo: every command shown; only a failed load stops it ----
 
 show() {
 	echo "\$ $*"
