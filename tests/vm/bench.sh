@@ -51,7 +51,8 @@ python3 "$TWHEEL_ROOT/bench/report.py" collect \
 	--meta "host_cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1 | tr ' \t' '__')" \
 	--meta "host_cpus=$(nproc)" --meta "host_load=$load" --meta "commit=$commit" \
 	--meta "twheel_cpu_bytes=$((16#${twcpu:-0}))" "${outs[@]}" >"$RAW"
-python3 "$TWHEEL_ROOT/bench/report.py" report --elapsed "$(($(now) - t0))" "$RAW" |
+python3 "$TWHEEL_ROOT/bench/report.py" report --elapsed "$(($(now) - t0))" \
+	--parts "${TWHEEL_BENCH_PARTS:-main scale}" "$RAW" |
 	tee "$LOGS/bench-report.txt" || rc=1
 msg "bench: raw figures in $RAW, tables in $LOGS/bench-report.txt ($(($(now) - t0)) s)"
 exit "$rc"
