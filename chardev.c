@@ -581,7 +581,7 @@ static void twheel_fd_park_locked(struct twheel_fd_timer *ft, u64 missed)
  */
 static void twheel_fd_catch_up_locked(struct twheel_fd_timer *ft)
 {
-	u64 now = ktime_get_ns(), n;
+	u64 now = ktime_get_ns(), n, next;
 
 	lockdep_assert_held(&ft->tf->lock);
 
@@ -593,8 +593,15 @@ static void twheel_fd_catch_up_locked(struct twheel_fd_timer *ft)
 	ft->ev_fired = now;
 	ft->ev_user_data = ft->user_data;
 	ft->count = twheel_fd_sat_add(ft->count, n + 1);
-	ft->park_deadline = min_t(u64, twheel_fd_sat_add(ft->ev_deadline,
-							 ft->period),
+	/*
+	 * The next expiry: a period after the latest one counted for a
+	 * fixed-rate timer; for a fixed-delay one a period after this, the
+	 * end of the expiry it stands for. From the latest deadline instead,
+	 * it came as soon as 1 ns after the read (seen on PREEMPT_RT: a second
+	 * event of the timer in the same read()).
+	 */
+	next = ft->mode == TWHEEL_FIXED_DELAY ? now : ft->ev_deadline;
+	ft->park_deadline = min_t(u64, twheel_fd_sat_add(next, ft->period),
 				  KTIME_MAX);
 }
 
