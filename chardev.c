@@ -657,10 +657,29 @@ static bool twheel_fd_extend_locked(struct twheel_fd *tf,
 }
 
 /*
- * The callback, in softirq context. The timer and the file outlive it: an
- * object is recycled or freed only once no callback runs for it, and the
- * file only after every object.
+ * Records @n expiries of @ft, the latest due at @deadline and run at
+ * @fired, in its event, queues the event unless it is queued or a reader
+ * holds it, and signals the eventfd. Under tf->lock, which
+ * TWHEEL_IOC_SET_EVENTFD holds to swap the eventfd (it puts the old one
+ * only after unlocking).
  */
+static __always_inline void
+twheel_fd_record_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
+			u64 n, u64 deadline, u64 fired, u8 flags)
+{
+	lockdep_assert_held(&tf->lock);
+
+	ft->count = twheel_fd_sat_add(ft->count, n);
+	ft->ev_deadline = deadline;
+	ft->ev_fired = fired;
+	ft->ev_user_data = ft->user_data;
+	ft->ev_flags = flags;
+	if (!ft->on_list && !ft->in_flight)
+		twheel_fd_queue_tail_locked(tf, ft);
+	if (tf->evctx)
+		twheel_eventfd_signal(tf->evctx);
+}
+
 /*
  * The expiry of a timer on another clock (twheel_fd_expire()): report it
  * only if the clock reached the deadline, or a set ended a cancel-on-set
@@ -685,19 +704,16 @@ static noinline bool twheel_fd_expire_clock_locked(struct twheel_fd *tf,
 	default:
 		return false;
 	}
-	ft->count = twheel_fd_sat_add(ft->count, 1);
-	/* Armings write it under tf->lock, which we hold. */
-	ft->ev_deadline = ft->clk->deadline;
-	ft->ev_fired = now;
-	ft->ev_user_data = ft->user_data;
-	ft->ev_flags = flags;
-	if (!ft->on_list && !ft->in_flight)
-		twheel_fd_queue_tail_locked(tf, ft);
-	if (tf->evctx)
-		twheel_eventfd_signal(tf->evctx);
+	/* Armings write the deadline under tf->lock, which we hold. */
+	twheel_fd_record_locked(tf, ft, 1, ft->clk->deadline, now, flags);
 	return true;
 }
 
+/*
+ * The callback, in softirq context. The timer and the file outlive it: an
+ * object is recycled or freed only once no callback runs for it, and the
+ * file only after every object.
+ */
 static void twheel_fd_expire(struct twheel_timer *timer, u64 missed)
 {
 	struct twheel_fd_timer *ft = container_of(timer, struct twheel_fd_timer,
@@ -718,22 +734,11 @@ static void twheel_fd_expire(struct twheel_timer *timer, u64 missed)
 		return;
 	}
 	unread = ft->count;
-	ft->count = twheel_fd_sat_add(ft->count,
-				      twheel_fd_sat_add(missed, 1));
-	ft->ev_deadline = ktime_to_ns(twheel_deadline(timer));
-	ft->ev_fired = ktime_get_ns();
-	ft->ev_user_data = ft->user_data;
-	ft->ev_flags = ft->mode == TWHEEL_ONESHOT ? 0 : TWHEEL_EVENT_PERIODIC;
+	twheel_fd_record_locked(tf, ft, twheel_fd_sat_add(missed, 1),
+				ktime_to_ns(twheel_deadline(timer)), ktime_get_ns(),
+				ft->mode == TWHEEL_ONESHOT ? 0 : TWHEEL_EVENT_PERIODIC);
 	if (ft->mode != TWHEEL_ONESHOT && unread)
 		twheel_fd_park_locked(ft, missed);
-	if (!ft->on_list && !ft->in_flight)
-		twheel_fd_queue_tail_locked(tf, ft);
-	/*
-	 * Under tf->lock: TWHEEL_IOC_SET_EVENTFD swaps the pointer under it
-	 * and puts the old context only after unlocking.
-	 */
-	if (tf->evctx)
-		twheel_eventfd_signal(tf->evctx);
 	spin_unlock(&tf->lock);
 
 	twheel_fd_wake(tf);
