@@ -145,6 +145,14 @@ static_assert(TWHEEL_FD_MAX_TIMERS_LIMIT < U32_MAX);
 /* Most operations of a batch run per hold of tf->lock (bottom halves off). */
 #define TWHEEL_FD_LOCK_ROUND		64
 
+/*
+ * Operations of a batch read, run and written back at a time: 1 KiB on the
+ * stack, so that a batch allocates nothing. Below TWHEEL_FD_LOCK_ROUND, so
+ * each chunk takes tf->lock once.
+ */
+#define TWHEEL_FD_BATCH_CHUNK		16
+static_assert(TWHEEL_FD_BATCH_CHUNK <= TWHEEL_FD_LOCK_ROUND);
+
 /* Most released objects a file keeps for reuse: one full batch. */
 #define TWHEEL_FD_SPARE_MAX		TWHEEL_BATCH_MAX
 
@@ -1175,17 +1183,18 @@ static int twheel_fd_run_op_locked(struct twheel_fd *tf, struct twheel_op *op,
  * Runs @ops in order, each op's return in its @result, up to the first that
  * fails. One hold of ctl_mutex for all of them, tf->lock taken once per
  * TWHEEL_FD_LOCK_ROUND of them; the allocations for the SCHEDULE ops are
- * done before (twheel_fd_prepare()), the frees after.
+ * done before (twheel_fd_prepare()), the frees after. *@now is the time of
+ * the call, 0 until an op first needs it (twheel_fd_check_spec()).
  * Return: how many succeeded.
  */
 static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
-				      struct twheel_op *ops, unsigned int count)
+				      struct twheel_op *ops, unsigned int count,
+				      ktime_t *now)
 {
 	unsigned int done, nsched = 0, nclock = 0, i;
 	LIST_HEAD(doomed);
 	LIST_HEAD(links);
 	int prep_err = 0, r;
-	ktime_t now = 0;
 
 	for (i = 0; i < count; i++) {
 		nsched += ops[i].op == TWHEEL_OP_SCHEDULE;
@@ -1202,7 +1211,7 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 		prep_err = twheel_fd_prepare(tf, nsched);
 	spin_lock_bh(&tf->lock);
 	for (done = 0; done < count; done++) {
-		r = twheel_fd_run_op_locked(tf, &ops[done], prep_err, &now,
+		r = twheel_fd_run_op_locked(tf, &ops[done], prep_err, now,
 					    &doomed, &links);
 		ops[done].result = r;
 		if (r < 0)
@@ -1222,18 +1231,50 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 	return done;
 }
 
+/*
+ * The single ioctls. On CLOCK_MONOTONIC (the common case) each does what
+ * twheel_fd_run_ops() does for a batch of one, without its bookkeeping:
+ * nothing to count, no clock link to allocate, objects made only when the
+ * spare list or the table is empty. Another clock takes the batch path.
+ */
+static int twheel_fd_schedule_one(struct twheel_fd *tf,
+				  struct twheel_timer_spec *spec)
+{
+	struct twheel_op op = { .op = TWHEEL_OP_SCHEDULE };
+	int prep_err = 0, ret;
+	ktime_t now = 0;
+
+	if (unlikely(spec->clockid != TWHEEL_CLOCK_MONOTONIC)) {
+		op.spec = *spec;
+		ret = twheel_fd_run_ops(tf, &op, 1, &now) ? 0 : op.result;
+		spec->id = op.spec.id;
+		return ret;
+	}
+	mutex_lock(&tf->ctl_mutex);
+	if (unlikely(!READ_ONCE(tf->nspare) ||
+		     !twheel_fd_table_has_free(&tf->table)))
+		prep_err = twheel_fd_prepare(tf, 1);
+	spin_lock_bh(&tf->lock);
+	ret = twheel_fd_schedule_locked(tf, spec, prep_err, &now, NULL);
+	spin_unlock_bh(&tf->lock);
+	mutex_unlock(&tf->ctl_mutex);
+	return ret;
+}
+
 static long twheel_fd_ioc_schedule(struct twheel_fd *tf,
 				   struct twheel_timer_spec __user *uspec)
 {
-	struct twheel_op op = { .op = TWHEEL_OP_SCHEDULE };
+	struct twheel_timer_spec spec;
 	struct twheel_fd_timer *ft;
 	LIST_HEAD(doomed);
+	int ret;
 
-	if (copy_from_user(&op.spec, uspec, sizeof(op.spec)))
+	if (copy_from_user(&spec, uspec, sizeof(spec)))
 		return -EFAULT;
-	if (!twheel_fd_run_ops(tf, &op, 1))
-		return op.result;
-	if (!put_user(op.spec.id, &uspec->id))
+	ret = twheel_fd_schedule_one(tf, &spec);
+	if (ret)
+		return ret;
+	if (!put_user(spec.id, &uspec->id))
 		return 0;
 
 	/*
@@ -1242,7 +1283,7 @@ static long twheel_fd_ioc_schedule(struct twheel_fd *tf,
 	 */
 	mutex_lock(&tf->ctl_mutex);
 	spin_lock_bh(&tf->lock);
-	ft = twheel_fd_table_lookup(&tf->table, op.spec.id);
+	ft = twheel_fd_table_lookup(&tf->table, spec.id);
 	if (ft)
 		twheel_fd_cancel_timer_locked(tf, ft, true, &doomed);
 	spin_unlock_bh(&tf->lock);
@@ -1255,26 +1296,45 @@ static long twheel_fd_ioc_modify(struct twheel_fd *tf,
 				 const struct twheel_timer_spec __user *uspec)
 {
 	struct twheel_op op = { .op = TWHEEL_OP_MODIFY };
+	ktime_t now = 0;
+	long ret;
 
 	if (copy_from_user(&op.spec, uspec, sizeof(op.spec)))
 		return -EFAULT;
-	twheel_fd_run_ops(tf, &op, 1);
-	return op.result;
+	if (unlikely(op.spec.clockid != TWHEEL_CLOCK_MONOTONIC)) {
+		twheel_fd_run_ops(tf, &op, 1, &now);
+		return op.result;
+	}
+	mutex_lock(&tf->ctl_mutex);
+	spin_lock_bh(&tf->lock);
+	ret = twheel_fd_modify_locked(tf, &op.spec, &now, NULL);
+	spin_unlock_bh(&tf->lock);
+	mutex_unlock(&tf->ctl_mutex);
+	return ret;
 }
 
 static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 				 const struct twheel_cancel __user *uc)
 {
-	struct twheel_op op = { .op = TWHEEL_OP_CANCEL };
+	struct twheel_fd_timer *ft;
 	struct twheel_cancel c;
+	LIST_HEAD(doomed);
+	long ret;
 
 	if (copy_from_user(&c, uc, sizeof(c)))
 		return -EFAULT;
 	if (c.flags || c.pad)
 		return -EINVAL;
-	op.spec.id = c.id;
-	twheel_fd_run_ops(tf, &op, 1);
-	return op.result;
+	mutex_lock(&tf->ctl_mutex);
+	spin_lock_bh(&tf->lock);
+	ft = twheel_fd_table_lookup(&tf->table, c.id);
+	ret = ft ? twheel_fd_cancel_timer_locked(tf, ft, false, &doomed) :
+		   -ENOENT;
+	spin_unlock_bh(&tf->lock);
+	mutex_unlock(&tf->ctl_mutex);
+	if (unlikely(!list_empty(&doomed)))
+		twheel_fd_destroy_list(tf, &doomed);
+	return ret;
 }
 
 /*
@@ -1303,41 +1363,79 @@ err_fault:
 	return -EFAULT;
 }
 
+/*
+ * Reads @n ops of a batch, eight bytes at a time: under emulation a string
+ * copy (copy_from_user()) costs a round of the emulator per byte. Return:
+ * 0, or -EFAULT if one of them cannot be read.
+ */
+static int twheel_fd_get_ops(struct twheel_op *ops,
+			     const struct twheel_op __user *uops, unsigned int n)
+{
+	const u64 __user *src = (const u64 __user *)uops;
+	u64 *dst = (u64 *)ops;
+	unsigned int i;
+
+	static_assert(sizeof(*ops) % sizeof(u64) == 0);
+	if (!user_access_begin(uops, array_size(n, sizeof(*ops))))
+		return -EFAULT;
+	for (i = 0; i < n * sizeof(*ops) / sizeof(u64); i++)
+		unsafe_get_user(dst[i], &src[i], err_fault);
+	user_access_end();
+	return 0;
+
+err_fault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/*
+ * TWHEEL_IOC_BATCH: chunks of TWHEEL_FD_BATCH_CHUNK ops, each read, run
+ * and written back in turn (uapi/twheel.h), with one clock read for the
+ * whole call. Nothing is allocated: the chunk lives on the stack.
+ */
 static long twheel_fd_ioc_batch(struct twheel_fd *tf,
 				const struct twheel_batch __user *ub)
 {
-	struct twheel_op *ops;
+	struct twheel_op ops[TWHEEL_FD_BATCH_CHUNK];
 	struct twheel_op __user *uops;
-	unsigned int done, nwrite;
+	unsigned int done = 0, n, ran, i;
+	bool unreadable = false;
 	struct twheel_batch b;
-	long ret;
+	ktime_t now = 0;
 
 	if (copy_from_user(&b, ub, sizeof(b)))
 		return -EFAULT;
 	if (b.flags || b.reserved || !b.count || b.count > TWHEEL_BATCH_MAX)
 		return -EINVAL;
-
 	uops = u64_to_user_ptr(b.ops);
-	ops = kvmalloc_array(b.count, sizeof(*ops), GFP_KERNEL_ACCOUNT);
-	if (!ops)
-		return -ENOMEM;
-	if (copy_from_user(ops, uops, array_size(b.count, sizeof(*ops)))) {
-		ret = -EFAULT;
-		goto out_free_ops;
+
+	while (done < b.count) {
+		n = min_t(unsigned int, b.count - done, TWHEEL_FD_BATCH_CHUNK);
+		unreadable = twheel_fd_get_ops(ops, uops + done, n);
+		if (unreadable) {
+			/*
+			 * Only the ops before the first that cannot be read
+			 * run (a racing munmap() may have moved it, or made
+			 * it readable again: never past this chunk).
+			 */
+			for (i = 0; i < n; i++)
+				if (twheel_fd_get_ops(&ops[i], uops + done + i, 1))
+					break;
+			unreadable = i < n;
+			n = i;
+			if (!n)
+				break;
+		}
+		ran = twheel_fd_run_ops(tf, ops, n, &now);
+		/* Write back the ops that ran, the failed one included. */
+		if (twheel_fd_put_results(uops + done, ops, min(ran + 1, n)))
+			return -EFAULT;
+		done += ran;
+		if (ran < n || unreadable)
+			break;
 	}
-
-	done = twheel_fd_run_ops(tf, ops, b.count);
-
-	/* Write back the ops that ran, the failed one included, no more. */
-	nwrite = min(done + 1, b.count);
-	if (twheel_fd_put_results(uops, ops, nwrite))
-		ret = -EFAULT;
-	else
-		ret = done;
-
-out_free_ops:
-	kvfree(ops);
-	return ret;
+	/* An op that cannot be read stops the batch; its result is not set. */
+	return unreadable && !done ? -EFAULT : done;
 }
 
 static long twheel_fd_ioc_set_eventfd(struct twheel_fd *tf,
