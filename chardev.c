@@ -1232,6 +1232,36 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 }
 
 /*
+ * Copies @n 64-bit words from userspace, eight bytes at a time: for the
+ * small structs of the ioctls cheaper than copy_from_user(), whose string
+ * copy costs the emulator a round per byte. Return: 0 or -EFAULT.
+ */
+static __always_inline int twheel_fd_get_words(void *dst,
+					       const void __user *src,
+					       unsigned int n)
+{
+	const u64 __user *from = src;
+	u64 *to = dst;
+	unsigned int i;
+
+	if (!user_access_begin(src, array_size(n, sizeof(u64))))
+		return -EFAULT;
+	for (i = 0; i < n; i++)
+		unsafe_get_user(to[i], &from[i], err_fault);
+	user_access_end();
+	return 0;
+
+err_fault:
+	user_access_end();
+	return -EFAULT;
+}
+
+#define twheel_fd_get_struct(dst, src) ({				\
+	static_assert(sizeof(*(dst)) % sizeof(u64) == 0);		\
+	twheel_fd_get_words(dst, src, sizeof(*(dst)) / sizeof(u64));	\
+})
+
+/*
  * The single ioctls. On CLOCK_MONOTONIC (the common case) each does what
  * twheel_fd_run_ops() does for a batch of one, without its bookkeeping:
  * nothing to count, no clock link to allocate, objects made only when the
@@ -1269,7 +1299,7 @@ static long twheel_fd_ioc_schedule(struct twheel_fd *tf,
 	LIST_HEAD(doomed);
 	int ret;
 
-	if (copy_from_user(&spec, uspec, sizeof(spec)))
+	if (twheel_fd_get_struct(&spec, uspec))
 		return -EFAULT;
 	ret = twheel_fd_schedule_one(tf, &spec);
 	if (ret)
@@ -1299,7 +1329,7 @@ static long twheel_fd_ioc_modify(struct twheel_fd *tf,
 	ktime_t now = 0;
 	long ret;
 
-	if (copy_from_user(&op.spec, uspec, sizeof(op.spec)))
+	if (twheel_fd_get_struct(&op.spec, uspec))
 		return -EFAULT;
 	if (unlikely(op.spec.clockid != TWHEEL_CLOCK_MONOTONIC)) {
 		twheel_fd_run_ops(tf, &op, 1, &now);
@@ -1321,7 +1351,7 @@ static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 	LIST_HEAD(doomed);
 	long ret;
 
-	if (copy_from_user(&c, uc, sizeof(c)))
+	if (twheel_fd_get_struct(&c, uc))
 		return -EFAULT;
 	if (c.flags || c.pad)
 		return -EINVAL;
@@ -1364,31 +1394,6 @@ err_fault:
 }
 
 /*
- * Reads @n ops of a batch, eight bytes at a time: under emulation a string
- * copy (copy_from_user()) costs a round of the emulator per byte. Return:
- * 0, or -EFAULT if one of them cannot be read.
- */
-static int twheel_fd_get_ops(struct twheel_op *ops,
-			     const struct twheel_op __user *uops, unsigned int n)
-{
-	const u64 __user *src = (const u64 __user *)uops;
-	u64 *dst = (u64 *)ops;
-	unsigned int i;
-
-	static_assert(sizeof(*ops) % sizeof(u64) == 0);
-	if (!user_access_begin(uops, array_size(n, sizeof(*ops))))
-		return -EFAULT;
-	for (i = 0; i < n * sizeof(*ops) / sizeof(u64); i++)
-		unsafe_get_user(dst[i], &src[i], err_fault);
-	user_access_end();
-	return 0;
-
-err_fault:
-	user_access_end();
-	return -EFAULT;
-}
-
-/*
  * TWHEEL_IOC_BATCH: chunks of TWHEEL_FD_BATCH_CHUNK ops, each read, run
  * and written back in turn (uapi/twheel.h), with one clock read for the
  * whole call. Nothing is allocated: the chunk lives on the stack.
@@ -1403,7 +1408,7 @@ static long twheel_fd_ioc_batch(struct twheel_fd *tf,
 	struct twheel_batch b;
 	ktime_t now = 0;
 
-	if (copy_from_user(&b, ub, sizeof(b)))
+	if (twheel_fd_get_struct(&b, ub))
 		return -EFAULT;
 	if (b.flags || b.reserved || !b.count || b.count > TWHEEL_BATCH_MAX)
 		return -EINVAL;
@@ -1411,7 +1416,8 @@ static long twheel_fd_ioc_batch(struct twheel_fd *tf,
 
 	while (done < b.count) {
 		n = min_t(unsigned int, b.count - done, TWHEEL_FD_BATCH_CHUNK);
-		unreadable = twheel_fd_get_ops(ops, uops + done, n);
+		unreadable = twheel_fd_get_words(ops, uops + done,
+						 n * sizeof(*ops) / sizeof(u64));
 		if (unreadable) {
 			/*
 			 * Only the ops before the first that cannot be read
@@ -1419,7 +1425,7 @@ static long twheel_fd_ioc_batch(struct twheel_fd *tf,
 			 * it readable again: never past this chunk).
 			 */
 			for (i = 0; i < n; i++)
-				if (twheel_fd_get_ops(&ops[i], uops + done + i, 1))
+				if (twheel_fd_get_struct(&ops[i], uops + done + i))
 					break;
 			unreadable = i < n;
 			n = i;
