@@ -298,25 +298,35 @@ struct twheel_fd {
  * @id: its id (see fd_table.h); set before it becomes live, constant until
  *	the object is recycled
  * @period: the period of the latest arming; written with both locks held
- * @park_deadline: when a parked timer is next due; under tf->lock. Only
- *	periodic timers park, and they are all on CLOCK_MONOTONIC.
- * @clk: while @clock: the clock, the deadline on it and the membership of
- *	the clock's list (clock.c), allocated for this timer only (one-shot
- *	timers on another clock than CLOCK_MONOTONIC). Set and freed with
- *	both locks held, or by the reader that recycles the timer.
+ * @park_deadline: while not @clock: when a parked timer is next due;
+ *	under tf->lock. A parked timer on another clock keeps its next
+ *	deadline in its link (@clk) instead, so the two share their room.
+ * @clk: while @clock: the clock, the deadline and period on it and the
+ *	membership of the clock's list (clock.c), allocated for this timer
+ *	only (timers on another clock than CLOCK_MONOTONIC). Set and freed
+ *	with both locks held, or by the reader that recycles the timer.
  * @user_data: the latest one given by SCHEDULE or MODIFY; under tf->lock
  * @ready_node: on tf->ready while @on_list, on tf->spare while recycled.
  *	While the timer is in_flight and off the list, the reader that holds it
  *	may link it on a list of its own (nobody else touches it then).
  * @mode: the mode of the latest arming. Written with both tf->ctl_mutex
  *	and tf->lock held, so either is enough to read it (the callback uses
- *	tf->lock).
+ *	tf->lock). One exception, under tf->lock alone: a periodic timer on
+ *	another clock ended by a set (TWHEEL_TIMER_CANCEL_ON_SET) becomes
+ *	TWHEEL_ONESHOT, a fired one-shot timer that read() releases
+ *	(twheel_fd_clock_end_locked(), with WRITE_ONCE()). The readers under
+ *	tf->ctl_mutex alone, twheel_fd_settle() and
+ *	twheel_fd_release_oneshot() (READ_ONCE()), do right with either
+ *	value: an ended timer is not pending and its event is queued, so the
+ *	reader queues it again instead of releasing it.
  * @live: @id is in tf->table and usable by the ioctls. Written with both
  *	locks held, like @mode.
  * @parked: a periodic timer that expired while its previous event was
  *	still unread, and was therefore not re-armed (lazy re-arming, see
  *	twheel_fd_expire()); read() arms it again. Set by the callback under
- *	tf->lock; cleared with both locks held. It counts as pending.
+ *	tf->lock; cleared with both locks held, or under tf->lock by the
+ *	catch-up that finds a timer on another clock ended by a set. It
+ *	counts as pending.
  * @clock: the latest arming is on CLOCK_REALTIME or CLOCK_BOOTTIME and
  *	@clk is set; written as @clk is. The one flag the monotonic paths
  *	test.
@@ -340,7 +350,7 @@ struct twheel_fd_timer {
 	struct twheel_fd	*tf;
 	u64			id;
 	u64			period;
-	union {		/* periodic timers park, clock timers are one-shot */
+	union {		/* a parked clock timer's next deadline is in @clk */
 		ktime_t				park_deadline;
 		struct twheel_clock_link	*clk;
 	};
@@ -422,14 +432,16 @@ static void twheel_fd_timer_destroy(struct twheel_fd *tf,
 }
 
 /*
- * Timers on CLOCK_REALTIME and CLOCK_BOOTTIME (clock.c) are one-shot. Each
- * has a struct twheel_clock_link of its own (twheel_fd_timer::clk), taken
- * from the links that twheel_fd_run_ops() allocates before it takes
- * tf->lock, one per SCHEDULE or MODIFY onto such a clock, and freed when
- * the object is recycled or destroyed or MODIFY moves it back to
- * CLOCK_MONOTONIC, so that a monotonic timer's object stays as small as it
- * was. The link (64 B of kmalloc) fits in the TWHEEL_TIMER_COST of its
- * timer with the object (168 B) and its slot (8 B). Every arming of such a
+ * Timers on CLOCK_REALTIME and CLOCK_BOOTTIME (clock.c), one-shot or
+ * periodic (the period on their clock; clock.c files them for each
+ * expiry), each have a struct twheel_clock_link of its own
+ * (twheel_fd_timer::clk), taken from the links that twheel_fd_run_ops()
+ * allocates before it takes tf->lock, one per SCHEDULE or MODIFY onto such
+ * a clock, and freed when the object is recycled or destroyed or MODIFY
+ * moves it back to CLOCK_MONOTONIC, so that a monotonic timer's object
+ * stays as small as it was. The link (56 B, in 64 B of kmalloc) fits in
+ * the TWHEEL_TIMER_COST of its timer with the object (168 B) and its slot
+ * (8 B). Every arming of such a
  * timer goes through the link, and every cancel unlinks it before
  * cancelling the core timer, so that the clock-set work of clock.c cannot
  * file it again.
@@ -583,16 +595,63 @@ static void twheel_fd_park_locked(struct twheel_fd_timer *ft, u64 missed)
 }
 
 /*
+ * A periodic timer on another clock ended by a set of the clock
+ * (TWHEEL_TIMER_CANCEL_ON_SET): its event says so, and the timer is now a
+ * fired one-shot one, whose id read() releases (see @mode of struct
+ * twheel_fd_timer). Its link is no longer pending.
+ */
+static void twheel_fd_clock_end_locked(struct twheel_fd_timer *ft)
+{
+	lockdep_assert_held(&ft->tf->lock);
+
+	/* Read under ctl_mutex alone by twheel_fd_settle(): see @mode. */
+	WRITE_ONCE(ft->mode, TWHEEL_ONESHOT);
+	ft->parked = false;
+}
+
+/*
+ * twheel_fd_catch_up_locked() for a timer on another clock: clock.c counts
+ * the periods of its clock that passed since its link's next deadline, or
+ * finds it ended by a set.
+ */
+static noinline void twheel_fd_catch_up_clock_locked(struct twheel_fd_timer *ft)
+{
+	struct twheel_clock_expiry ex;
+
+	lockdep_assert_held(&ft->tf->lock);
+
+	switch (twheel_clock_link_catch_up(ft->clk, &ex)) {
+	case TWHEEL_CLOCK_SET:
+		ft->ev_flags |= TWHEEL_EVENT_CLOCK_SET;
+		twheel_fd_clock_end_locked(ft);
+		break;
+	case TWHEEL_CLOCK_FIRE:
+		break;
+	default:
+		return;
+	}
+	ft->ev_deadline = ex.deadline;
+	ft->ev_fired = ex.now;
+	ft->ev_user_data = ft->user_data;
+	ft->count = twheel_fd_sat_add(ft->count, ex.count);
+}
+
+/*
  * read() of a parked timer's event: count the periods that passed since it
  * was parked, as if it had kept firing; the event then names the latest
  * of them, and its @ev_fired is now, when it was accounted for.
  */
 static void twheel_fd_catch_up_locked(struct twheel_fd_timer *ft)
 {
-	u64 now = ktime_get_ns(), n, next;
+	u64 now, n, next;
 
 	lockdep_assert_held(&ft->tf->lock);
 
+	if (unlikely(ft->clock)) {
+		twheel_fd_catch_up_clock_locked(ft);
+		return;
+	}
+	now = ktime_get_ns();
 	if (now < ft->park_deadline)
 		return;
 	n = div64_u64(now - ft->park_deadline, ft->period);
@@ -691,29 +750,38 @@ twheel_fd_record_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 /*
  * The expiry of a timer on another clock (twheel_fd_expire()): report it
  * only if the clock reached the deadline, or a set ended a cancel-on-set
- * timer (clock.c files it again if the clock went back). One-shot: no
- * parking, no deadline extension. Return: whether an event was recorded.
+ * timer (clock.c files it again if the clock went back). A periodic one
+ * is counted and filed for its next deadline by clock.c, or parked there
+ * if its previous event is still unread (lazy re-arming, as
+ * twheel_fd_park_locked() does on CLOCK_MONOTONIC); a set ends a
+ * cancel-on-set one. No deadline extension. Return: whether an event was
+ * recorded.
  */
 static noinline bool twheel_fd_expire_clock_locked(struct twheel_fd *tf,
 						   struct twheel_fd_timer *ft)
 {
-	u8 flags;
-	ktime_t now;
+	bool periodic = ft->mode != TWHEEL_ONESHOT;
+	bool park = periodic && ft->count;
+	struct twheel_clock_expiry ex;
+	u8 flags = periodic ? TWHEEL_EVENT_PERIODIC : 0;
 
 	lockdep_assert_held(&tf->lock);
 
-	switch (twheel_clock_link_expire(ft->clk, &now)) {
+	/* MODIFY arms under tf->lock, which we hold: the link is stable. */
+	switch (twheel_clock_link_expire(ft->clk, park, &ex)) {
 	case TWHEEL_CLOCK_FIRE:
-		flags = 0;
+		/* Parked: pending, unfiled, until read() (twheel_fd_resume()). */
+		ft->parked = park;
 		break;
 	case TWHEEL_CLOCK_SET:
-		flags = TWHEEL_EVENT_CLOCK_SET;
+		flags |= TWHEEL_EVENT_CLOCK_SET;
+		if (periodic)
+			twheel_fd_clock_end_locked(ft);
 		break;
 	default:
 		return false;
 	}
-	/* Armings write the deadline under tf->lock, which we hold. */
-	twheel_fd_record_locked(tf, ft, 1, ft->clk->deadline, now, flags);
+	twheel_fd_record_locked(tf, ft, ex.count, ex.deadline, ex.now, flags);
 	return true;
 }
 
@@ -767,8 +835,10 @@ struct twheel_fd_arming {
 
 /*
  * twheel_fd_check_spec() for CLOCK_REALTIME and CLOCK_BOOTTIME: one-shot
- * only; TWHEEL_TIMER_CANCEL_ON_SET only on an absolute CLOCK_REALTIME
- * timer. A relative value counts from that clock's now, read here.
+ * or periodic (fixed rate or fixed delay, the period on that clock) as on
+ * CLOCK_MONOTONIC; TWHEEL_TIMER_CANCEL_ON_SET only on an absolute
+ * CLOCK_REALTIME timer, periodic or not. A relative value counts from that
+ * clock's now, read here.
  */
 static noinline int twheel_fd_check_clock_spec(const struct twheel_timer_spec *spec,
 					       struct twheel_fd_arming *arm)
@@ -786,15 +856,21 @@ static noinline int twheel_fd_check_clock_spec(const struct twheel_timer_spec *s
 	clock = twheel_clock_index(spec->clockid);
 	if (spec->value > S64_MAX)
 		return -EINVAL;
-	if (spec->period ||
-	    (spec->flags & (TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_FIXED_DELAY)))
-		return -EINVAL;
+	if (spec->flags & TWHEEL_TIMER_PERIODIC) {
+		if (!spec->period || spec->period > S64_MAX)
+			return -EINVAL;
+		arm->mode = spec->flags & TWHEEL_TIMER_FIXED_DELAY ?
+			    TWHEEL_FIXED_DELAY : TWHEEL_FIXED_RATE;
+	} else {
+		if (spec->period || (spec->flags & TWHEEL_TIMER_FIXED_DELAY))
+			return -EINVAL;
+		arm->mode = TWHEEL_ONESHOT;
+	}
 	if ((spec->flags & TWHEEL_TIMER_CANCEL_ON_SET) &&
 	    (clock != TW_CLK_REAL || !(spec->flags & TWHEEL_TIMER_ABSTIME)))
 		return -EINVAL;
 
-	arm->mode = TWHEEL_ONESHOT;
-	arm->period = 0;
+	arm->period = spec->period;
 	arm->clock = clock;
 	arm->cflags = spec->flags & TWHEEL_TIMER_CANCEL_ON_SET ?
 		      TWHEEL_CLOCK_CANCEL_ON_SET : 0;
@@ -945,7 +1021,8 @@ static int twheel_fd_arm_clock_locked(struct twheel_fd_timer *ft,
 		twheel_clock_link_unlink(ft->clk);
 	}
 	return twheel_clock_link_arm(ft->clk, &ft->timer, arm->clock,
-				     arm->deadline, arm->cflags);
+				     arm->deadline, arm->period, arm->mode,
+				     arm->cflags);
 }
 
 /*
@@ -1594,7 +1671,7 @@ static bool twheel_fd_release_oneshot(struct twheel_fd *tf,
 
 	lockdep_assert_held(&tf->ctl_mutex);
 
-	if (ft->live && ft->mode == TWHEEL_ONESHOT &&
+	if (ft->live && READ_ONCE(ft->mode) == TWHEEL_ONESHOT &&
 	    !twheel_pending(&ft->timer)) {
 		/*
 		 * Not pending and nobody can arm it (we hold ctl_mutex): this
@@ -1642,8 +1719,12 @@ static bool twheel_fd_resume(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 	if (ft->live && ft->parked) {
 		ft->parked = false;
 		/* Under tf->lock, as in twheel_fd_modify(). */
-		WARN_ON_ONCE(twheel_arm(&ft->timer, ft->park_deadline,
-					ft->period, ft->mode) < 0);
+		if (unlikely(ft->clock))
+			/* Its next deadline is in its link, still pending. */
+			WARN_ON_ONCE(!twheel_clock_link_refile(ft->clk));
+		else
+			WARN_ON_ONCE(twheel_arm(&ft->timer, ft->park_deadline,
+						ft->period, ft->mode) < 0);
 	}
 	twheel_fd_reader_done_locked(tf, ft, &woke, doomed);
 	spin_unlock_bh(&tf->lock);
@@ -1656,7 +1737,8 @@ static bool twheel_fd_settle(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 {
 	lockdep_assert_held(&tf->ctl_mutex);
 
-	if (ft->mode == TWHEEL_ONESHOT)
+	/* A callback may end a periodic clock timer meanwhile: see @mode. */
+	if (READ_ONCE(ft->mode) == TWHEEL_ONESHOT)
 		return twheel_fd_release_oneshot(tf, ft, doomed);
 	return twheel_fd_resume(tf, ft, doomed);
 }

@@ -38,13 +38,34 @@
  * Relative timers are absolute ones at clock_now + delay, as hrtimer and
  * timerfd make them: a set of the clock moves them too.
  *
+ * Periodic timers. The period is on the timer's own clock, as timerfd's
+ * interval is: the link's deadline is the next expiry on that clock, and
+ * the core timer is always filed one-shot, for that deadline. The expiry
+ * (under the clock's lock) counts the expiries up to the clock's now,
+ * moves the deadline past them (fixed rate: on the grid of the first
+ * deadline; fixed delay: a period after now) and files the timer for the
+ * new deadline at the current offset. So after a set forward past several
+ * periods the next expiry comes at once and counts them (timerfd's overrun
+ * count), after a set backward it waits for the clock, and a cancel-on-set
+ * periodic timer is ended by a set as a one-shot one is. The link stays on
+ * its clock's list from the arming until it is cancelled or ended by a
+ * set. A user that wants to stop re-filing for a while (/dev/twheel's lazy
+ * re-arming of an unread timer) asks the expiry to leave the timer unfiled
+ * (parked): the link keeps its next deadline and stays on the list, where
+ * the set work leaves it alone, as it leaves every unfiled timer (for
+ * cancel-on-set it notes the set); twheel_clock_link_catch_up() later
+ * counts the periods that passed and twheel_clock_link_refile() files it
+ * again.
+ *
  * Locking and races. Each clock has a spinlock (tw_clock::lock, taken with
  * interrupts off: armings come from any context) that protects its lists
  * and every field of the links on them. A link is on its clock's list
  * exactly while its arming is pending, i.e. not yet reported:
  *
  *   arming   (twheel_clock_link_arm())     links it and files the timer,
- *                                          under the lock
+ *                                          under the lock (a periodic link
+ *                                          stays linked after its expiries,
+ *                                          until a cancel or a set ends it)
  *   cancel   (twheel_clock_link_unlink())  unlinks it under the lock, and
  *                                          only then cancels the timer, so
  *                                          the work cannot file it again
@@ -76,6 +97,7 @@
 #include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/lockdep.h>
+#include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/notifier.h>
 #include <linux/overflow.h>
@@ -210,9 +232,12 @@ static ktime_t tw_clock_to_mono(ktime_t deadline, ktime_t offset)
 /**
  * twheel_clock_link_arm - file a timer for a deadline on a clock
  * @link: its link, not linked on another clock's list
- * @timer: the timer, one-shot
+ * @timer: the timer; filed one-shot whatever @mode
  * @clock: %TW_CLK_MONO, %TW_CLK_REAL or %TW_CLK_BOOT
  * @deadline: ns of @clock, >= 0
+ * @period: ns of @clock between expiries, 1 to %KTIME_MAX, for a periodic
+ *	@mode; ignored for %TWHEEL_ONESHOT (checked by the caller)
+ * @mode: enum twheel_mode
  * @flags: %TWHEEL_CLOCK_CANCEL_ON_SET (checked by the caller) or 0
  *
  * The caller serialises the armings and cancels of @link.
@@ -224,7 +249,8 @@ static ktime_t tw_clock_to_mono(ktime_t deadline, ktime_t offset)
  */
 int twheel_clock_link_arm(struct twheel_clock_link *link,
 			  struct twheel_timer *timer, int clock,
-			  ktime_t deadline, unsigned int flags)
+			  ktime_t deadline, u64 period, enum twheel_mode mode,
+			  unsigned int flags)
 {
 	struct tw_clock *c = &tw_clocks[clock];
 	unsigned long irqflags;
@@ -242,6 +268,8 @@ int twheel_clock_link_arm(struct twheel_clock_link *link,
 	link->deadline = deadline;
 	link->clock = clock;
 	link->flags = flags;
+	link->mode = mode;
+	link->period = mode == TWHEEL_ONESHOT ? 0 : period;
 	link->was_set = false;
 	offset = tw_clock_offset(clock);
 	link->offset = offset;
@@ -279,23 +307,58 @@ bool twheel_clock_link_unlink(struct twheel_clock_link *link)
 	return was_linked;
 }
 
+/*
+ * A periodic link's deadline has come (@now >= its deadline): count the
+ * expiries up to @now in @ex and move the deadline to the next one: on the
+ * grid of the first deadline (fixed rate), or a period after @now (fixed
+ * delay). A fixed-delay expiry counts one, as the core's do, unless @all
+ * (catching up a parked link: every period that passed counts, as for the
+ * parked timers of the wheel's own clock in chardev.c).
+ */
+static void tw_clock_advance(struct twheel_clock_link *link, ktime_t now,
+			     bool all, struct twheel_clock_expiry *ex)
+{
+	u64 n = 0, base, next;
+
+	lockdep_assert_held(&tw_clocks[link->clock].lock);
+
+	/* 0 <= deadline <= now: the difference fits. */
+	if (link->mode == TWHEEL_FIXED_RATE || all)
+		n = div64_u64((u64)(now - link->deadline), link->period);
+	/* deadline + n * period <= now: no overflow. */
+	ex->deadline = link->deadline + n * link->period;
+	ex->count = n + 1;
+	base = link->mode == TWHEEL_FIXED_DELAY ? now : ex->deadline;
+	/* Beyond the end of time: stays pending, never fires again. */
+	if (check_add_overflow(base, link->period, &next) || next > KTIME_MAX)
+		next = KTIME_MAX;
+	link->deadline = next;
+}
+
 /**
  * twheel_clock_link_expire - decide what an expiry of a link's timer means
  * @link: the link, whose timer's callback is running
- * @now: out: the time on the link's clock (for %TWHEEL_CLOCK_FIRE and
- *	%TWHEEL_CLOCK_SET)
+ * @park: for a periodic link: do not file the timer for its next deadline
+ *	(the link stays pending, its timer unfiled, until
+ *	twheel_clock_link_refile())
+ * @ex: out: for %TWHEEL_CLOCK_FIRE and %TWHEEL_CLOCK_SET, the time on the
+ *	link's clock, the deadline reported and the expiries it stands for
  *
- * Called by the timer's callback before it reports anything.
+ * Called by the timer's callback before it reports anything. A periodic
+ * link's deadline moves past the expiries reported, and its timer is filed
+ * for the next one unless @park.
  *
  * Context: the callback of @link's timer.
- * Return: %TWHEEL_CLOCK_FIRE: the clock reached the deadline; report it.
- * %TWHEEL_CLOCK_SET: a set ended a cancel-on-set timer; report that.
- * Either way the link is no longer pending. %TWHEEL_CLOCK_LATER: the clock
- * went back, the timer was filed again; report nothing.
- * %TWHEEL_CLOCK_STALE: the arming was cancelled; report nothing.
+ * Return: %TWHEEL_CLOCK_FIRE: the clock reached the deadline; report it. A
+ * one-shot link is then no longer pending, a periodic one is.
+ * %TWHEEL_CLOCK_SET: a set ended a cancel-on-set timer; report that. The
+ * link is no longer pending. %TWHEEL_CLOCK_LATER: the clock went back, the
+ * timer was filed again; report nothing. %TWHEEL_CLOCK_STALE: the arming
+ * was cancelled; report nothing.
  */
 enum twheel_clock_verdict twheel_clock_link_expire(struct twheel_clock_link *link,
-						   ktime_t *now)
+						   bool park,
+						   struct twheel_clock_expiry *ex)
 {
 	struct tw_clock *c = &tw_clocks[link->clock];
 	enum twheel_clock_verdict v;
@@ -308,13 +371,15 @@ enum twheel_clock_verdict twheel_clock_link_expire(struct twheel_clock_link *lin
 		v = TWHEEL_CLOCK_STALE;
 		goto out_unlock;
 	}
-	*now = twheel_clock_read(clock);
+	ex->now = twheel_clock_read(clock);
+	ex->deadline = link->deadline;
+	ex->count = 1;
 	offset = tw_clock_offset(clock);
 	if (link->was_set || ((link->flags & TWHEEL_CLOCK_CANCEL_ON_SET) &&
 			      offset != link->offset)) {
 		/* Set, and the work has not visited it yet: same verdict. */
 		v = TWHEEL_CLOCK_SET;
-	} else if (*now < link->deadline) {
+	} else if (ex->now < link->deadline) {
 		/* The clock went back: never early. Later on the wheel. */
 		if (twheel_arm(link->timer,
 			       tw_clock_to_mono(link->deadline, offset),
@@ -324,8 +389,21 @@ enum twheel_clock_verdict twheel_clock_link_expire(struct twheel_clock_link *lin
 		}
 		/* Shut down: nothing more to report. */
 		v = TWHEEL_CLOCK_STALE;
+	} else if (link->mode == TWHEEL_ONESHOT) {
+		v = TWHEEL_CLOCK_FIRE;
 	} else {
 		v = TWHEEL_CLOCK_FIRE;
+		tw_clock_advance(link, ex->now, false, ex);
+		if (park) {
+			/* Pending but unfiled: drop a racing arming's filing. */
+			twheel_cancel(link->timer);
+			goto out_unlock;
+		}
+		if (twheel_arm(link->timer,
+			       tw_clock_to_mono(link->deadline, offset),
+			       0, TWHEEL_ONESHOT) >= 0)
+			goto out_unlock;
+		/* Shut down: this expiry is its last. */
 	}
 	list_del_init(&link->node);
 	link->was_set = false;
@@ -341,11 +419,60 @@ out_unlock:
 }
 
 /**
+ * twheel_clock_link_catch_up - count what a parked periodic link missed
+ * @link: a periodic link whose timer is not filed (parked by
+ *	twheel_clock_link_expire()), or one that is no longer pending
+ * @ex: out: for %TWHEEL_CLOCK_FIRE and %TWHEEL_CLOCK_SET, as for
+ *	twheel_clock_link_expire()
+ *
+ * Counts the expiries that came due since the link was parked, every
+ * period that passed on the link's clock, and moves its deadline past
+ * them, as its expiries would have; the caller files the timer again with
+ * twheel_clock_link_refile(). A link that is no longer pending (cancelled)
+ * is counted the same, so that a cancel may report what it missed.
+ *
+ * Context: any context but NMI.
+ * Return: %TWHEEL_CLOCK_FIRE: at least one expiry came due (@ex).
+ * %TWHEEL_CLOCK_SET: a set ended the pending cancel-on-set link meanwhile;
+ * it is no longer pending (@ex: the end, one expiry). %TWHEEL_CLOCK_LATER:
+ * nothing came due yet, or the link is one-shot.
+ */
+enum twheel_clock_verdict twheel_clock_link_catch_up(struct twheel_clock_link *link,
+						     struct twheel_clock_expiry *ex)
+{
+	struct tw_clock *c = &tw_clocks[link->clock];
+	enum twheel_clock_verdict v = TWHEEL_CLOCK_LATER;
+	unsigned long irqflags;
+	ktime_t now;
+
+	spin_lock_irqsave(&c->lock, irqflags);
+	now = twheel_clock_read(link->clock);
+	if (!list_empty(&link->node) &&
+	    (link->was_set || ((link->flags & TWHEEL_CLOCK_CANCEL_ON_SET) &&
+			       tw_clock_offset(link->clock) != link->offset))) {
+		v = TWHEEL_CLOCK_SET;
+		ex->now = now;
+		ex->deadline = link->deadline;
+		ex->count = 1;
+		list_del_init(&link->node);
+		link->was_set = false;
+		twheel_cancel(link->timer);
+	} else if (link->mode != TWHEEL_ONESHOT && now >= link->deadline) {
+		v = TWHEEL_CLOCK_FIRE;
+		ex->now = now;
+		tw_clock_advance(link, now, true, ex);
+	}
+	spin_unlock_irqrestore(&c->lock, irqflags);
+	return v;
+}
+
+/**
  * twheel_clock_link_refile - file a pending link's timer again
  * @link: the link
  *
  * For a caller that had to cancel the timer of a pending link without
- * ending the arming: files it for its deadline at the current offset.
+ * ending the arming, or that parked a periodic link: files it for its
+ * deadline at the current offset (at once if a set ended it meanwhile).
  *
  * Context: any context but NMI.
  * Return: true if the link was pending and its timer is filed again.
@@ -461,14 +588,14 @@ static void tw_clock_timer_fn(struct twheel_timer *timer, u64 missed)
 	struct twheel_clock_timer *ct = container_of(timer,
 						     struct twheel_clock_timer,
 						     timer);
-	ktime_t now;
+	struct twheel_clock_expiry ex;
 
-	switch (twheel_clock_link_expire(&ct->link, &now)) {
+	switch (twheel_clock_link_expire(&ct->link, false, &ex)) {
 	case TWHEEL_CLOCK_FIRE:
-		ct->func(ct, 0);
+		ct->func(ct, 0, ex.count - 1);
 		break;
 	case TWHEEL_CLOCK_SET:
-		ct->func(ct, TWHEEL_CLOCK_WAS_SET);
+		ct->func(ct, TWHEEL_CLOCK_WAS_SET, 0);
 		break;
 	default:
 		break;
@@ -497,6 +624,8 @@ void __twheel_clock_timer_init(struct twheel_clock_timer *ct,
 	ct->link.timer = &ct->timer;
 	ct->link.deadline = 0;
 	ct->link.offset = 0;
+	ct->link.period = 0;
+	ct->link.mode = TWHEEL_ONESHOT;
 	/* An unknown clock is refused by every arming. */
 	ct->link.clock = clock < 0 ? TW_CLK_NR : clock;
 	ct->link.flags = 0;
@@ -506,7 +635,7 @@ void __twheel_clock_timer_init(struct twheel_clock_timer *ct,
 EXPORT_SYMBOL_GPL(__twheel_clock_timer_init);
 
 /**
- * twheel_clock_arm - arm a clock timer, or move it if it is pending
+ * twheel_clock_arm - arm a clock timer, one-shot, or move it if it is pending
  * @ct: the timer
  * @deadline: absolute time on the timer's clock; in the past means now.
  *	For a delay, pass twheel_clock_now() + delay: a set of the clock
@@ -514,7 +643,8 @@ EXPORT_SYMBOL_GPL(__twheel_clock_timer_init);
  * @flags: %TWHEEL_CLOCK_CANCEL_ON_SET (CLOCK_REALTIME only) or 0
  *
  * Armings and cancels of one timer are serialised by its user, as for a
- * struct twheel_timer; its callback may arm it.
+ * struct twheel_timer; its callback may arm it. A periodic timer armed
+ * again becomes one-shot.
  *
  * Context: any context but NMI; with PREEMPT_RT not hard interrupt context
  * either (the clock's lock is a spinlock_t, which sleeps there, so that the
@@ -527,6 +657,42 @@ EXPORT_SYMBOL_GPL(__twheel_clock_timer_init);
 int twheel_clock_arm(struct twheel_clock_timer *ct, ktime_t deadline,
 		     unsigned int flags)
 {
+	return twheel_clock_arm_periodic(ct, deadline, 0, TWHEEL_ONESHOT,
+					 flags);
+}
+EXPORT_SYMBOL_GPL(twheel_clock_arm);
+
+/**
+ * twheel_clock_arm_periodic - arm a clock timer, periodic or not, or move it
+ * @ct: the timer
+ * @deadline: the first expiry, absolute time on the timer's clock, as for
+ *	twheel_clock_arm()
+ * @period: ns of the timer's clock between expiries, 1 to %KTIME_MAX; 0
+ *	with %TWHEEL_ONESHOT
+ * @mode: %TWHEEL_FIXED_RATE (the expiries stay on the grid @deadline + k *
+ *	@period of the clock: after a set forward past several periods the
+ *	next callback comes at once and is told how many it missed, after a
+ *	set backward it waits for the clock), %TWHEEL_FIXED_DELAY (the next
+ *	expiry is a period of the clock after the callback's), or
+ *	%TWHEEL_ONESHOT (as twheel_clock_arm())
+ * @flags: %TWHEEL_CLOCK_CANCEL_ON_SET (CLOCK_REALTIME only: a set of the
+ *	clock ends the timer, periodic or not, with one callback flagged
+ *	%TWHEEL_CLOCK_WAS_SET) or 0
+ *
+ * As timerfd's interval: the period is counted on the timer's clock, and a
+ * late or skipped expiry is one callback with the periods missed, never a
+ * burst. The timer stays pending until cancelled, armed again, or ended by
+ * a set.
+ *
+ * Context: as twheel_clock_arm().
+ * Return: as twheel_clock_arm(); also -EINVAL for an unknown @mode, a
+ * periodic @mode with a @period of 0 or above %KTIME_MAX, or a period with
+ * %TWHEEL_ONESHOT.
+ */
+int twheel_clock_arm_periodic(struct twheel_clock_timer *ct, ktime_t deadline,
+			      u64 period, enum twheel_mode mode,
+			      unsigned int flags)
+{
 	int clock = ct->link.clock;
 
 	if (clock >= TW_CLK_NR || deadline < 0 ||
@@ -534,10 +700,23 @@ int twheel_clock_arm(struct twheel_clock_timer *ct, ktime_t deadline,
 		return -EINVAL;
 	if ((flags & TWHEEL_CLOCK_CANCEL_ON_SET) && clock != TW_CLK_REAL)
 		return -EINVAL;
+	switch (mode) {
+	case TWHEEL_ONESHOT:
+		if (period)
+			return -EINVAL;
+		break;
+	case TWHEEL_FIXED_RATE:
+	case TWHEEL_FIXED_DELAY:
+		if (!period || period > KTIME_MAX)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
 	return twheel_clock_link_arm(&ct->link, &ct->timer, clock, deadline,
-				     flags);
+				     period, mode, flags);
 }
-EXPORT_SYMBOL_GPL(twheel_clock_arm);
+EXPORT_SYMBOL_GPL(twheel_clock_arm_periodic);
 
 /**
  * twheel_clock_cancel - stop a clock timer without waiting
@@ -547,8 +726,8 @@ EXPORT_SYMBOL_GPL(twheel_clock_arm);
  * may be freed only after twheel_clock_cancel_sync().
  *
  * Context: as twheel_clock_arm().
- * Return: true if the timer was pending and its callback will not run for
- * that arming.
+ * Return: true if the timer was pending (for a periodic timer: armed and
+ * not ended by a set) and its callback will not run for that arming.
  */
 bool twheel_clock_cancel(struct twheel_clock_timer *ct)
 {
@@ -592,7 +771,8 @@ EXPORT_SYMBOL_GPL(twheel_clock_cancel_sync);
  * @ct: the timer
  *
  * Context: as twheel_clock_arm().
- * Return: true if armed and neither reported nor cancelled yet.
+ * Return: true if armed and neither reported (one-shot), ended by a set
+ * nor cancelled yet.
  */
 bool twheel_clock_pending(struct twheel_clock_timer *ct)
 {

@@ -8,6 +8,8 @@
 #include <linux/types.h>
 #include <linux/ktime.h>
 
+#include "twheel.h"
+
 struct twheel_clock_link;
 struct twheel_timer;
 
@@ -40,16 +42,34 @@ enum twheel_clock_verdict {
 	TWHEEL_CLOCK_STALE,	/* cancelled meanwhile: nothing to report */
 };
 
+/**
+ * struct twheel_clock_expiry - what an expiry of a clock timer reports
+ * @now: the time on the link's clock when it was decided
+ * @deadline: the deadline of the latest expiry it stands for, ns of that
+ *	clock (for %TWHEEL_CLOCK_SET the deadline the set ended)
+ * @count: expiries it stands for: 1, plus for a fixed-rate periodic link
+ *	the periods that passed unreported
+ */
+struct twheel_clock_expiry {
+	ktime_t		now;
+	ktime_t		deadline;
+	u64		count;
+};
+
 int twheel_clock_init(void);
 void twheel_clock_exit(void);
 int twheel_clock_index(clockid_t clockid);
 ktime_t twheel_clock_read(int clock);
 int twheel_clock_link_arm(struct twheel_clock_link *link,
 			  struct twheel_timer *timer, int clock,
-			  ktime_t deadline, unsigned int flags);
+			  ktime_t deadline, u64 period, enum twheel_mode mode,
+			  unsigned int flags);
 bool twheel_clock_link_unlink(struct twheel_clock_link *link);
 enum twheel_clock_verdict twheel_clock_link_expire(struct twheel_clock_link *link,
-						   ktime_t *now);
+						   bool park,
+						   struct twheel_clock_expiry *ex);
+enum twheel_clock_verdict twheel_clock_link_catch_up(struct twheel_clock_link *link,
+						     struct twheel_clock_expiry *ex);
 bool twheel_clock_link_refile(struct twheel_clock_link *link);
 /* clock.c, for the KUnit tests only: simulate a set of @clockid. */
 void twheel_clock_test_set(clockid_t clockid, ktime_t delta, bool notify);

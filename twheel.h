@@ -157,16 +157,18 @@ struct twheel_group {
  *
  * A struct twheel_clock_timer expires when its clock, fixed at
  * initialisation, reaches its deadline: CLOCK_MONOTONIC, CLOCK_REALTIME or
- * CLOCK_BOOTTIME, as hrtimer and timerfd do. It is one-shot and its
- * callback runs in softirq context. The wheel stays monotonic: the timer
- * is filed at the monotonic time its clock is expected to reach the
- * deadline, and filed again when the clock is set (or time spent in
- * suspend is added to CLOCK_BOOTTIME), so that it fires promptly after a
- * clock set forward past its deadline and never before its clock reaches
- * it. With %TWHEEL_CLOCK_CANCEL_ON_SET (CLOCK_REALTIME only) a set of the
- * clock ends the timer instead: its callback is called once with
- * %TWHEEL_CLOCK_WAS_SET, as timerfd's TFD_TIMER_CANCEL_ON_SET reports
- * ECANCELED. Like timerfd, a resume from suspend counts as a set.
+ * CLOCK_BOOTTIME, as hrtimer and timerfd do. It is one-shot
+ * (twheel_clock_arm()) or periodic (twheel_clock_arm_periodic(), the period
+ * counted on the same clock), and its callback runs in softirq context.
+ * The wheel stays monotonic: the timer is filed at the monotonic time its
+ * clock is expected to reach the deadline, and filed again when the clock
+ * is set (or time spent in suspend is added to CLOCK_BOOTTIME), so that it
+ * fires promptly after a clock set forward past its deadline and never
+ * before its clock reaches it. With %TWHEEL_CLOCK_CANCEL_ON_SET
+ * (CLOCK_REALTIME only) a set of the clock ends the timer instead, periodic
+ * or not: its callback is called once with %TWHEEL_CLOCK_WAS_SET, as
+ * timerfd's TFD_TIMER_CANCEL_ON_SET reports ECANCELED. Like timerfd, a
+ * resume from suspend counts as a set.
  */
 struct twheel_clock_timer;
 
@@ -179,12 +181,17 @@ struct twheel_clock_timer;
  * @flags: 0 when its clock reached the deadline; %TWHEEL_CLOCK_WAS_SET
  *	when a timer armed with %TWHEEL_CLOCK_CANCEL_ON_SET was ended by a
  *	set of its clock (before the deadline was reached)
+ * @missed: for a fixed-rate periodic timer, how many whole periods of its
+ *	clock passed unreported before this expiry (it ran late, or the clock
+ *	was set forward past them), as hrtimer_forward() counts overruns;
+ *	otherwise 0
  *
- * Runs in softirq context, once per arming; never concurrently with
+ * Runs in softirq context, once per arming of a one-shot timer and once
+ * per expiry of a periodic one, never in a burst; never concurrently with
  * itself. It may arm the timer again.
  */
 typedef void (*twheel_clock_fn_t)(struct twheel_clock_timer *ct,
-				  unsigned int flags);
+				  unsigned int flags, u64 missed);
 
 /* twheel_clock_arm()'s @flags */
 #define TWHEEL_CLOCK_CANCEL_ON_SET	0x1u	/* CLOCK_REALTIME: end on a set */
@@ -193,14 +200,19 @@ typedef void (*twheel_clock_fn_t)(struct twheel_clock_timer *ct,
  * struct twheel_clock_link - what a timer on a clock other than the wheel's
  *	remembers; private to twheel
  * @node: on the armed list of its clock while the arming has not been
- *	reported (pending); under that clock's lock (clock.c)
- * @timer: the core timer the link files; set by each arming
- * @deadline: the deadline, ns of the link's clock
+ *	reported (one-shot) or cancelled or ended by a set (periodic): while
+ *	it is pending; under that clock's lock (clock.c)
+ * @timer: the core timer the link files; set by each arming. Always filed
+ *	one-shot: clock.c files a periodic link's timer for each expiry.
+ * @deadline: the next deadline, ns of the link's clock: a periodic link's
+ *	moves a period on (or more, counting missed periods) at each expiry
  * @offset: the clock's offset from CLOCK_MONOTONIC when it was armed
  *	(a cancel-on-set arming ends when the offset changes)
+ * @period: ns of the link's clock between expiries, or 0 (one-shot)
  * @clock: index of its clock in clock.c; changed only while unlinked
  * @flags: %TWHEEL_CLOCK_CANCEL_ON_SET or 0
  * @was_set: a set ended it; its expiry reports %TWHEEL_CLOCK_WAS_SET
+ * @mode: enum twheel_mode of the arming
  *
  * Every field is written under the lock of the link's clock, by the
  * arming, the cancel, the expiry or the clock-set work (clock.c); the
@@ -211,20 +223,24 @@ struct twheel_clock_link {
 	struct twheel_timer	*timer;
 	ktime_t			deadline;
 	ktime_t			offset;
+	u64			period;
 	u8			clock;
 	u8			flags;
 	bool			was_set;
+	u8			mode;
 };
 
 /**
- * struct twheel_clock_timer - a one-shot timer on CLOCK_MONOTONIC,
- *	CLOCK_REALTIME or CLOCK_BOOTTIME
+ * struct twheel_clock_timer - a one-shot or periodic timer on
+ *	CLOCK_MONOTONIC, CLOCK_REALTIME or CLOCK_BOOTTIME
  * @timer: private: the core timer, on the monotonic wheel
- * @link: private: the clock, deadline and membership of the clock's list
+ * @link: private: the clock, deadline, period and membership of the
+ *	clock's list
  * @func: private: the callback
  *
- * Pass it to the twheel_clock_*() functions only, not to twheel_arm() and
- * the other functions of a struct twheel_timer.
+ * 128 bytes on x86-64 without lockdep. Pass it to the twheel_clock_*()
+ * functions only, not to twheel_arm() and the other functions of a struct
+ * twheel_timer.
  */
 struct twheel_clock_timer {
 	struct twheel_timer		timer;
@@ -254,6 +270,9 @@ void __twheel_clock_timer_init(struct twheel_clock_timer *ct,
 
 int twheel_clock_arm(struct twheel_clock_timer *ct, ktime_t deadline,
 		     unsigned int flags);
+int twheel_clock_arm_periodic(struct twheel_clock_timer *ct, ktime_t deadline,
+			      u64 period, enum twheel_mode mode,
+			      unsigned int flags);
 bool twheel_clock_cancel(struct twheel_clock_timer *ct);
 bool twheel_clock_cancel_sync(struct twheel_clock_timer *ct);
 bool twheel_clock_pending(struct twheel_clock_timer *ct);

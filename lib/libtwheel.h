@@ -185,17 +185,19 @@ uint64_t twheel_now_clock(int clockid);
  *	TWHEEL_CLOCK_BOOTTIME
  * @value: ns: a delay from that clock's now, or with TWHEEL_TIMER_ABSTIME
  *	a deadline on it
- * @period: as for twheel_schedule(); 0 on CLOCK_REALTIME and
- *	CLOCK_BOOTTIME, whose timers are one-shot
+ * @period: as for twheel_schedule(), on every clock: ns of @clockid
+ *	between expiries with TWHEEL_TIMER_PERIODIC (needs a kernel whose
+ *	twheel takes periods on CLOCK_REALTIME and CLOCK_BOOTTIME; an older
+ *	one gives -EINVAL)
  * @flags: as for twheel_schedule(), and TWHEEL_TIMER_CANCEL_ON_SET for an
- *	absolute CLOCK_REALTIME timer
+ *	absolute CLOCK_REALTIME timer, periodic or not
  * @user_data: as for twheel_schedule()
  * @id: as for twheel_schedule()
  *
- * The clocks' semantics are timerfd's: see twheel(7).
+ * The clocks' semantics are timerfd's, the period's included: see
+ * twheel(7).
  *
- * Return: as twheel_schedule(); -EINVAL also for an unknown clock, a
- * period on another clock than CLOCK_MONOTONIC, or
+ * Return: as twheel_schedule(); -EINVAL also for an unknown clock, or
  * TWHEEL_TIMER_CANCEL_ON_SET without TWHEEL_CLOCK_REALTIME and
  * TWHEEL_TIMER_ABSTIME.
  */

@@ -1197,7 +1197,10 @@ static struct kunit_suite tw_api_suite = {
 struct tw_cprobe {
 	struct twheel_clock_timer	ct;
 	clockid_t		clk;
-	ktime_t			deadline;
+	ktime_t			deadline;	/* the first one */
+	u64			period;		/* fixed rate, or 0 */
+	u64			expiries;	/* periodic: sum of missed + 1 */
+	u64			last_missed;
 	ktime_t			fired;		/* on @clk */
 	ktime_t			fired_mono;
 	atomic_t		runs;
@@ -1207,14 +1210,24 @@ struct tw_cprobe {
 	struct completion	done;
 };
 
-static void tw_cprobe_fn(struct twheel_clock_timer *ct, unsigned int flags)
+static void tw_cprobe_fn(struct twheel_clock_timer *ct, unsigned int flags,
+			 u64 missed)
 {
 	struct tw_cprobe *p = container_of(ct, struct tw_cprobe, ct);
 	ktime_t now = twheel_clock_now(p->clk);
+	ktime_t due = p->deadline;
 
+	if (p->period && !(flags & TWHEEL_CLOCK_WAS_SET)) {
+		/* The latest expiry reported is on the grid of the clock. */
+		p->expiries += missed + 1;
+		p->last_missed = missed;
+		due += (p->expiries - 1) * p->period;
+	} else if (missed) {
+		atomic_inc(&p->early);	/* only fixed rate counts missed */
+	}
 	if (flags & TWHEEL_CLOCK_WAS_SET)
 		atomic_inc(&p->was_set);
-	else if (now < p->deadline)
+	else if (now < due)
 		atomic_inc(&p->early);
 	p->fired = now;
 	p->fired_mono = ktime_get();
@@ -1259,6 +1272,25 @@ static int tw_cprobe_arm(struct tw_cprobe *p, ktime_t deadline,
 {
 	p->deadline = deadline;
 	return twheel_clock_arm(&p->ct, deadline, flags);
+}
+
+static int tw_cprobe_arm_periodic(struct tw_cprobe *p, ktime_t deadline,
+				  u64 period, unsigned int flags)
+{
+	p->deadline = deadline;
+	p->period = period;
+	return twheel_clock_arm_periodic(&p->ct, deadline, period,
+					 TWHEEL_FIXED_RATE, flags);
+}
+
+/* Waits until the probe's callback ran @runs times in all. */
+static bool tw_cprobe_wait_runs(struct tw_cprobe *p, int runs)
+{
+	unsigned long end = jiffies + WAIT_MAX;
+
+	while (atomic_read(&p->runs) < runs && time_before(jiffies, end))
+		msleep(20);
+	return atomic_read(&p->runs) >= runs;
 }
 
 /* The skew the tests added to each clock, undone by the suite's exit. */
@@ -1491,6 +1523,141 @@ static void tw_clock_test_many(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, early, 0);
 }
 
+/* Periodic on each clock: fires on the grid of its clock, never early. */
+static void tw_clock_test_periodic(struct kunit *test)
+{
+	clockid_t clk = *(const clockid_t *)test->param_value;
+	const u64 period = 20 * NSEC_PER_MSEC;
+	struct tw_cprobe *p;
+	u64 seen;
+
+	p = tw_cprobe_new(test, clk);
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm_periodic(p, twheel_clock_now(clk) +
+						     period, period, 0), 0);
+	KUNIT_ASSERT_TRUE(test, tw_cprobe_wait_runs(p, 5));
+	KUNIT_EXPECT_TRUE(test, twheel_clock_pending(&p->ct));
+	KUNIT_EXPECT_TRUE(test, twheel_clock_cancel_sync(&p->ct));
+	KUNIT_EXPECT_FALSE(test, twheel_clock_pending(&p->ct));
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->early), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->was_set), 0);
+	/* each expiry counted once: the callbacks never outnumber them */
+	KUNIT_EXPECT_GE(test, p->expiries, (u64)atomic_read(&p->runs));
+	seen = atomic_read(&p->runs);
+	msleep(60);
+	KUNIT_EXPECT_EQ(test, (u64)atomic_read(&p->runs), seen);
+}
+
+/*
+ * A periodic REALTIME timer and a set forward past ten of its periods:
+ * one callback at once, told of the periods missed; then it goes on.
+ */
+static void tw_clock_test_periodic_set_forward(struct kunit *test)
+{
+	const u64 period = NSEC_PER_SEC;
+	struct tw_cprobe *p;
+	ktime_t set_mono;
+
+	p = tw_cprobe_new(test, CLOCK_REALTIME);
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm_periodic(p, twheel_clock_now(CLOCK_REALTIME) +
+						     500 * NSEC_PER_MSEC, period,
+						     0), 0);
+	set_mono = ktime_get();
+	tw_clock_shift(CLOCK_REALTIME, 10 * period + 600 * NSEC_PER_MSEC, true);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p->done, WAIT_MAX), 0);
+	KUNIT_EXPECT_LE(test, p->fired_mono - set_mono, LATE_MAX_NS);
+	KUNIT_EXPECT_GE(test, p->last_missed, 10ULL);
+	KUNIT_EXPECT_GE(test, p->expiries, 11ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->runs), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->early), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_clock_pending(&p->ct));
+	/* and the next one comes a period of the clock later */
+	KUNIT_ASSERT_TRUE(test, tw_cprobe_wait_runs(p, 2));
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->early), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_clock_cancel_sync(&p->ct));
+}
+
+/* Set backward: the next expiry waits for the clock to come back. */
+static void tw_clock_test_periodic_set_backward(struct kunit *test)
+{
+	const u64 period = 50 * NSEC_PER_MSEC;
+	struct tw_cprobe *p;
+	int runs;
+
+	p = tw_cprobe_new(test, CLOCK_REALTIME);
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm_periodic(p, twheel_clock_now(CLOCK_REALTIME) +
+						     period, period, 0), 0);
+	KUNIT_ASSERT_TRUE(test, tw_cprobe_wait_runs(p, 1));
+	tw_clock_shift(CLOCK_REALTIME, -10 * NSEC_PER_SEC, true);
+	/* an expiry racing the set may still run: let it */
+	msleep(100);
+	runs = atomic_read(&p->runs);
+	msleep(300);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->runs), runs);
+	KUNIT_EXPECT_TRUE(test, twheel_clock_pending(&p->ct));
+	tw_clock_shift(CLOCK_REALTIME, 10 * NSEC_PER_SEC, true);
+	KUNIT_ASSERT_TRUE(test, tw_cprobe_wait_runs(p, runs + 2));
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->early), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_clock_cancel_sync(&p->ct));
+}
+
+/* Cancel-on-set on a periodic timer: a set ends it, one callback. */
+static void tw_clock_test_periodic_cancel_on_set(struct kunit *test)
+{
+	const u64 period = 20 * NSEC_PER_MSEC;
+	struct tw_cprobe *p;
+	int runs;
+
+	p = tw_cprobe_new(test, CLOCK_REALTIME);
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm_periodic(p, twheel_clock_now(CLOCK_REALTIME) +
+						     period, period,
+						     TWHEEL_CLOCK_CANCEL_ON_SET), 0);
+	KUNIT_ASSERT_TRUE(test, tw_cprobe_wait_runs(p, 2));
+	tw_clock_shift(CLOCK_REALTIME, NSEC_PER_SEC, true);
+	/* the set work ends it at once (maybe before the shift returns) */
+	for (runs = 0; !atomic_read(&p->was_set) && runs < 500; runs++)
+		msleep(20);
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->was_set), 1);
+	KUNIT_EXPECT_FALSE(test, twheel_clock_pending(&p->ct));
+	runs = atomic_read(&p->runs);
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->runs), runs);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->early), 0);
+	KUNIT_EXPECT_FALSE(test, twheel_clock_cancel_sync(&p->ct));
+}
+
+static void tw_clock_test_periodic_bad_args(struct kunit *test)
+{
+	struct tw_cprobe *p = tw_cprobe_new(test, CLOCK_BOOTTIME);
+	ktime_t far = twheel_clock_now(CLOCK_BOOTTIME) + 3600 * NSEC_PER_SEC;
+
+	KUNIT_EXPECT_EQ(test, twheel_clock_arm_periodic(&p->ct, far, 0,
+							TWHEEL_FIXED_RATE, 0),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_clock_arm_periodic(&p->ct, far,
+							(u64)KTIME_MAX + 1,
+							TWHEEL_FIXED_DELAY, 0),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_clock_arm_periodic(&p->ct, far, 1,
+							TWHEEL_ONESHOT, 0),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_clock_arm_periodic(&p->ct, far, 1, 3, 0),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_clock_arm_periodic(&p->ct, far, 1,
+							TWHEEL_FIXED_RATE,
+							TWHEEL_CLOCK_CANCEL_ON_SET),
+			-EINVAL);
+	KUNIT_EXPECT_FALSE(test, twheel_clock_pending(&p->ct));
+	/* a KTIME_MAX period: one expiry, then never again */
+	KUNIT_EXPECT_EQ(test, twheel_clock_arm_periodic(&p->ct, 0, KTIME_MAX,
+							TWHEEL_FIXED_DELAY, 0),
+			0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p->done, WAIT_MAX), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_clock_pending(&p->ct));
+	KUNIT_EXPECT_TRUE(test, twheel_clock_cancel_sync(&p->ct));
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->runs), 1);
+}
+
 static struct kunit_case tw_clock_cases[] = {
 	KUNIT_CASE_PARAM(tw_clock_test_fire, tw_clock_id_gen_params),
 	KUNIT_CASE(tw_clock_test_bad_args),
@@ -1499,6 +1666,11 @@ static struct kunit_case tw_clock_cases[] = {
 	KUNIT_CASE(tw_clock_test_cancel_on_set),
 	KUNIT_CASE(tw_clock_test_boottime_suspend),
 	KUNIT_CASE_SLOW(tw_clock_test_many),
+	KUNIT_CASE_PARAM(tw_clock_test_periodic, tw_clock_id_gen_params),
+	KUNIT_CASE(tw_clock_test_periodic_set_forward),
+	KUNIT_CASE(tw_clock_test_periodic_set_backward),
+	KUNIT_CASE(tw_clock_test_periodic_cancel_on_set),
+	KUNIT_CASE(tw_clock_test_periodic_bad_args),
 	{}
 };
 

@@ -13,6 +13,11 @@
  * batches, the eventfd, reads and the deadline mapping. Only eventfd()
  * itself is created here, so that its errors keep their own message.
  *
+ * --clock puts every timer of a command on CLOCK_REALTIME or CLOCK_BOOTTIME
+ * instead of CLOCK_MONOTONIC (one-shot or periodic, as the kernel allows):
+ * their times, --at and the columns count on that clock; the watch loop's
+ * own deadlines (--for, --cancel, ...) stay on CLOCK_MONOTONIC.
+ *
  * Exit status: 0 ok, 1 runtime or kernel error, 2 usage error.
  */
 #define _GNU_SOURCE
@@ -248,11 +253,39 @@ static u64 u64_arg(const char *cmd, const char *opt, const char *s, u64 min)
 
 enum when_kind { WHEN_IN, WHEN_AT, WHEN_AT_REL };
 
+static const struct clock_name {
+	const char *name;
+	int clockid;
+} clock_names[] = {
+	{ "monotonic", TWHEEL_CLOCK_MONOTONIC },
+	{ "realtime", TWHEEL_CLOCK_REALTIME },
+	{ "boottime", TWHEEL_CLOCK_BOOTTIME },
+};
+#define N_CLOCKS (sizeof(clock_names) / sizeof(clock_names[0]))
+
+/* --clock NAME: monotonic, realtime or boottime (any case). */
+static int clock_arg(const char *cmd, const char *s)
+{
+	for (size_t i = 0; i < N_CLOCKS; i++)
+		if (!strcasecmp(s, clock_names[i].name))
+			return clock_names[i].clockid;
+	usage_error(cmd, "unknown clock '%s' for --clock (monotonic, realtime or boottime)", s);
+}
+
+static const char *clock_name(int clockid)
+{
+	for (size_t i = 0; i < N_CLOCKS; i++)
+		if (clock_names[i].clockid == clockid)
+			return clock_names[i].name;
+	return "?";
+}
+
 struct tspec {
 	enum when_kind when;
 	u64 value;		/* delay, absolute time, or offset for WHEN_AT_REL */
 	u64 period;		/* 0: one-shot */
 	bool fixed_delay;
+	bool cancel_on_set;	/* TWHEEL_TIMER_CANCEL_ON_SET */
 	bool has_data;
 	u64 data;
 	u64 max_count;		/* cancel after this many expiries; 0: never */
@@ -282,7 +315,7 @@ struct action {
 /*
  * SPEC    = WHEN[,OPTION]...
  * WHEN    = DUR | in:DUR | at:TIME | at:+DUR | every:DUR
- * OPTION  = every=DUR | delay | data=U64 | count=N | copies=N
+ * OPTION  = every=DUR | delay | cancel-on-set | data=U64 | count=N | copies=N
  */
 static void parse_spec(const char *cmd, const char *opt, const char *arg, struct tspec *t)
 {
@@ -339,6 +372,8 @@ static void parse_spec(const char *cmd, const char *opt, const char *arg, struct
 				usage_error(cmd, "%s must be more than 0", what);
 		} else if (!strcmp(tok, "delay")) {
 			t->fixed_delay = true;
+		} else if (!strcmp(tok, "cancel-on-set")) {
+			t->cancel_on_set = true;
 		} else if (!strncmp(tok, "data=", 5)) {
 			t->data = u64_arg(cmd, what, tok + 5, 0);
 			t->has_data = true;
@@ -352,7 +387,7 @@ static void parse_spec(const char *cmd, const char *opt, const char *arg, struct
 					    what, MAX_TIMERS_TOTAL, (unsigned long long)n);
 			t->copies = (u32)n;
 		} else {
-			usage_error(cmd, "unknown option '%s' in %s '%s' (expected every=DUR, delay, data=N, count=N or copies=N)",
+			usage_error(cmd, "unknown option '%s' in %s '%s' (expected every=DUR, delay, cancel-on-set, data=N, count=N or copies=N)",
 				    tok, opt, arg);
 		}
 	}
@@ -378,19 +413,23 @@ static void describe_spec(const struct tspec *t, u64 first_deadline, u64 t0, cha
 		n += (size_t)snprintf(buf + n, len - n, " (absolute %llu.%09llu s)",
 				      (unsigned long long)(first_deadline / NSEC_PER_SEC),
 				      (unsigned long long)(first_deadline % NSEC_PER_SEC));
+	if (n < len && t->cancel_on_set)
+		n += (size_t)snprintf(buf + n, len - n, ", ends on a clock set");
 	if (n < len && t->max_count)
 		n += (size_t)snprintf(buf + n, len - n, ", cancel after %llu",
 				      (unsigned long long)t->max_count);
 	(void)d2;
 }
 
-static struct twheel_timer_spec to_kspec(const struct tspec *t, u64 data, u64 t_base)
+/* @t_base: the start, on @clockid, for WHEN_AT_REL */
+static struct twheel_timer_spec to_kspec(const struct tspec *t, u64 data, u64 t_base,
+					 int clockid)
 {
 	struct twheel_timer_spec s = {
 		.value = t->value,
 		.period = t->period,
 		.user_data = t->has_data ? t->data : data,
-		.clockid = TWHEEL_CLOCK_MONOTONIC,
+		.clockid = (u32)clockid,
 	};
 
 	if (t->when == WHEN_AT)
@@ -403,6 +442,8 @@ static struct twheel_timer_spec to_kspec(const struct tspec *t, u64 data, u64 t_
 		s.flags |= TWHEEL_TIMER_PERIODIC;
 	if (t->fixed_delay)
 		s.flags |= TWHEEL_TIMER_FIXED_DELAY;
+	if (t->cancel_on_set)
+		s.flags |= TWHEEL_TIMER_CANCEL_ON_SET;
 	return s;
 }
 
@@ -421,11 +462,13 @@ struct run_opts {
 	bool poll_fd;			/* epoll the twheel fd, not an eventfd */
 	int quiet;			/* 1: only the summary; 2: nothing */
 	bool single;			/* use TWHEEL_IOC_SCHEDULE, not BATCH */
+	int clockid;			/* TWHEEL_CLOCK_* of every timer */
 };
 
 struct state {
 	struct twheel tw;		/* the fd; tw.map for --extend */
-	u64 t0;
+	u64 t0;				/* the start, CLOCK_MONOTONIC */
+	u64 c0;				/* the start, on the timers' clock */
 	struct timer *timers;
 	u32 ntimers;
 	u32 *hash;			/* id -> timer index + 1 */
@@ -467,6 +510,12 @@ static struct timer *find_timer(struct state *st, u64 id)
 static double rel_ms(const struct state *st, u64 t)
 {
 	return (double)(s64)(t - st->t0) / 1e6;
+}
+
+/* A time of the timers' clock (an event's), since the start. */
+static double rel_clk_ms(const struct state *st, u64 t)
+{
+	return (double)(s64)(t - st->c0) / 1e6;
 }
 
 static void print_table_header(const struct state *st)
@@ -538,6 +587,8 @@ static void handle_event(struct state *st, const struct twheel_event *e)
 		strcat(flags, " periodic");
 	if (e->flags & TWHEEL_EVENT_CANCELLED)
 		strcat(flags, " cancelled");
+	if (e->flags & TWHEEL_EVENT_CLOCK_SET)
+		strcat(flags, " clock-set");
 	if (late < 0)
 		strcat(flags, " EARLY!");
 	if (t)
@@ -547,12 +598,13 @@ static void handle_event(struct state *st, const struct twheel_event *e)
 	if (!st->quiet)
 		printf("%6s %8llu %12llu %14.3f %14.3f %10lld %6llu %s\n", idx,
 		       (unsigned long long)e->id, (unsigned long long)e->user_data,
-		       rel_ms(st, e->deadline), rel_ms(st, e->fired), (long long)late / 1000,
+		       rel_clk_ms(st, e->deadline), rel_clk_ms(st, e->fired), (long long)late / 1000,
 		       (unsigned long long)e->count, flags);
 	if (!t)
 		return;
 	t->expiries += e->count;
-	if (!(e->flags & TWHEEL_EVENT_PERIODIC) || (e->flags & TWHEEL_EVENT_CANCELLED)) {
+	if (!(e->flags & TWHEEL_EVENT_PERIODIC) ||
+	    (e->flags & (TWHEEL_EVENT_CANCELLED | TWHEEL_EVENT_CLOCK_SET))) {
 		/* a one-shot's event has been read: its id is gone */
 		if (t->live) {
 			t->live = false;
@@ -621,20 +673,24 @@ static void do_action(struct state *st, struct action *a)
 					  (unsigned long long)t->id);
 			note(st, t, "extend at %.3f ms: due %s from now (a store, no system call%s)",
 			     rel_ms(st, now), fmt_dur(a->by, d, sizeof(d)),
-			     sp->period ? "; a periodic timer ignores it" : "");
+			     sp->period ? "; a periodic timer ignores it" :
+			     st->o->clockid != TWHEEL_CLOCK_MONOTONIC ?
+			     "; a timer on another clock ignores it" : "");
 			continue;
 		}
 		/* ACT_MODIFY */
 		{
+			int clk = st->o->clockid;
 			struct twheel_timer_spec s = to_kspec(&a->mod, sp->has_data ? sp->data :
-							      (u64)(a->spec + 1), now);
+							      (u64)(a->spec + 1),
+							      twheel_now_clock(clk), clk);
 			int r;
 			char d[32];
 
 			if (a->mod.has_data)
 				s.user_data = a->mod.data;
-			r = twheel_modify(&st->tw, t->id, s.value, s.period, s.flags,
-					  s.user_data);
+			r = twheel_modify_clock(&st->tw, t->id, clk, s.value, s.period, s.flags,
+						s.user_data);
 			if (r == -ENOENT) {
 				note(st, t, "modify at %.3f ms: already gone", rel_ms(st, now));
 				continue;
@@ -715,11 +771,12 @@ static void submit(struct state *st, const struct run_opts *o)
 		for (u32 i = 0; i < total; i++) {
 			struct timer *t = &st->timers[i];
 			const struct tspec *sp = &o->specs[t->spec];
-			struct twheel_timer_spec s = to_kspec(sp, (u64)t->spec + 1, st->t0);
+			struct twheel_timer_spec s = to_kspec(sp, (u64)t->spec + 1, st->c0,
+							      o->clockid);
 			uint64_t id;
 
-			r = twheel_schedule(&st->tw, s.value, s.period, s.flags,
-					    s.user_data, &id);
+			r = twheel_schedule_clock(&st->tw, o->clockid, s.value, s.period,
+						  s.flags, s.user_data, &id);
 			if (r < 0)
 				die_errno(-r, "schedule timer '%s'", sp->text);
 			t->id = id;
@@ -735,9 +792,11 @@ static void submit(struct state *st, const struct run_opts *o)
 		for (u32 i = 0; i < n; i++) {
 			const struct timer *t = &st->timers[done + i];
 			struct twheel_timer_spec s = to_kspec(&o->specs[t->spec],
-							      (u64)t->spec + 1, st->t0);
+							      (u64)t->spec + 1, st->c0,
+							      o->clockid);
 
-			twheel_sqbuf_schedule(&sq, s.value, s.period, s.flags, s.user_data);
+			twheel_sqbuf_schedule_clock(&sq, o->clockid, s.value, s.period,
+						    s.flags, s.user_data);
 		}
 		/* n <= TWHEEL_BATCH_MAX: one TWHEEL_IOC_BATCH call */
 		r = twheel_submit(&st->tw, &sq);
@@ -763,8 +822,8 @@ static void print_plan(const struct state *st, const struct run_opts *o, const s
 
 	if (st->quiet)
 		return;
-	printf("%s: %u timer%s on %s (tick %s, at most %u per fd)\n", prog, st->ntimers,
-	       st->ntimers == 1 ? "" : "s", TWHEEL_DEVICE,
+	printf("%s: %u timer%s on %s, clock %s (tick %s, at most %u per fd)\n", prog,
+	       st->ntimers, st->ntimers == 1 ? "" : "s", TWHEEL_DEVICE, clock_name(o->clockid),
 	       fmt_dur(info->granularity_ns, gran, sizeof(gran)), info->max_timers);
 	for (int s = 0; s < o->nspecs; s++) {
 		const struct tspec *sp = &o->specs[s];
@@ -773,9 +832,9 @@ static void print_plan(const struct state *st, const struct run_opts *o, const s
 
 		while (i < st->ntimers && st->timers[i].spec != s)
 			i++;
-		first = sp->when == WHEN_IN ? st->t0 + sp->value :
-			sp->when == WHEN_AT_REL ? st->t0 + sp->value : sp->value;
-		describe_spec(sp, first, st->t0, desc, sizeof(desc));
+		first = sp->when == WHEN_IN ? st->c0 + sp->value :
+			sp->when == WHEN_AT_REL ? st->c0 + sp->value : sp->value;
+		describe_spec(sp, first, st->c0, desc, sizeof(desc));
 		if (sp->copies > 1)
 			snprintf(ids, sizeof(ids), "ids %llu..%llu x%u",
 				 (unsigned long long)st->timers[i].id,
@@ -883,6 +942,7 @@ static int run(const struct run_opts *o)
 
 	qsort(o->actions, (size_t)o->nactions, sizeof(*o->actions), cmp_action);
 	st.t0 = twheel_now();
+	st.c0 = twheel_now_clock(o->clockid);
 	submit(&st, o);
 	for (u32 i = 0; i < st.ntimers; i++)
 		hash_add(&st, i);
@@ -992,6 +1052,7 @@ static void help_main(FILE *f)
 "examples:\n"
 "  twheelctl schedule --in 250ms\n"
 "  twheelctl schedule --in 100ms --every 500ms --count 5\n"
+"  twheelctl schedule --clock realtime --every 1s --count 3\n"
 "  twheelctl run -t 250ms -t 1s -t every:200ms,count=5 --cancel 2@500ms\n"
 "  twheelctl run -t 1s,copies=10000 --quiet\n"
 "\n"
@@ -1003,18 +1064,25 @@ static void help_schedule(FILE *f)
 {
 	fprintf(f,
 "usage: twheelctl schedule (--in DUR | --at TIME) [--every DUR [--delay-mode]]\n"
+"                          [--clock CLOCK [--cancel-on-set]]\n"
 "                          [--count N] [--data U64] [--poll] [--quiet]\n"
 "\n"
 "Schedule one timer on a new fd and print a line per expiry. A one-shot timer\n"
 "exits after it fires; a periodic one runs until --count or Ctrl-C.\n"
 "\n"
 "  -i, --in DUR        first expiry DUR from now (default: one period, or 0)\n"
-"  -a, --at TIME       first expiry at CLOCK_MONOTONIC TIME (a duration since\n"
-"                      boot, e.g. 12345.5s; see 'twheelctl info'), or +DUR:\n"
-"                      an absolute deadline DUR from now\n"
+"  -a, --at TIME       first expiry at TIME of the clock (CLOCK_MONOTONIC: a\n"
+"                      duration since boot, e.g. 12345.5s; see 'twheelctl\n"
+"                      info'), or +DUR: an absolute deadline DUR from now\n"
 "  -e, --every DUR     periodic: re-arm every DUR (fixed rate: missed periods\n"
 "                      are counted, deadlines stay on the grid)\n"
 "  -D, --delay-mode    with --every: the period counts from each expiry's end\n"
+"  -C, --clock CLOCK   monotonic (default), realtime or boottime: the clock of\n"
+"                      the timer, its period, --at and the time columns\n"
+"                      (timerfd's semantics: a set of the wall clock moves\n"
+"                      realtime timers, counting the periods it skips)\n"
+"      --cancel-on-set with --clock realtime and --at: a set of the wall clock\n"
+"                      ends the timer (flag clock-set)\n"
 "  -n, --count N       exit after N expiries\n"
 "  -d, --data U64      user_data echoed in events (decimal or 0x hex; default 1)\n"
 "      --for DUR       exit after DUR\n"
@@ -1023,14 +1091,15 @@ static void help_schedule(FILE *f)
 "  -h, --help          this text\n"
 "\n"
 "Columns: timer (#N), kernel id, user_data, deadline and fired time in ms since\n"
-"the start, lateness in us, count (expiries since the previous event), flags.\n");
+"the start on the timer's clock, lateness in us, count (expiries since the\n"
+"previous event), flags.\n");
 }
 
 static void help_run(FILE *f)
 {
 	fprintf(f,
 "usage: twheelctl run -t SPEC [-t SPEC]... [--cancel T@DUR]... [--modify T@DUR=SPEC]...\n"
-"                     [--extend T@DUR=DUR]...\n"
+"                     [--extend T@DUR=DUR]... [--clock CLOCK]\n"
 "                     [--count N] [--for DUR] [--single] [--poll] [--quiet]\n"
 "\n"
 "Schedule several timers on one fd (in one TWHEEL_IOC_BATCH) and watch them\n"
@@ -1039,11 +1108,12 @@ static void help_run(FILE *f)
 "\n"
 "  -t, --timer SPEC        a timer; SPEC is WHEN[,OPTION]...\n"
 "        WHEN:   DUR | in:DUR    first expiry DUR from the start\n"
-"                at:TIME         at CLOCK_MONOTONIC TIME; at:+DUR: absolute, DUR\n"
+"                at:TIME         at TIME of the clock; at:+DUR: absolute, DUR\n"
 "                                from the start\n"
 "                every:DUR       periodic, first after DUR, then every DUR\n"
 "        OPTION: every=DUR       periodic with this period (fixed rate)\n"
 "                delay           fixed-delay mode (period from each expiry's end)\n"
+"                cancel-on-set   --clock realtime, at: only: a clock set ends it\n"
 "                data=U64        user_data (default: the timer's number)\n"
 "                count=N         cancel this timer after N expiries\n"
 "                copies=N        N identical timers (one batch per 4096)\n"
@@ -1053,6 +1123,9 @@ static void help_run(FILE *f)
 "  -x, --extend T@DUR=DUR2 push one-shot timer #T back, DUR after the start, to\n"
 "                          DUR2 from then, by a store to the mapped deadline\n"
 "                          array (no system call; moving it earlier takes --modify)\n"
+"  -C, --clock CLOCK       monotonic (default), realtime or boottime: the clock\n"
+"                          of every timer, its period, at: and the time columns\n"
+"                          (--cancel, --for, ... count on CLOCK_MONOTONIC)\n"
 "  -n, --count N           stop after N expiries in all\n"
 "      --for DUR           stop after DUR\n"
 "      --single            one TWHEEL_IOC_SCHEDULE per timer instead of a batch\n"
@@ -1065,7 +1138,9 @@ static void help_run(FILE *f)
 "  twheelctl run -t every:100ms -t every:300ms,delay --cancel 1@1s --for 2s\n"
 "  twheelctl run -t 5s --modify 1@500ms=250ms      # fires at 750 ms, not 5 s\n"
 "  twheelctl run -t 500ms --extend 1@300ms=500ms   # fires at 800 ms, pushed back by a store\n"
-"  twheelctl run -t at:+1s,data=0xfeed\n");
+"  twheelctl run -t at:+1s,data=0xfeed\n"
+"  twheelctl run --clock boottime -t every:1s,count=3 -t 2s\n"
+"  twheelctl run --clock realtime -t at:+1h,every=1h,cancel-on-set\n");
 }
 
 static void help_info(FILE *f)
@@ -1074,7 +1149,7 @@ static void help_info(FILE *f)
 "usage: twheelctl info\n"
 "\n"
 "Open " TWHEEL_DEVICE " and print TWHEEL_IOC_INFO: the wheel's tick, the per-fd\n"
-"timer limit, and the current CLOCK_MONOTONIC time (for --at).\n");
+"timer limit, and the current time of each clock (for --at and --clock).\n");
 }
 
 static int cmd_info(int argc, char **argv)
@@ -1104,7 +1179,17 @@ static int cmd_info(int argc, char **argv)
 	printf("%-16s CLOCK_MONOTONIC, now %llu.%09llu s\n", "clock",
 	       (unsigned long long)(now / NSEC_PER_SEC), (unsigned long long)(now % NSEC_PER_SEC));
 	printf("%-16s %s\n", "clocks", info->flags & TWHEEL_INFO_CLOCKS ?
-	       "MONOTONIC REALTIME BOOTTIME (twheelctl uses MONOTONIC)" : "MONOTONIC");
+	       "MONOTONIC REALTIME BOOTTIME (--clock picks one)" : "MONOTONIC");
+	if (info->flags & TWHEEL_INFO_CLOCKS) {
+		for (int c = TWHEEL_CLOCK_REALTIME; c <= TWHEEL_CLOCK_BOOTTIME;
+		     c += TWHEEL_CLOCK_BOOTTIME - TWHEEL_CLOCK_REALTIME) {
+			now = twheel_now_clock(c);
+			printf("%-16s CLOCK_%s, now %llu.%09llu s\n", "clock",
+			       c == TWHEEL_CLOCK_REALTIME ? "REALTIME" : "BOOTTIME",
+			       (unsigned long long)(now / NSEC_PER_SEC),
+			       (unsigned long long)(now % NSEC_PER_SEC));
+		}
+	}
 	twheel_close(&tw);
 	return 0;
 }
@@ -1116,6 +1201,8 @@ static int cmd_schedule(int argc, char **argv)
 		{ "at", required_argument, NULL, 'a' },
 		{ "every", required_argument, NULL, 'e' },
 		{ "delay-mode", no_argument, NULL, 'D' },
+		{ "clock", required_argument, NULL, 'C' },
+		{ "cancel-on-set", no_argument, NULL, 'O' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "data", required_argument, NULL, 'd' },
 		{ "for", required_argument, NULL, 'F' },
@@ -1126,14 +1213,15 @@ static int cmd_schedule(int argc, char **argv)
 	};
 	const char *cmd = "schedule ";
 	struct tspec t = { .copies = 1, .text = "" };
-	struct run_opts o = { .cmd = cmd, .specs = &t, .nspecs = 1, .single = true };
+	struct run_opts o = { .cmd = cmd, .specs = &t, .nspecs = 1, .single = true,
+			      .clockid = TWHEEL_CLOCK_MONOTONIC };
 	bool have_in = false, have_at = false;
 	static char text[256];
 	int c;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":i:a:e:Dn:d:qh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:a:e:DC:n:d:qh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (have_in || have_at)
@@ -1160,6 +1248,12 @@ static int cmd_schedule(int argc, char **argv)
 			break;
 		case 'D':
 			t.fixed_delay = true;
+			break;
+		case 'C':
+			o.clockid = clock_arg(cmd, optarg);
+			break;
+		case 'O':
+			t.cancel_on_set = true;
 			break;
 		case 'n':
 			o.count = u64_arg(cmd, "--count", optarg, 1);
@@ -1197,6 +1291,8 @@ static int cmd_schedule(int argc, char **argv)
 	}
 	if (t.fixed_delay && !t.period)
 		usage_error(cmd, "--delay-mode needs --every");
+	if (t.cancel_on_set && (o.clockid != TWHEEL_CLOCK_REALTIME || !have_at))
+		usage_error(cmd, "--cancel-on-set needs --clock realtime and --at");
 	snprintf(text, sizeof(text), "schedule");
 	t.text = text;
 	return run(&o);
@@ -1255,6 +1351,7 @@ static int cmd_run(int argc, char **argv)
 		{ "cancel", required_argument, NULL, 'c' },
 		{ "modify", required_argument, NULL, 'm' },
 		{ "extend", required_argument, NULL, 'x' },
+		{ "clock", required_argument, NULL, 'C' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "for", required_argument, NULL, 'F' },
 		{ "single", no_argument, NULL, 'S' },
@@ -1264,7 +1361,7 @@ static int cmd_run(int argc, char **argv)
 		{ 0 }
 	};
 	const char *cmd = "run ";
-	struct run_opts o = { .cmd = cmd };
+	struct run_opts o = { .cmd = cmd, .clockid = TWHEEL_CLOCK_MONOTONIC };
 	int c;
 
 	o.specs = calloc((size_t)argc, sizeof(*o.specs));
@@ -1273,7 +1370,7 @@ static int cmd_run(int argc, char **argv)
 		die_errno(ENOMEM, "parse");
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":t:c:m:x:n:qh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:c:m:x:C:n:qh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			parse_spec(cmd, "-t", optarg, &o.specs[o.nspecs++]);
@@ -1286,6 +1383,9 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case 'x':
 			parse_action(cmd, "--extend", optarg, ACT_EXTEND, &o.actions[o.nactions++]);
+			break;
+		case 'C':
+			o.clockid = clock_arg(cmd, optarg);
 			break;
 		case 'n':
 			o.count = u64_arg(cmd, "--count", optarg, 1);
@@ -1318,6 +1418,11 @@ static int cmd_run(int argc, char **argv)
 			    argv[optind]);
 	if (!o.nspecs)
 		usage_error(cmd, "no timers: give at least one -t SPEC, e.g. -t 250ms");
+	for (int i = 0; i < o.nspecs; i++)
+		if (o.specs[i].cancel_on_set &&
+		    (o.clockid != TWHEEL_CLOCK_REALTIME || o.specs[i].when == WHEN_IN))
+			usage_error(cmd, "cancel-on-set in -t '%s' needs --clock realtime and at:",
+				    o.specs[i].text);
 	for (int i = 0; i < o.nactions; i++)
 		if (o.actions[i].spec >= o.nspecs)
 			usage_error(cmd, "'%s' names timer #%d, but there %s only %d", o.actions[i].text,

@@ -64,16 +64,26 @@
  * - A relative timer on any clock is an absolute one at that clock's now
  *   plus the delay, as hrtimer and timerfd make it: setting the clock moves
  *   it too.
+ * - A periodic timer's period is on its own clock, as timerfd's interval
+ *   is: a fixed-rate one's deadlines stay on the grid of its first
+ *   deadline on that clock. After a set forward past several periods the
+ *   next event comes at once and its count includes the periods skipped
+ *   (timerfd's overrun count), never early; after a set backward the next
+ *   expiry waits for the clock. A fixed-delay one's next deadline is a
+ *   period of its clock after each expiry.
  * - TWHEEL_TIMER_CANCEL_ON_SET (absolute CLOCK_REALTIME timers only, as
- *   TFD_TIMER_CANCEL_ON_SET): a set of the clock, or a resume from suspend,
- *   before the deadline ends the timer with an event flagged
+ *   TFD_TIMER_CANCEL_ON_SET, periodic or not): a set of the clock, or a
+ *   resume from suspend, before the deadline (for a periodic timer: at
+ *   any time before it is cancelled) ends the timer with an event flagged
  *   TWHEEL_EVENT_CLOCK_SET instead of expiring it.
  *
- * Timers on CLOCK_REALTIME and CLOCK_BOOTTIME are one-shot: a period (or
- * TWHEEL_TIMER_PERIODIC) gives EINVAL. Their slot of the mapped deadline
- * array receives their deadline (on their clock) from SCHEDULE and MODIFY
- * like any other, but is never read back: like periodic timers they ignore
- * it. The events of a timer give its deadline and firing time on its own
+ * Timers on CLOCK_REALTIME and CLOCK_BOOTTIME may be periodic like those
+ * on CLOCK_MONOTONIC (TWHEEL_TIMER_PERIODIC, optionally
+ * TWHEEL_TIMER_FIXED_DELAY), with the same lazy re-arming of an unread
+ * one (see struct twheel_event). Their slot of the mapped deadline array
+ * receives their deadline (on their clock) from SCHEDULE and MODIFY like
+ * any other, but is never read back: like periodic timers they ignore it.
+ * The events of a timer give its deadline and firing time on its own
  * clock.
  */
 #define TWHEEL_CLOCK_REALTIME	0	/* == CLOCK_REALTIME */
@@ -254,9 +264,11 @@ struct twheel_info {
 /*
  * A TWHEEL_TIMER_CANCEL_ON_SET timer was ended by a set of its clock before
  * its deadline: it did not expire, and will not (count includes this end
- * as one; fired is the clock's time when the end was reported, and may be
- * before deadline). The timer is gone once the event is read, as a fired
- * one-shot timer is.
+ * as one, besides any expiries of a periodic timer not yet read; deadline
+ * is the one the set ended, fired the clock's time when the end was
+ * reported, and may be before deadline). A periodic timer's event has
+ * TWHEEL_EVENT_PERIODIC too. The timer is gone once the event is read, as
+ * a fired one-shot timer is.
  */
 #define TWHEEL_EVENT_CLOCK_SET	0x4u
 
@@ -269,9 +281,12 @@ struct twheel_info {
  * @fired: ns, when that expiry ran, on the timer's clock (>= @deadline:
  *	never early; but see TWHEEL_EVENT_CLOCK_SET)
  * @count: expiries since the previous event of this timer was read,
- *	including periods skipped because the timer ran late. A slow reader
- *	never loses an expiry and never makes the kernel queue more than one
- *	event per timer.
+ *	including periods skipped because the timer ran late or (on
+ *	CLOCK_REALTIME and CLOCK_BOOTTIME) because its clock was set forward
+ *	past them. A slow reader never loses an expiry and never makes the
+ *	kernel queue more than one event per timer; a periodic timer due
+ *	while its event is unread is not re-armed until read() counts the
+ *	periods that passed.
  * @flags: TWHEEL_EVENT_*
  * @pad: zero
  *

@@ -680,10 +680,16 @@ TEST_F_TIMEOUT(twheel, schedule_einval_fields, 20)
 		{ "flags all ones", FAR_FUTURE, 1000000, 0, 0, 1, ~0u },
 		{ "clockid 2", FAR_FUTURE, 0, 0, 0, 2, 0 },
 		{ "clockid 11 (TAI)", FAR_FUTURE, 0, 0, 0, 11, 0 },
-		{ "REALTIME PERIODIC", FAR_FUTURE, NSEC_PER_SEC, 0, 0, 0, TWHEEL_TIMER_PERIODIC },
-		{ "BOOTTIME PERIODIC|FIXED_DELAY", FAR_FUTURE, NSEC_PER_SEC, 0, 0, 7,
+		{ "REALTIME PERIODIC, period 0", FAR_FUTURE, 0, 0, 0, 0, TWHEEL_TIMER_PERIODIC },
+		{ "BOOTTIME PERIODIC|FIXED_DELAY, period 1<<63", FAR_FUTURE, 1ULL << 63, 0, 0, 7,
 		  TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_FIXED_DELAY },
 		{ "REALTIME period without PERIODIC", FAR_FUTURE, NSEC_PER_SEC, 0, 0, 0, 0 },
+		{ "BOOTTIME FIXED_DELAY without PERIODIC", FAR_FUTURE, NSEC_PER_SEC, 0, 0, 7,
+		  TWHEEL_TIMER_FIXED_DELAY },
+		{ "REALTIME PERIODIC|CANCEL_ON_SET relative", FAR_FUTURE, NSEC_PER_SEC, 0, 0, 0,
+		  TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_CANCEL_ON_SET },
+		{ "BOOTTIME PERIODIC|CANCEL_ON_SET|ABSTIME", FAR_FUTURE, NSEC_PER_SEC, 0, 0, 7,
+		  TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_CANCEL_ON_SET | TWHEEL_TIMER_ABSTIME },
 		{ "REALTIME CANCEL_ON_SET relative", FAR_FUTURE, 0, 0, 0, 0,
 		  TWHEEL_TIMER_CANCEL_ON_SET },
 		{ "BOOTTIME CANCEL_ON_SET|ABSTIME", FAR_FUTURE, 0, 0, 0, 7,
@@ -833,8 +839,10 @@ TEST_F_TIMEOUT(twheel, modify_einval_fields, 20)
 	MOD_CASE("flags 1<<3", s.flags = 1u << 3);
 	MOD_CASE("flags 1<<31", s.flags = 1u << 31);
 	MOD_CASE("clockid 2", s.clockid = 2);
-	MOD_CASE("REALTIME PERIODIC", (s.clockid = TWHEEL_CLOCK_REALTIME,
-				       s.flags = TWHEEL_TIMER_PERIODIC, s.period = NSEC_PER_SEC));
+	MOD_CASE("REALTIME PERIODIC period 0", (s.clockid = TWHEEL_CLOCK_REALTIME,
+						s.flags = TWHEEL_TIMER_PERIODIC));
+	MOD_CASE("BOOTTIME PERIODIC period 1<<63", (s.clockid = TWHEEL_CLOCK_BOOTTIME,
+		 s.flags = TWHEEL_TIMER_PERIODIC, s.period = 1ULL << 63));
 	MOD_CASE("BOOTTIME CANCEL_ON_SET|ABSTIME", (s.clockid = TWHEEL_CLOCK_BOOTTIME,
 		 s.flags = TWHEEL_TIMER_CANCEL_ON_SET | TWHEEL_TIMER_ABSTIME));
 	MOD_CASE("period without PERIODIC", s.period = NSEC_PER_MSEC);
@@ -3563,9 +3571,10 @@ TEST_F_TIMEOUT(twheel, clock_batch, 30)
 	for (int i = 0; i < 8; i++)
 		ops[i].spec.clockid = i % 3 == 0 ? TWHEEL_CLOCK_MONOTONIC :
 				      i % 3 == 1 ? TWHEEL_CLOCK_REALTIME : TWHEEL_CLOCK_BOOTTIME;
-	/* the last one is refused: a period on CLOCK_BOOTTIME */
+	/* the last one is refused: cancel-on-set on CLOCK_BOOTTIME */
 	ops[7].spec.clockid = TWHEEL_CLOCK_BOOTTIME;
-	ops[7].spec.flags = TWHEEL_TIMER_PERIODIC;
+	ops[7].spec.flags = TWHEEL_TIMER_PERIODIC | TWHEEL_TIMER_ABSTIME |
+			    TWHEEL_TIMER_CANCEL_ON_SET;
 	ops[7].spec.period = NSEC_PER_SEC;
 	EXPECT_EQ(7, tw_batch(fd, ops, 8));
 	EXPECT_EQ(-EINVAL, ops[7].result);
@@ -3697,6 +3706,274 @@ TEST_F_TIMEOUT(twheel, clock_realtime_cancel_on_set, 30)
 	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, id_cos));
 	EXPECT_EQ(1, twheel_cancel(&tw, id_plain));
 	EXPECT_EQ(0, tw_timers(&tw));
+}
+
+/*
+ * The checks of an event of a periodic clock timer whose first deadline
+ * was @dl0: on the grid of its clock, never early, flagged periodic.
+ */
+static bool check_clock_periodic_event(const struct twheel_event *e, u64 id, u64 dl0,
+				       u64 period, u64 read_clk)
+{
+	bool ok = true;
+
+	ok &= CHECK_EQ(e->id, id);
+	ok &= CHECK(e->flags & TWHEEL_EVENT_PERIODIC, "flags %#x lack PERIODIC", e->flags);
+	ok &= CHECK(e->count >= 1, "count %llu", (unsigned long long)e->count);
+	ok &= CHECK(e->deadline >= dl0 && (e->deadline - dl0) % period == 0,
+		    "deadline %llu not on the grid %llu + k * %llu",
+		    (unsigned long long)e->deadline, (unsigned long long)dl0,
+		    (unsigned long long)period);
+	ok &= CHECK(e->fired >= e->deadline,
+		    "event fired EARLY on its clock: fired %llu < deadline %llu",
+		    (unsigned long long)e->fired, (unsigned long long)e->deadline);
+	ok &= CHECK(read_clk >= e->deadline,
+		    "event read at %llu on its clock, before its deadline %llu",
+		    (unsigned long long)read_clk, (unsigned long long)e->deadline);
+	if (!ok)
+		print_event("periodic clock event", e);
+	return ok;
+}
+
+/*
+ * Periodic timers on both clocks (fixed rate, absolute and relative, and
+ * fixed delay): they fire at their period on their clock, never early,
+ * the fixed-rate ones on the grid of their first deadline; the counts add
+ * up to the periods that passed.
+ */
+TEST_F_TIMEOUT(twheel, clock_periodic_fires, 60)
+{
+	static const struct {
+		u32 clockid, flags;
+	} cases[] = {
+		{ TWHEEL_CLOCK_REALTIME, TWHEEL_TIMER_ABSTIME },
+		{ TWHEEL_CLOCK_REALTIME, 0 },
+		{ TWHEEL_CLOCK_REALTIME, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_CANCEL_ON_SET },
+		{ TWHEEL_CLOCK_REALTIME, TWHEEL_TIMER_FIXED_DELAY },
+		{ TWHEEL_CLOCK_BOOTTIME, TWHEEL_TIMER_ABSTIME },
+		{ TWHEEL_CLOCK_BOOTTIME, 0 },
+		{ TWHEEL_CLOCK_BOOTTIME, TWHEEL_TIMER_FIXED_DELAY },
+	};
+	const u64 period = 100 * NSEC_PER_MSEC;
+	unsigned int wait = 300 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	struct twheel tw;
+	int fd = tw_open(&tw);
+
+	ASSERT_TRUE(fd >= 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		clockid_t clk = (clockid_t)cases[i].clockid;
+		unsigned int flags = cases[i].flags | TWHEEL_TIMER_PERIODIC;
+		bool abs = flags & TWHEEL_TIMER_ABSTIME;
+		bool rate = !(flags & TWHEEL_TIMER_FIXED_DELAY);
+		struct twheel_event ev;
+		u64 id, t0, dl0 = 0, value, total = 0, last = 0, t1;
+		int reads = 0;
+
+		t0 = clock_ns(clk);
+		value = abs ? t0 + period : period;
+		ASSERT_EQ(0, twheel_schedule_clock(&tw, cases[i].clockid, value, period, flags,
+						   i, &id));
+		while (reads < 5) {
+			ASSERT_TRUE(wait_one(fd, &ev, wait, NULL, "periodic clock timer"));
+			if (!reads)
+				dl0 = abs ? value : ev.deadline - (rate ? ev.count - 1 : 0) * period;
+			if (rate) {
+				EXPECT_TRUE(check_clock_periodic_event(&ev, id, dl0, period,
+								       clock_ns(clk)))
+					TH_LOG("case %zu: clock %u flags %#x", i, cases[i].clockid,
+					       flags);
+			} else {
+				EXPECT_TRUE(ev.fired >= ev.deadline && ev.deadline > last &&
+					    (ev.flags & TWHEEL_EVENT_PERIODIC))
+					TH_LOG("case %zu: fixed delay: deadline %llu after %llu",
+					       i, (unsigned long long)ev.deadline,
+					       (unsigned long long)last);
+			}
+			EXPECT_EQ(i, ev.user_data);
+			/* the first deadline is at least a period after the call */
+			if (!reads && (rate || ev.count == 1))
+				EXPECT_TRUE(dl0 >= t0 + period);
+			last = ev.deadline;
+			total += ev.count;
+			reads++;
+		}
+		t1 = clock_ns(clk);
+		EXPECT_EQ(1, twheel_cancel(&tw, id));
+		/* fixed rate: every period up to the last deadline counted once */
+		if (rate) {
+			EXPECT_EQ((last - dl0) / period + 1, total)
+				TH_LOG("case %zu: %llu expiries counted, deadlines %llu apart",
+				       i, (unsigned long long)total,
+				       (unsigned long long)(last - dl0));
+		}
+		EXPECT_TRUE(t1 - t0 >= total * period - (rate ? 0 : period));
+	}
+	no_events(fd, 300, "cancelled periodic clock timers");
+	EXPECT_EQ(0, tw_timers(&tw));
+}
+
+/*
+ * Periodic REALTIME, wall clock set forward past ten periods: one event
+ * at once counting them (timerfd's overrun count), never early; restored
+ * (a set backward by as much), the next expiry waits for the wall clock.
+ */
+TEST_F_TIMEOUT(twheel, clock_realtime_periodic_set_forward, 40)
+{
+	unsigned int wait = 1000 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	const u64 period = 2 * NSEC_PER_SEC;
+	struct twheel_event ev, later[4];
+	struct wall_save w;
+	u64 id, dl, set_at, seen = 0, wall_read = 0;
+	struct twheel tw;
+	int fd = tw_open(&tw), r, n = 0, m = 0;
+
+	ASSERT_TRUE(fd >= 0);
+	wall_save(&w);
+	dl = w.real + 500 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_REALTIME, dl, period,
+					   TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC, 1, &id));
+	/* 21 s on: the deadlines dl .. dl + 20 s have all passed */
+	r = wall_shift(21LL * NSEC_PER_SEC);
+	if (r == -EPERM)
+		SKIP(return, "clock_settime(CLOCK_REALTIME): EPERM (not root)");
+	set_at = now_ns();
+	if (!r) {
+		n = wait_events(fd, &ev, 1, wait, &seen);
+		wall_read = clock_ns(CLOCK_REALTIME);
+	}
+	/* back to where it was: the next deadline is ~20 s ahead again */
+	wall_restore(&w);
+	if (!r)
+		m = wait_events(fd, later, 4, 1500, NULL);
+
+	ASSERT_EQ(0, r);
+	ASSERT_EQ(1, n) TH_LOG("no event within %u ms of the clock set", wait);
+	EXPECT_TRUE(check_clock_periodic_event(&ev, id, dl, period, wall_read));
+	EXPECT_TRUE(ev.count >= 10)
+		TH_LOG("a set 10 periods past the first deadline: count %llu",
+		       (unsigned long long)ev.count);
+	EXPECT_EQ(dl + (ev.count - 1) * period, ev.deadline);
+	diag("set forward: count %llu, read %llu ms after the set",
+	     (unsigned long long)ev.count, (unsigned long long)((seen - set_at) / NSEC_PER_MSEC));
+	for (int i = 0; i < m; i++)
+		print_event("fired while the wall clock was set back", &later[i]);
+	EXPECT_EQ(0, m) TH_LOG("the next expiry came before the wall clock reached it");
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
+	EXPECT_EQ(0, tw_timers(&tw));
+}
+
+/*
+ * Periodic REALTIME, wall clock set back 20 s: no expiry until the wall
+ * clock comes back to the next deadline; when restored, it goes on.
+ */
+TEST_F_TIMEOUT(twheel, clock_realtime_periodic_set_backward, 40)
+{
+	unsigned int wait = 1000 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	const u64 period = NSEC_PER_SEC;
+	struct twheel_event ev, back[4];
+	struct wall_save w;
+	u64 id, dl, wall_at_set = 0;
+	struct twheel tw;
+	int fd = tw_open(&tw), r, n = 0, bad = 0;
+
+	ASSERT_TRUE(fd >= 0);
+	wall_save(&w);
+	dl = w.real + 300 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_REALTIME, dl, period,
+					   TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC, 1, &id));
+	ASSERT_TRUE(wait_one(fd, &ev, wait, NULL, "first expiry"));
+	EXPECT_TRUE(check_clock_periodic_event(&ev, id, dl, period, clock_ns(CLOCK_REALTIME)));
+	wall_at_set = clock_ns(CLOCK_REALTIME);
+	r = wall_shift(-20LL * NSEC_PER_SEC);
+	if (r == -EPERM) {
+		twheel_cancel(&tw, id);
+		SKIP(return, "clock_settime(CLOCK_REALTIME): EPERM (not root)");
+	}
+	/* two periods and more: only an expiry due before the set may come */
+	if (!r)
+		n = wait_events(fd, back, 4, 2500, NULL);
+	wall_restore(&w);
+	for (int i = 0; i < n; i++) {
+		if (back[i].deadline > wall_at_set) {
+			print_event("fired while the wall clock was 20 s back", &back[i]);
+			bad++;
+		}
+	}
+	/* restored: it goes on, on its grid */
+	if (!r)
+		ASSERT_TRUE(wait_one(fd, &ev, 2000 + wait, NULL, "after the restore"));
+
+	ASSERT_EQ(0, r);
+	EXPECT_EQ(0, bad) TH_LOG("an expiry came before the wall clock reached it");
+	EXPECT_TRUE(check_clock_periodic_event(&ev, id, dl, period, clock_ns(CLOCK_REALTIME)));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
+}
+
+/*
+ * CANCEL_ON_SET on a periodic REALTIME timer: a set ends it with one
+ * event flagged TWHEEL_EVENT_CLOCK_SET, after which its id is gone. Once
+ * with its event read (the timer armed), once with it unread (the timer
+ * parked: the end is found by the read).
+ */
+TEST_F_TIMEOUT(twheel, clock_realtime_periodic_cancel_on_set, 40)
+{
+	unsigned int wait = 1000 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	const u64 period = 100 * NSEC_PER_MSEC;
+	struct twheel_event ev[2];
+	struct wall_save w;
+	u64 id, dl, total;
+	struct twheel tw;
+	int fd = tw_open(&tw), r = 0, n, later;
+	bool ended;
+
+	ASSERT_TRUE(fd >= 0);
+	for (int parked = 0; parked < 2; parked++) {
+		wall_save(&w);
+		dl = w.real + period;
+		ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_REALTIME, dl, period,
+						   TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC |
+						   TWHEEL_TIMER_CANCEL_ON_SET, 7, &id));
+		if (parked) {
+			/* the first expiry's event, left unread: the next parks it */
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+
+			ASSERT_EQ(1, poll(&p, 1, (int)wait));
+			usleep(250000);
+		} else {
+			ASSERT_TRUE(wait_one(fd, ev, wait, NULL, "first expiry"));
+		}
+		r = wall_shift(NSEC_PER_SEC);
+		if (r == -EPERM)
+			SKIP(return, "clock_settime(CLOCK_REALTIME): EPERM (not root)");
+		/* expiries before the set may still come first: then the end */
+		total = 0;
+		ended = false;
+		for (n = 0; !r && !ended && n < 20; n++) {
+			if (wait_events(fd, ev, 1, wait, NULL) != 1)
+				break;
+			total += ev[0].count;
+			ended = ev[0].flags & TWHEEL_EVENT_CLOCK_SET;
+			if (!ended && ev[0].flags != TWHEEL_EVENT_PERIODIC)
+				print_event("neither an expiry nor the end", ev);
+		}
+		wall_restore(&w);
+		/* the restore is another set, which it does not see any more */
+		later = r ? 0 : wait_events(fd, ev + 1, 1, 500, NULL);
+
+		ASSERT_EQ(0, r);
+		ASSERT_TRUE(ended) TH_LOG("parked %d: no TWHEEL_EVENT_CLOCK_SET event in %d events",
+					 parked, n);
+		EXPECT_EQ(id, ev[0].id);
+		EXPECT_EQ(TWHEEL_EVENT_CLOCK_SET | TWHEEL_EVENT_PERIODIC, ev[0].flags)
+			TH_LOG("parked %d: flags %#x", parked, ev[0].flags);
+		/* parked: the unread expiries counted with the end */
+		EXPECT_TRUE(parked ? ev[0].count >= 2 : total >= 1)
+			TH_LOG("parked %d: count %llu", parked, (unsigned long long)ev[0].count);
+		EXPECT_EQ(7, ev[0].user_data);
+		EXPECT_EQ(0, later);
+		EXPECT_EQ(-ENOENT, twheel_cancel(&tw, id));
+		EXPECT_EQ(0, tw_timers(&tw));
+	}
 }
 
 /*

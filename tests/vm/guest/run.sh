@@ -366,6 +366,15 @@ mode_check() {
 		userspace_tests
 		# The README's libtwheel example: a 10 ms timer and its record.
 		run libtwheel-example 60 /bin/libtwheel_example
+		# twheelctl on the other clocks: periodic timers run to --count.
+		# Not on the debug kernel: its tinyconfig has no signalfd,
+		# which twheelctl waits with.
+		if [ "$KERNEL" != debug ] && want twheelctl-clock; then
+			run twheelctl-clock 60 twheelctl run -q --clock realtime \
+				-t every:50ms,count=3 -t at:+100ms,every=100ms,cancel-on-set,count=2
+			run twheelctl-clock-boottime 60 twheelctl schedule -q --clock boottime \
+				--every 50ms --delay-mode --count 3
+		fi
 		abuse_tests
 	fi
 	# fail-nth in the core half: the two then take about as long.
@@ -668,6 +677,8 @@ mode_demo() {
 	show twheelctl run -t 5s --modify 1@500ms=250ms
 	show twheelctl run -t 500ms --extend 1@300ms=500ms
 	show twheelctl run -t 1s,copies=10000 --quiet
+	show twheelctl schedule --clock realtime --every 200ms --count 3
+	show twheelctl run --clock boottime -t every:100ms,count=3 -t 250ms
 	show insmod /twheel/twheel_consumer.ko
 	wait_for 10 consumer_ok
 	dmesg | grep 'twheel_consumer:'
