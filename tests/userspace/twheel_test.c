@@ -3052,6 +3052,47 @@ static void *thr_sched_cancel(void *p)
 	return NULL;
 }
 
+/*
+ * Batches of 64 SCHEDULE then 64 CANCEL while the other threads' single
+ * ioctls, which take the file's spinlock alone, take the objects and slots
+ * a batch made ready for itself: no batch may fail for want of them.
+ */
+static void *thr_batch(void *p)
+{
+	struct thr_arg *a = p;
+	struct twheel_op ops[64];
+
+	for (int round = 0; round < THR_OPS / 64; round++) {
+		long r;
+
+		fill_schedule_ops(ops, 64, FAR_FUTURE, 5000);
+		r = tw_batch(a->tw->fd, ops, 64);
+		if (r != 64) {
+			FAIL("batch thread: %ld of 64 SCHEDULE ops, op %ld: %s", r, r,
+			     r >= 0 && r < 64 ? rstr(ops[r].result) : "-");
+			a->errors++;
+			break;
+		}
+		for (int i = 0; i < 64; i++) {
+			u64 id = ops[i].spec.id;
+
+			memset(&ops[i], 0, sizeof(ops[i]));
+			ops[i].op = TWHEEL_OP_CANCEL;
+			ops[i].spec.id = id;
+		}
+		r = tw_batch(a->tw->fd, ops, 64);
+		for (int i = 0; i < 64 && r == 64; i++)
+			if (ops[i].result != 1)
+				r = -1000 - i;
+		if (r != 64) {
+			FAIL("batch thread: CANCEL batch gave %ld", r);
+			a->errors++;
+			break;
+		}
+	}
+	return NULL;
+}
+
 static void *thr_short(void *p)
 {
 	struct thr_arg *a = p;
@@ -3073,17 +3114,18 @@ TEST_F_TIMEOUT(twheel, threads_one_fd, 40)
 {
 	struct twheel tw;
 	int fd = tw_open(&tw);
-	static struct thr_arg args[THR_N + 1];
-	pthread_t th[THR_N + 1];
+	static struct thr_arg args[THR_N + 2];
+	pthread_t th[THR_N + 2];
 	struct twheel_event ev[64];
 	bool seen_short[SHORT_N] = { false };
 	int nshort = 0, total_live = 0;
 	u64 *all, seen, t_end;
 
 	ASSERT_TRUE(fd >= 0);
-	for (int i = 0; i <= THR_N; i++) {
+	for (int i = 0; i <= THR_N + 1; i++) {
 		args[i] = (struct thr_arg){ .tw = &tw, .idx = i };
-		pthread_create(&th[i], NULL, i < THR_N ? thr_sched_cancel : thr_short, &args[i]);
+		pthread_create(&th[i], NULL, i < THR_N ? thr_sched_cancel :
+			       i == THR_N ? thr_short : thr_batch, &args[i]);
 	}
 	/* meanwhile, read the short timers' events */
 	t_end = now_ns() + 10 * NSEC_PER_SEC;
@@ -3102,9 +3144,10 @@ TEST_F_TIMEOUT(twheel, threads_one_fd, 40)
 			nshort++;
 		}
 	}
-	for (int i = 0; i <= THR_N; i++)
+	for (int i = 0; i <= THR_N + 1; i++)
 		pthread_join(th[i], NULL);
 	EXPECT_EQ(SHORT_N, nshort);
+	EXPECT_EQ(0, args[THR_N + 1].errors);
 	for (int i = 0; i < THR_N; i++) {
 		EXPECT_EQ(0, args[i].errors);
 		total_live += args[i].nids;
