@@ -853,6 +853,29 @@ struct twheel_fd_arming {
 				 TWHEEL_TIMER_FIXED_DELAY)
 
 /*
+ * The value, period and mode of @spec, any clock: sets @arm->mode.
+ * Return: 0, or -EINVAL.
+ */
+static __always_inline int
+twheel_fd_check_mode(const struct twheel_timer_spec *spec,
+		     struct twheel_fd_arming *arm)
+{
+	if (spec->value > S64_MAX)
+		return -EINVAL;
+	if (spec->flags & TWHEEL_TIMER_PERIODIC) {
+		if (!spec->period || spec->period > S64_MAX)
+			return -EINVAL;
+		arm->mode = spec->flags & TWHEEL_TIMER_FIXED_DELAY ?
+			    TWHEEL_FIXED_DELAY : TWHEEL_FIXED_RATE;
+		return 0;
+	}
+	if (spec->period || (spec->flags & TWHEEL_TIMER_FIXED_DELAY))
+		return -EINVAL;
+	arm->mode = TWHEEL_ONESHOT;
+	return 0;
+}
+
+/*
  * twheel_fd_check_spec() for CLOCK_REALTIME and CLOCK_BOOTTIME: one-shot
  * or periodic (fixed rate or fixed delay, the period on that clock) as on
  * CLOCK_MONOTONIC; TWHEEL_TIMER_CANCEL_ON_SET only on an absolute
@@ -873,18 +896,8 @@ static noinline int twheel_fd_check_clock_spec(const struct twheel_timer_spec *s
 	    spec->clockid != TWHEEL_CLOCK_BOOTTIME)
 		return -EINVAL;
 	clock = twheel_clock_index(spec->clockid);
-	if (spec->value > S64_MAX)
+	if (twheel_fd_check_mode(spec, arm))
 		return -EINVAL;
-	if (spec->flags & TWHEEL_TIMER_PERIODIC) {
-		if (!spec->period || spec->period > S64_MAX)
-			return -EINVAL;
-		arm->mode = spec->flags & TWHEEL_TIMER_FIXED_DELAY ?
-			    TWHEEL_FIXED_DELAY : TWHEEL_FIXED_RATE;
-	} else {
-		if (spec->period || (spec->flags & TWHEEL_TIMER_FIXED_DELAY))
-			return -EINVAL;
-		arm->mode = TWHEEL_ONESHOT;
-	}
 	if ((spec->flags & TWHEEL_TIMER_CANCEL_ON_SET) &&
 	    (clock != TW_CLK_REAL || !(spec->flags & TWHEEL_TIMER_ABSTIME)))
 		return -EINVAL;
@@ -923,19 +936,8 @@ twheel_fd_check_spec(const struct twheel_timer_spec *spec,
 		return -EINVAL;
 	if (spec->reserved[0] || spec->reserved[1])
 		return -EINVAL;
-	if (spec->value > S64_MAX)
+	if (twheel_fd_check_mode(spec, arm))
 		return -EINVAL;
-
-	if (spec->flags & TWHEEL_TIMER_PERIODIC) {
-		if (!spec->period || spec->period > S64_MAX)
-			return -EINVAL;
-		arm->mode = spec->flags & TWHEEL_TIMER_FIXED_DELAY ?
-			    TWHEEL_FIXED_DELAY : TWHEEL_FIXED_RATE;
-	} else {
-		if (spec->period || (spec->flags & TWHEEL_TIMER_FIXED_DELAY))
-			return -EINVAL;
-		arm->mode = TWHEEL_ONESHOT;
-	}
 	arm->period = spec->period;
 
 	if (spec->flags & TWHEEL_TIMER_ABSTIME) {

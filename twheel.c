@@ -813,21 +813,10 @@ static __always_inline int tw_arm(struct twheel_timer *t, u64 expires,
 int twheel_arm(struct twheel_timer *timer, ktime_t deadline, u64 period,
 	       enum twheel_mode mode)
 {
-	if (deadline < 0 || period > KTIME_MAX)
+	if (deadline < 0 || tw_check_mode(mode, period))
 		return -EINVAL;
-	switch (mode) {
-	case TWHEEL_ONESHOT:
-		if (period)
-			return -EINVAL;
-		break;
-	case TWHEEL_FIXED_RATE:
-	case TWHEEL_FIXED_DELAY:
-		if (!period || !(timer->flags & TWHEEL_F_PERIODIC))
-			return -EINVAL;
-		break;
-	default:
+	if (mode != TWHEEL_ONESHOT && !(timer->flags & TWHEEL_F_PERIODIC))
 		return -EINVAL;
-	}
 	return tw_arm(timer, deadline, period, mode);
 }
 EXPORT_SYMBOL_GPL(twheel_arm);

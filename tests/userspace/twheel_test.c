@@ -3473,6 +3473,20 @@ static bool wall_restore(const struct wall_save *w)
 	return CHECK_RET(wall_set(w->real + (now_ns() - w->mono)), 0);
 }
 
+/* Neither fired nor read (@read_clk) before its deadline, on its clock. */
+static bool clock_event_not_early(const struct twheel_event *e, u64 read_clk)
+{
+	bool ok = true;
+
+	ok &= CHECK(e->fired >= e->deadline,
+		    "event fired EARLY on its clock: fired %llu < deadline %llu",
+		    (unsigned long long)e->fired, (unsigned long long)e->deadline);
+	ok &= CHECK(read_clk >= e->deadline,
+		    "event read at %llu on its clock, before its deadline %llu",
+		    (unsigned long long)read_clk, (unsigned long long)e->deadline);
+	return ok;
+}
+
 /* The checks of every event of a clock timer that expired. */
 static bool check_clock_event(const struct twheel_event *e, u64 id, u64 dl, u64 read_clk)
 {
@@ -3482,12 +3496,7 @@ static bool check_clock_event(const struct twheel_event *e, u64 id, u64 dl, u64 
 	ok &= CHECK_EQ(e->deadline, dl);
 	ok &= CHECK_EQ(e->flags, 0);
 	ok &= CHECK_EQ(e->count, 1);
-	ok &= CHECK(e->fired >= e->deadline,
-		    "event fired EARLY on its clock: fired %llu < deadline %llu",
-		    (unsigned long long)e->fired, (unsigned long long)e->deadline);
-	ok &= CHECK(read_clk >= e->deadline,
-		    "event read at %llu on its clock, before its deadline %llu",
-		    (unsigned long long)read_clk, (unsigned long long)e->deadline);
+	ok &= clock_event_not_early(e, read_clk);
 	if (!ok)
 		print_event("clock event", e);
 	return ok;
@@ -3767,12 +3776,7 @@ static bool check_clock_periodic_event(const struct twheel_event *e, u64 id, u64
 		    "deadline %llu not on the grid %llu + k * %llu",
 		    (unsigned long long)e->deadline, (unsigned long long)dl0,
 		    (unsigned long long)period);
-	ok &= CHECK(e->fired >= e->deadline,
-		    "event fired EARLY on its clock: fired %llu < deadline %llu",
-		    (unsigned long long)e->fired, (unsigned long long)e->deadline);
-	ok &= CHECK(read_clk >= e->deadline,
-		    "event read at %llu on its clock, before its deadline %llu",
-		    (unsigned long long)read_clk, (unsigned long long)e->deadline);
+	ok &= clock_event_not_early(e, read_clk);
 	if (!ok)
 		print_event("periodic clock event", e);
 	return ok;
