@@ -653,6 +653,7 @@ mode_bench() {
 	awk 'NR > 1 { if ($8 > m) m = $8; e += $5; a += $10; x += $11 }
 		END { printf "table=3 facility=twheel item=debugfs rep=0 max_batch=%d expired=%d advance_ns_per_timer=%.1f expire_ns_per_timer=%.1f\n",
 			m, e, e ? a / e : 0, e ? x / e : 0 }' "$STATS"
+	echo "# clocksource before table 7: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 	step "table 7: schedule + cancel from userspace"
 	COMMENT='' run table-7 600 twheel_bench ops -r "$reps"
 	step "table 8: deadline to read()"
