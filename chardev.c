@@ -155,11 +155,12 @@ static_assert(TWHEEL_FD_MAX_TIMERS_LIMIT < U32_MAX);
 #define TWHEEL_FD_LOCK_ROUND		64
 
 /*
- * Operations of a batch read, run and written back at a time: 1 KiB on the
- * stack, so that a batch allocates nothing. Below TWHEEL_FD_LOCK_ROUND, so
- * each chunk takes tf->lock once.
+ * Operations of a batch read, run and written back at a time: 1.5 KiB on
+ * the stack (a frame under the kernel's 2 KiB warning), so that a batch
+ * allocates nothing. Below TWHEEL_FD_LOCK_ROUND, so each chunk takes
+ * tf->lock once.
  */
-#define TWHEEL_FD_BATCH_CHUNK		16
+#define TWHEEL_FD_BATCH_CHUNK		24
 static_assert(TWHEEL_FD_BATCH_CHUNK <= TWHEEL_FD_LOCK_ROUND);
 
 /* Most released objects a file keeps for reuse: one full batch. */
@@ -1100,8 +1101,8 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 	if (unlikely(spec->clockid != TWHEEL_CLOCK_MONOTONIC))
 		ret = twheel_fd_arm_clock_locked(ft, &arm, links);
 	else
-		ret = twheel_arm(&ft->timer, arm.deadline, arm.period,
-				 arm.mode);
+		ret = twheel_arm_checked(&ft->timer, arm.deadline, arm.period,
+					 arm.mode);
 	if (ret < 0) {
 		/* Never armed: straight back to the spare list. */
 		if (ft->clock)
@@ -1187,7 +1188,8 @@ static int twheel_fd_modify_locked(struct twheel_fd *tf,
 	ft->period = arm.period;
 	ft->user_data = spec->user_data;
 	twheel_fd_publish_deadline(tf, ft, arm.deadline);
-	ret = twheel_arm(&ft->timer, arm.deadline, arm.period, arm.mode);
+	ret = twheel_arm_checked(&ft->timer, arm.deadline, arm.period,
+				 arm.mode);
 
 	/* A parked periodic timer was pending, as far as its user knows. */
 	return ret < 0 ? ret : ret || parked;
@@ -1242,7 +1244,7 @@ twheel_fd_cancel_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 			      bool discard, struct list_head *doomed)
 	__must_hold(&tf->lock)
 {
-	bool pending;
+	bool pending, running;
 
 	lockdep_assert_held(&tf->ctl_mutex);
 	lockdep_assert_held(&tf->lock);
@@ -1258,8 +1260,8 @@ twheel_fd_cancel_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 	pending = false;
 	if (unlikely(ft->clock))
 		pending = twheel_clock_link_unlink(ft->clk);
-	pending |= twheel_cancel(&ft->timer);
-	if (twheel_running(&ft->timer)) {
+	pending |= twheel_cancel_idle(&ft->timer, &running);
+	if (running && twheel_running(&ft->timer)) {
 		/* Its callback takes tf->lock. */
 		ft->cancelling = true;
 		spin_unlock_bh(&tf->lock);
@@ -1509,7 +1511,7 @@ static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 	struct twheel_op op = { .op = TWHEEL_OP_CANCEL };
 	struct twheel_fd_timer *ft;
 	struct twheel_cancel c;
-	bool pending = false;
+	bool pending = false, running;
 	ktime_t now = 0;
 	LIST_HEAD(doomed);
 	long ret;
@@ -1525,8 +1527,8 @@ static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 		return -ENOENT;
 	}
 	if (likely(twheel_fd_lockless_ok(ft))) {
-		pending = twheel_cancel(&ft->timer);
-		if (likely(!twheel_running(&ft->timer))) {
+		pending = twheel_cancel_idle(&ft->timer, &running);
+		if (likely(!running || !twheel_running(&ft->timer))) {
 			ret = twheel_fd_cancel_finish_locked(tf, ft, pending,
 							     false, &doomed);
 			spin_unlock_bh(&tf->lock);

@@ -199,7 +199,7 @@ struct twheel_op {
  * that op's @result holds its -errno, later ops are untouched (@result stays
  * as passed), and the ioctl returns the number of ops that succeeded. So a
  * return value equal to @count means all succeeded. The array is read, run
- * and written back in chunks of up to 16 ops: an op that cannot be read
+ * and written back in chunks of up to 24 ops: an op that cannot be read
  * stops the batch before it, as a failed op would but with its @result left
  * as it was (the ioctl fails with EFAULT if that is the first op); a chunk
  * that cannot be written back ends the call with EFAULT (its ops did run,

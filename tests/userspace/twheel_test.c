@@ -1898,23 +1898,23 @@ TEST_F_TIMEOUT(twheel, batch_efault, 20)
 	/*
 	 * An array whose tail runs into the guard page: the ops before the
 	 * unreadable one run, and the batch stops there as at a failed op.
-	 * 19 ops: the first chunk of 16 runs whole, the fault is in the
+	 * 27 ops: the first chunk of 24 runs whole, the fault is in the
 	 * second.
 	 */
-	ops = (struct twheel_op *)(guard + pg) - 19;
-	fill_schedule_ops(ops, 19, FAR_FUTURE, 0);
-	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 21 };
-	EXPECT_EQ(19, xioctl(fd, TWHEEL_IOC_BATCH, &b));
-	EXPECT_EQ(19, tw_timers(&tw));
+	ops = (struct twheel_op *)(guard + pg) - 27;
+	fill_schedule_ops(ops, 27, FAR_FUTURE, 0);
+	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 30 };
+	EXPECT_EQ(27, xioctl(fd, TWHEEL_IOC_BATCH, &b));
+	EXPECT_EQ(27, tw_timers(&tw));
 	EXPECT_EQ(0, ops[0].result);
-	EXPECT_EQ(0, ops[18].result);
-	EXPECT_NE(0, ops[18].spec.id);
+	EXPECT_EQ(0, ops[26].result);
+	EXPECT_NE(0, ops[26].spec.id);
 	/* the same with the fault in the first chunk */
 	ops = (struct twheel_op *)(guard + pg) - 2;
 	fill_schedule_ops(ops, 2, FAR_FUTURE, 0);
 	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 5 };
 	EXPECT_EQ(2, xioctl(fd, TWHEEL_IOC_BATCH, &b));
-	EXPECT_EQ(21, tw_timers(&tw));
+	EXPECT_EQ(29, tw_timers(&tw));
 
 	/* read-only array: the ops run, the write-back faults */
 	ops = (struct twheel_op *)guard;
@@ -1922,7 +1922,7 @@ TEST_F_TIMEOUT(twheel, batch_efault, 20)
 	mprotect(guard, pg, PROT_READ);
 	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 3 };
 	EXPECT_EQ(-EFAULT, xioctl(fd, TWHEEL_IOC_BATCH, &b));
-	EXPECT_EQ(21 + 3, tw_timers(&tw));
+	EXPECT_EQ(29 + 3, tw_timers(&tw));
 }
 
 /* ------------------------------------------------------------------ */
