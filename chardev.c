@@ -43,19 +43,28 @@
  *
  * Locking, outermost first:
  *
- *   tf->ctl_mutex  serialises everything that makes an id live or not live
- *                  and everything that arms or cancels a timer: the ioctls,
- *                  mmap(), and the part of read() that releases the ids of
- *                  fired one-shot timers. Held across twheel_cancel_sync(),
- *                  which is fine: the callback never takes it. Never held
- *                  across a user copy, so a thread stuck in a page fault
- *                  cannot stall another one on the mutex (and mmap(), which
- *                  runs under mmap_lock, may take it).
+ *   tf->ctl_mutex  serialises the work that must drop tf->lock halfway:
+ *                  batches (allocating objects and growing the table before
+ *                  they take tf->lock), a cancel that waits for a running
+ *                  callback (twheel_cancel_sync()), mmap(), and the part of
+ *                  read() that settles fired one-shot and parked timers.
+ *                  Held across twheel_cancel_sync(), which is fine: the
+ *                  callback never takes it. Never held across a user copy,
+ *                  so a thread stuck in a page fault cannot stall another
+ *                  one on the mutex (and mmap(), which runs under mmap_lock,
+ *                  may take it).
  *   tf->lock       a spinlock taken by the timer callback (softirq) and with
- *                  bottom halves disabled everywhere else. Protects the
- *                  event records, the ready and spare lists and the
- *                  counters, and the eventfd pointer. A batch holds it for
- *                  at most TWHEEL_FD_LOCK_ROUND operations at a time.
+ *                  bottom halves disabled everywhere else. Every change of
+ *                  the id table, every arming and cancel of a timer, the
+ *                  event records, the ready and spare lists, the counters
+ *                  and the eventfd pointer are under it. A batch holds it
+ *                  for at most TWHEEL_FD_LOCK_ROUND operations at a time.
+ *                  The single SCHEDULE, MODIFY and CANCEL on
+ *                  CLOCK_MONOTONIC take it alone, without ctl_mutex, when
+ *                  they need neither (twheel_fd_lockless_ok()): they leave
+ *                  alone a timer that a reader holds (in_flight) or that a
+ *                  cancel waits for (cancelling), and a batch that finds
+ *                  its prepared objects taken makes more.
  *   the lock of a clock (clock.c), innermost: taken under tf->lock by the
  *                  armings, cancels and expiries of timers on CLOCK_REALTIME
  *                  and CLOCK_BOOTTIME; clock.c never takes tf->lock.
@@ -145,6 +154,15 @@ static_assert(TWHEEL_FD_MAX_TIMERS_LIMIT < U32_MAX);
 /* Most operations of a batch run per hold of tf->lock (bottom halves off). */
 #define TWHEEL_FD_LOCK_ROUND		64
 
+/*
+ * Operations of a batch read, run and written back at a time: 1.5 KiB on
+ * the stack (a frame under the kernel's 2 KiB warning), so that a batch
+ * allocates nothing. Below TWHEEL_FD_LOCK_ROUND, so each chunk takes
+ * tf->lock once.
+ */
+#define TWHEEL_FD_BATCH_CHUNK		24
+static_assert(TWHEEL_FD_BATCH_CHUNK <= TWHEEL_FD_LOCK_ROUND);
+
 /* Most released objects a file keeps for reuse: one full batch. */
 #define TWHEEL_FD_SPARE_MAX		TWHEEL_BATCH_MAX
 
@@ -220,9 +238,10 @@ MODULE_PARM_DESC(max_timers,
 
 /**
  * struct twheel_fd - the context of one open /dev/twheel
- * @ctl_mutex: serialises id allocation and release and every arm or cancel
- *	(see the top of this file)
- * @table: id -> struct twheel_fd_timer for the live ids; under @ctl_mutex
+ * @ctl_mutex: serialises the work that drops @lock halfway (see the top of
+ *	this file)
+ * @table: id -> struct twheel_fd_timer for the live ids; changed under
+ *	@lock, grown only under @ctl_mutex too (twheel_fd_prepare())
  * @max_timers: the cap on @ntimers and on the table's slots; set at open,
  *	constant afterwards
  * @user: the user charged for this file's units; constant
@@ -249,8 +268,7 @@ MODULE_PARM_DESC(max_timers,
  *	queued), against @max_timers; under @lock
  * @spare: released objects ready for reuse, through ready_node; under @lock
  * @nspare: length of @spare; written under @lock, read locklessly by
- *	twheel_fd_prepare() (only it and SCHEDULE, both under @ctl_mutex,
- *	take objects off the list)
+ *	twheel_fd_prepare() as an estimate
  * @extended: expiries that moved their timer to a later deadline found in
  *	@deadlines instead of firing; under @lock
  * @evctx: the registered eventfd, or NULL; under @lock, which the callback
@@ -283,13 +301,15 @@ struct twheel_fd {
 
 /**
  * struct twheel_fd_timer - one timer of an open /dev/twheel
- * @timer: the core's timer; armed and cancelled under tf->ctl_mutex only,
- *	but for the re-filing of a one-shot timer by its own callback
+ * @timer: the core's timer; armed and cancelled under tf->lock (its own
+ *	callback's re-filing of a one-shot timer included), and, without
+ *	tf->lock, by read()'s settling of an in_flight timer under
+ *	tf->ctl_mutex, which the ops under tf->lock alone leave alone
  * @pt: the same timer as a periodic one (room for the core's period copy)
  * @tf: the file the timer belongs to; constant
  * @id: its id (see fd_table.h); set before it becomes live, constant until
  *	the object is recycled
- * @period: the period of the latest arming; written with both locks held
+ * @period: the period of the latest arming; written under tf->lock
  * @park_deadline: while not @clock: when a parked timer is next due;
  *	under tf->lock. A parked timer on another clock keeps its next
  *	deadline in its link (@clk) instead, so the two share their room.
@@ -301,9 +321,11 @@ struct twheel_fd {
  * @ready_node: on tf->ready while @on_list, on tf->spare while recycled.
  *	While the timer is in_flight and off the list, the reader that holds it
  *	may link it on a list of its own (nobody else touches it then).
- * @mode: the mode of the latest arming. Written with both tf->ctl_mutex
- *	and tf->lock held, so either is enough to read it (the callback uses
- *	tf->lock). One exception, under tf->lock alone: a periodic timer on
+ * @mode: the mode of the latest arming. Written under tf->lock, with
+ *	tf->ctl_mutex also held but by the single ioctls of
+ *	twheel_fd_lockless_ok(), which never touch an in_flight timer: so
+ *	tf->ctl_mutex is enough to read it for the in_flight timers that
+ *	read() settles. Another exception, under tf->lock alone: a periodic timer on
  *	another clock ended by a set (TWHEEL_TIMER_CANCEL_ON_SET) becomes
  *	TWHEEL_ONESHOT, a fired one-shot timer that read() releases
  *	(twheel_fd_clock_end_locked(), with WRITE_ONCE()). The readers under
@@ -311,14 +333,17 @@ struct twheel_fd {
  *	twheel_fd_release_oneshot() (READ_ONCE()), do right with either
  *	value: an ended timer is not pending and its event is queued, so the
  *	reader queues it again instead of releasing it.
- * @live: @id is in tf->table and usable by the ioctls. Written with both
- *	locks held, like @mode.
+ * @live: @id is in tf->table and usable by the ioctls. Written under
+ *	tf->lock, like @mode.
  * @parked: a periodic timer that expired while its previous event was
  *	still unread, and was therefore not re-armed (lazy re-arming, see
  *	twheel_fd_expire()); read() arms it again. Set by the callback under
  *	tf->lock; cleared with both locks held, or under tf->lock by the
  *	catch-up that finds a timer on another clock ended by a set. It
  *	counts as pending.
+ * @cancelling: a cancel under tf->ctl_mutex waits for the timer's
+ *	callback with tf->lock dropped: the ops that take tf->lock alone
+ *	leave the timer alone (twheel_fd_lockless_ok()). Under tf->lock.
  * @clock: the latest arming is on CLOCK_REALTIME or CLOCK_BOOTTIME and
  *	@clk is set; written as @clk is. The one flag the monotonic paths
  *	test.
@@ -354,6 +379,7 @@ struct twheel_fd_timer {
 	bool			on_list;
 	bool			in_flight;
 	bool			clock;
+	bool			cancelling;
 
 	u8			ev_flags;
 	u64			ev_user_data;
@@ -536,7 +562,8 @@ static u64 *twheel_fd_deadline_slot(u64 *deadlines,
 /*
  * Every arming stores its deadline in the mapped array, so that the slot
  * holds the timer's own deadline, never one the slot's previous timer left,
- * and the program can read it. Under tf->ctl_mutex, which sets the array.
+ * and the program can read it. Under tf->lock. An array created meanwhile
+ * (mmap(), under ctl_mutex) starts zeroed, and 0 moves no timer.
  */
 static __always_inline void
 twheel_fd_publish_deadline(struct twheel_fd *tf,
@@ -544,9 +571,10 @@ twheel_fd_publish_deadline(struct twheel_fd *tf,
 {
 	u64 *slot;
 
-	lockdep_assert_held(&tf->ctl_mutex);
+	lockdep_assert_held(&tf->lock);
 
-	slot = twheel_fd_deadline_slot(tf->deadlines, ft);
+	/* Pairs with smp_store_release() in twheel_fd_map_create(). */
+	slot = twheel_fd_deadline_slot(smp_load_acquire(&tf->deadlines), ft);
 	if (slot)
 		WRITE_ONCE(*slot, deadline);
 }
@@ -826,6 +854,29 @@ struct twheel_fd_arming {
 				 TWHEEL_TIMER_FIXED_DELAY)
 
 /*
+ * The value, period and mode of @spec, any clock: sets @arm->mode.
+ * Return: 0, or -EINVAL.
+ */
+static __always_inline int
+twheel_fd_check_mode(const struct twheel_timer_spec *spec,
+		     struct twheel_fd_arming *arm)
+{
+	if (spec->value > S64_MAX)
+		return -EINVAL;
+	if (spec->flags & TWHEEL_TIMER_PERIODIC) {
+		if (!spec->period || spec->period > S64_MAX)
+			return -EINVAL;
+		arm->mode = spec->flags & TWHEEL_TIMER_FIXED_DELAY ?
+			    TWHEEL_FIXED_DELAY : TWHEEL_FIXED_RATE;
+		return 0;
+	}
+	if (spec->period || (spec->flags & TWHEEL_TIMER_FIXED_DELAY))
+		return -EINVAL;
+	arm->mode = TWHEEL_ONESHOT;
+	return 0;
+}
+
+/*
  * twheel_fd_check_spec() for CLOCK_REALTIME and CLOCK_BOOTTIME: one-shot
  * or periodic (fixed rate or fixed delay, the period on that clock) as on
  * CLOCK_MONOTONIC; TWHEEL_TIMER_CANCEL_ON_SET only on an absolute
@@ -846,18 +897,8 @@ static noinline int twheel_fd_check_clock_spec(const struct twheel_timer_spec *s
 	    spec->clockid != TWHEEL_CLOCK_BOOTTIME)
 		return -EINVAL;
 	clock = twheel_clock_index(spec->clockid);
-	if (spec->value > S64_MAX)
+	if (twheel_fd_check_mode(spec, arm))
 		return -EINVAL;
-	if (spec->flags & TWHEEL_TIMER_PERIODIC) {
-		if (!spec->period || spec->period > S64_MAX)
-			return -EINVAL;
-		arm->mode = spec->flags & TWHEEL_TIMER_FIXED_DELAY ?
-			    TWHEEL_FIXED_DELAY : TWHEEL_FIXED_RATE;
-	} else {
-		if (spec->period || (spec->flags & TWHEEL_TIMER_FIXED_DELAY))
-			return -EINVAL;
-		arm->mode = TWHEEL_ONESHOT;
-	}
 	if ((spec->flags & TWHEEL_TIMER_CANCEL_ON_SET) &&
 	    (clock != TW_CLK_REAL || !(spec->flags & TWHEEL_TIMER_ABSTIME)))
 		return -EINVAL;
@@ -896,19 +937,8 @@ twheel_fd_check_spec(const struct twheel_timer_spec *spec,
 		return -EINVAL;
 	if (spec->reserved[0] || spec->reserved[1])
 		return -EINVAL;
-	if (spec->value > S64_MAX)
+	if (twheel_fd_check_mode(spec, arm))
 		return -EINVAL;
-
-	if (spec->flags & TWHEEL_TIMER_PERIODIC) {
-		if (!spec->period || spec->period > S64_MAX)
-			return -EINVAL;
-		arm->mode = spec->flags & TWHEEL_TIMER_FIXED_DELAY ?
-			    TWHEEL_FIXED_DELAY : TWHEEL_FIXED_RATE;
-	} else {
-		if (spec->period || (spec->flags & TWHEEL_TIMER_FIXED_DELAY))
-			return -EINVAL;
-		arm->mode = TWHEEL_ONESHOT;
-	}
 	arm->period = spec->period;
 
 	if (spec->flags & TWHEEL_TIMER_ABSTIME) {
@@ -941,23 +971,33 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 
 	lockdep_assert_held(&tf->ctl_mutex);
 
-	while (t->nslots - t->used < n && t->nslots < t->max_slots) {
+	/*
+	 * Only we (ctl_mutex) grow the table; the single ioctls take and
+	 * give back slots and spare objects under tf->lock alone meanwhile,
+	 * so the counts read here are estimates: twheel_fd_run_ops() comes
+	 * back if one of its SCHEDULE ops finds nothing left.
+	 */
+	while (t->nslots - READ_ONCE(t->used) < n && t->nslots < t->max_slots) {
+		struct twheel_fd_table_growth g;
+		struct twheel_fd_slot **old_dir;
+
 		table_err = twheel_fd_charge(tf, TWHEEL_PAGE_UNITS);
 		if (table_err)
 			break;
-		table_err = twheel_fd_table_grow(t);
+		table_err = twheel_fd_table_grow_alloc(t, &g);
 		if (table_err) {
 			twheel_fd_uncharge(tf, TWHEEL_PAGE_UNITS);
 			break;
 		}
+		spin_lock_bh(&tf->lock);
+		old_dir = twheel_fd_table_grow_commit(t, &g);
+		spin_unlock_bh(&tf->lock);
+		/* Lookups of the old directory were under tf->lock. */
+		kvfree(old_dir);
 	}
 	/* No more objects than free slots. */
-	n = min(n, t->nslots - t->used);
+	n = min(n, t->nslots - READ_ONCE(t->used));
 
-	/*
-	 * Only we (ctl_mutex) take objects off the spare list; a reader may
-	 * add some meanwhile: a lower bound is enough.
-	 */
 	have = READ_ONCE(tf->nspare);
 
 	for (i = have; i < n; i++) {
@@ -973,6 +1013,7 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 		ft->tf = tf;
 		/* Spare objects have no clock link (twheel_fd_clock_put()). */
 		ft->clock = false;
+		ft->cancelling = false;
 		ft->clk = NULL;
 		twheel_periodic_timer_init(&ft->pt, twheel_fd_expire);
 		list_add(&ft->ready_node, &fresh);
@@ -1031,7 +1072,6 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 	struct twheel_fd_timer *ft;
 	int ret;
 
-	lockdep_assert_held(&tf->ctl_mutex);
 	lockdep_assert_held(&tf->lock);
 
 	ret = twheel_fd_check_spec(spec, &arm, now);
@@ -1061,8 +1101,8 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 	if (unlikely(spec->clockid != TWHEEL_CLOCK_MONOTONIC))
 		ret = twheel_fd_arm_clock_locked(ft, &arm, links);
 	else
-		ret = twheel_arm(&ft->timer, arm.deadline, arm.period,
-				 arm.mode);
+		ret = twheel_arm_checked(&ft->timer, arm.deadline, arm.period,
+					 arm.mode);
 	if (ret < 0) {
 		/* Never armed: straight back to the spare list. */
 		if (ft->clock)
@@ -1121,7 +1161,6 @@ static int twheel_fd_modify_locked(struct twheel_fd *tf,
 	bool parked;
 	int ret;
 
-	lockdep_assert_held(&tf->ctl_mutex);
 	lockdep_assert_held(&tf->lock);
 
 	ret = twheel_fd_check_spec(spec, &arm, now);
@@ -1149,44 +1188,26 @@ static int twheel_fd_modify_locked(struct twheel_fd *tf,
 	ft->period = arm.period;
 	ft->user_data = spec->user_data;
 	twheel_fd_publish_deadline(tf, ft, arm.deadline);
-	ret = twheel_arm(&ft->timer, arm.deadline, arm.period, arm.mode);
+	ret = twheel_arm_checked(&ft->timer, arm.deadline, arm.period,
+				 arm.mode);
 
 	/* A parked periodic timer was pending, as far as its user knows. */
 	return ret < 0 ? ret : ret || parked;
 }
 
 /*
- * Cancels @ft and releases its id; 1 if it was pending, 0 if not. A queued
- * event stays readable (then the object is recycled by the reader), unless
- * @discard, which drops an event still on the ready list. Drops tf->lock
- * while it waits for a callback in flight.
+ * The rest of a cancel once the timer's arming is cancelled and no callback
+ * runs for it: releases the id, and recycles the object or leaves it to
+ * the reader of its queued event. Return: @pending, or true if the timer
+ * was parked (pending for its user).
  */
 static __always_inline int
-twheel_fd_cancel_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
-			      bool discard, struct list_head *doomed)
-	__must_hold(&tf->lock)
+twheel_fd_cancel_finish_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
+			       bool pending, bool discard,
+			       struct list_head *doomed)
 {
-	bool pending;
-
-	lockdep_assert_held(&tf->ctl_mutex);
 	lockdep_assert_held(&tf->lock);
 
-	/*
-	 * Nobody can arm it after this but its own callback, which we wait
-	 * for: arming takes ctl_mutex and the id. With no callback in flight
-	 * (the common case) there is nothing to wait for: the record is final
-	 * and the object may be recycled at once.
-	 */
-	pending = false;
-	if (unlikely(ft->clock))
-		pending = twheel_clock_link_unlink(ft->clk);
-	pending |= twheel_cancel(&ft->timer);
-	if (twheel_running(&ft->timer)) {
-		/* Its callback takes tf->lock. */
-		spin_unlock_bh(&tf->lock);
-		pending |= twheel_cancel_sync(&ft->timer);
-		spin_lock_bh(&tf->lock);
-	}
 	twheel_fd_table_remove(&tf->table, ft->id);
 	ft->live = false;
 	/* Parked: not armed in the core, but pending for its user. */
@@ -1210,6 +1231,45 @@ twheel_fd_cancel_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 		twheel_fd_recycle_locked(tf, ft, doomed);
 	}
 	return pending;
+}
+
+/*
+ * Cancels @ft and releases its id; 1 if it was pending, 0 if not. A queued
+ * event stays readable (then the object is recycled by the reader), unless
+ * @discard, which drops an event still on the ready list. Drops tf->lock
+ * while it waits for a callback in flight.
+ */
+static __always_inline int
+twheel_fd_cancel_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
+			      bool discard, struct list_head *doomed)
+	__must_hold(&tf->lock)
+{
+	bool pending, running;
+
+	lockdep_assert_held(&tf->ctl_mutex);
+	lockdep_assert_held(&tf->lock);
+
+	/*
+	 * Nobody can arm it after this but its own callback, which we wait
+	 * for: arming takes the id, and the ops that take tf->lock alone
+	 * leave a timer that is @cancelling to us (twheel_fd_lockless_ok()).
+	 * With no callback in flight (the common case) there is nothing to
+	 * wait for: the record is final and the object may be recycled at
+	 * once.
+	 */
+	pending = false;
+	if (unlikely(ft->clock))
+		pending = twheel_clock_link_unlink(ft->clk);
+	pending |= twheel_cancel_idle(&ft->timer, &running);
+	if (running && twheel_running(&ft->timer)) {
+		/* Its callback takes tf->lock. */
+		ft->cancelling = true;
+		spin_unlock_bh(&tf->lock);
+		pending |= twheel_cancel_sync(&ft->timer);
+		spin_lock_bh(&tf->lock);
+		ft->cancelling = false;
+	}
+	return twheel_fd_cancel_finish_locked(tf, ft, pending, discard, doomed);
 }
 
 /* TWHEEL_OP_CANCEL: 1 if it was pending, 0 if not. */
@@ -1252,17 +1312,18 @@ static int twheel_fd_run_op_locked(struct twheel_fd *tf, struct twheel_op *op,
  * Runs @ops in order, each op's return in its @result, up to the first that
  * fails. One hold of ctl_mutex for all of them, tf->lock taken once per
  * TWHEEL_FD_LOCK_ROUND of them; the allocations for the SCHEDULE ops are
- * done before (twheel_fd_prepare()), the frees after.
+ * done before (twheel_fd_prepare()), the frees after. *@now is the time of
+ * the call, 0 until an op first needs it (twheel_fd_check_spec()).
  * Return: how many succeeded.
  */
 static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
-				      struct twheel_op *ops, unsigned int count)
+				      struct twheel_op *ops, unsigned int count,
+				      ktime_t *now)
 {
-	unsigned int done, nsched = 0, nclock = 0, i;
+	unsigned int done, nsched = 0, nclock = 0, i, again = 0;
 	LIST_HEAD(doomed);
 	LIST_HEAD(links);
 	int prep_err = 0, r;
-	ktime_t now = 0;
 
 	for (i = 0; i < count; i++) {
 		nsched += ops[i].op == TWHEEL_OP_SCHEDULE;
@@ -1279,7 +1340,21 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 		prep_err = twheel_fd_prepare(tf, nsched);
 	spin_lock_bh(&tf->lock);
 	for (done = 0; done < count; done++) {
-		r = twheel_fd_run_op_locked(tf, &ops[done], prep_err, &now,
+		if (unlikely(ops[done].op == TWHEEL_OP_SCHEDULE && !prep_err &&
+			     (list_empty(&tf->spare) ||
+			      !twheel_fd_table_has_free(&tf->table)) &&
+			     again++ < 2)) {
+			/*
+			 * A single SCHEDULE (tf->lock alone) took what
+			 * twheel_fd_prepare() made: make the rest again, at
+			 * most twice; the op then fails as it finds things.
+			 */
+			spin_unlock_bh(&tf->lock);
+			prep_err = twheel_fd_prepare(tf, nsched);
+			spin_lock_bh(&tf->lock);
+		}
+		nsched -= ops[done].op == TWHEEL_OP_SCHEDULE;
+		r = twheel_fd_run_op_locked(tf, &ops[done], prep_err, now,
 					    &doomed, &links);
 		ops[done].result = r;
 		if (r < 0)
@@ -1299,18 +1374,95 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 	return done;
 }
 
+/*
+ * Copies @n 64-bit words from userspace, eight bytes at a time: for the
+ * small structs of the ioctls cheaper than copy_from_user(), whose string
+ * copy costs the emulator a round per byte. Return: 0 or -EFAULT.
+ */
+static __always_inline int twheel_fd_get_words(void *dst,
+					       const void __user *src,
+					       unsigned int n)
+{
+	const u64 __user *from = src;
+	u64 *to = dst;
+	unsigned int i;
+
+	if (!user_access_begin(src, array_size(n, sizeof(u64))))
+		return -EFAULT;
+	for (i = 0; i < n; i++)
+		unsafe_get_user(to[i], &from[i], err_fault);
+	user_access_end();
+	return 0;
+
+err_fault:
+	user_access_end();
+	return -EFAULT;
+}
+
+#define twheel_fd_get_struct(dst, src) ({				\
+	static_assert(sizeof(*(dst)) % sizeof(u64) == 0);		\
+	twheel_fd_get_words(dst, src, sizeof(*(dst)) / sizeof(u64));	\
+})
+
+/*
+ * The single ioctls on CLOCK_MONOTONIC (the common case) take tf->lock
+ * alone, without ctl_mutex, when their op can run with it held throughout:
+ * a SCHEDULE that finds a spare object and a free slot, a MODIFY or CANCEL
+ * of a timer that twheel_fd_lockless_ok() accepts (and, for CANCEL, whose
+ * callback is not running, which would have to be waited for). Otherwise,
+ * or on another clock, they take the way of a batch: ctl_mutex, then
+ * tf->lock. Both ways make every change under tf->lock.
+ */
+
+/*
+ * May an op under tf->lock alone touch @ft? Not if a reader holds it
+ * (in_flight: read() settles it under ctl_mutex, with tf->lock dropped),
+ * not while a cancel under ctl_mutex waits for its callback (cancelling),
+ * and not on another clock (its link is allocated under ctl_mutex).
+ */
+static __always_inline bool twheel_fd_lockless_ok(const struct twheel_fd_timer *ft)
+{
+	return !ft->in_flight && !ft->cancelling && !ft->clock;
+}
+
+static int twheel_fd_schedule_one(struct twheel_fd *tf,
+				  struct twheel_timer_spec *spec)
+{
+	struct twheel_op op = { .op = TWHEEL_OP_SCHEDULE };
+	ktime_t now = 0;
+	int ret;
+
+	if (likely(spec->clockid == TWHEEL_CLOCK_MONOTONIC)) {
+		spin_lock_bh(&tf->lock);
+		if (likely(!list_empty(&tf->spare) &&
+			   twheel_fd_table_has_free(&tf->table))) {
+			ret = twheel_fd_schedule_locked(tf, spec, 0, &now, NULL);
+			spin_unlock_bh(&tf->lock);
+			return ret;
+		}
+		spin_unlock_bh(&tf->lock);
+	}
+	/* Objects or slots to make first (or another clock). */
+	op.spec = *spec;
+	ret = twheel_fd_run_ops(tf, &op, 1, &now) ? 0 : op.result;
+	spec->id = op.spec.id;
+	return ret;
+}
+
 static long twheel_fd_ioc_schedule(struct twheel_fd *tf,
 				   struct twheel_timer_spec __user *uspec)
 {
-	struct twheel_op op = { .op = TWHEEL_OP_SCHEDULE };
+	struct twheel_timer_spec spec;
 	struct twheel_fd_timer *ft;
 	LIST_HEAD(doomed);
+	int ret;
 
-	if (copy_from_user(&op.spec, uspec, sizeof(op.spec)))
+	if (twheel_fd_get_struct(&spec, uspec))
 		return -EFAULT;
-	if (!twheel_fd_run_ops(tf, &op, 1))
-		return op.result;
-	if (!put_user(op.spec.id, &uspec->id))
+	ret = twheel_fd_schedule_one(tf, &spec);
+	if (ret)
+		return ret;
+	if (!put_user(spec.id, &uspec->id))
 		return 0;
 
 	/*
@@ -1319,7 +1471,7 @@ static long twheel_fd_ioc_schedule(struct twheel_fd *tf,
 	 */
 	mutex_lock(&tf->ctl_mutex);
 	spin_lock_bh(&tf->lock);
-	ft = twheel_fd_table_lookup(&tf->table, op.spec.id);
+	ft = twheel_fd_table_lookup(&tf->table, spec.id);
 	if (ft)
 		twheel_fd_cancel_timer_locked(tf, ft, true, &doomed);
 	spin_unlock_bh(&tf->lock);
@@ -1332,10 +1484,24 @@ static long twheel_fd_ioc_modify(struct twheel_fd *tf,
 				 const struct twheel_timer_spec __user *uspec)
 {
 	struct twheel_op op = { .op = TWHEEL_OP_MODIFY };
+	struct twheel_fd_timer *ft;
+	ktime_t now = 0;
+	long ret;
 
-	if (copy_from_user(&op.spec, uspec, sizeof(op.spec)))
+	if (twheel_fd_get_struct(&op.spec, uspec))
 		return -EFAULT;
-	twheel_fd_run_ops(tf, &op, 1);
+	if (likely(op.spec.clockid == TWHEEL_CLOCK_MONOTONIC)) {
+		spin_lock_bh(&tf->lock);
+		ft = twheel_fd_table_lookup(&tf->table, op.spec.id);
+		/* No such id: the op's checks give EINVAL or ENOENT. */
+		if (likely(!ft || twheel_fd_lockless_ok(ft))) {
+			ret = twheel_fd_modify_locked(tf, &op.spec, &now, NULL);
+			spin_unlock_bh(&tf->lock);
+			return ret;
+		}
+		spin_unlock_bh(&tf->lock);
+	}
+	twheel_fd_run_ops(tf, &op, 1, &now);
 	return op.result;
 }
 
@@ -1343,15 +1509,46 @@ static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 				 const struct twheel_cancel __user *uc)
 {
 	struct twheel_op op = { .op = TWHEEL_OP_CANCEL };
+	struct twheel_fd_timer *ft;
 	struct twheel_cancel c;
+	bool pending = false, running;
+	ktime_t now = 0;
+	LIST_HEAD(doomed);
+	long ret;
 
-	if (copy_from_user(&c, uc, sizeof(c)))
+	if (twheel_fd_get_struct(&c, uc))
 		return -EFAULT;
 	if (c.flags || c.pad)
 		return -EINVAL;
+	spin_lock_bh(&tf->lock);
+	ft = twheel_fd_table_lookup(&tf->table, c.id);
+	if (!ft) {
+		spin_unlock_bh(&tf->lock);
+		return -ENOENT;
+	}
+	if (likely(twheel_fd_lockless_ok(ft))) {
+		pending = twheel_cancel_idle(&ft->timer, &running);
+		if (likely(!running || !twheel_running(&ft->timer))) {
+			ret = twheel_fd_cancel_finish_locked(tf, ft, pending,
+							     false, &doomed);
+			spin_unlock_bh(&tf->lock);
+			if (unlikely(!list_empty(&doomed)))
+				twheel_fd_destroy_list(tf, &doomed);
+			return ret;
+		}
+	}
+	spin_unlock_bh(&tf->lock);
+
+	/*
+	 * Its callback must be waited for (or another reason above): again
+	 * under ctl_mutex. If the id went meanwhile, our cancel came first.
+	 */
 	op.spec.id = c.id;
-	twheel_fd_run_ops(tf, &op, 1);
-	return op.result;
+	twheel_fd_run_ops(tf, &op, 1, &now);
+	/* Gone meanwhile: another call released it after our cancel. */
+	if (op.result == -ENOENT && ft)
+		return pending;
+	return op.result < 0 ? op.result : op.result || pending;
 }
 
 /*
@@ -1380,41 +1577,55 @@ err_fault:
 	return -EFAULT;
 }
 
+/*
+ * TWHEEL_IOC_BATCH: chunks of TWHEEL_FD_BATCH_CHUNK ops, each read, run
+ * and written back in turn (uapi/twheel.h), with one clock read for the
+ * whole call. Nothing is allocated: the chunk lives on the stack.
+ */
 static long twheel_fd_ioc_batch(struct twheel_fd *tf,
 				const struct twheel_batch __user *ub)
 {
-	struct twheel_op *ops;
+	struct twheel_op ops[TWHEEL_FD_BATCH_CHUNK];
 	struct twheel_op __user *uops;
-	unsigned int done, nwrite;
+	unsigned int done = 0, n, ran, i;
+	bool unreadable = false;
 	struct twheel_batch b;
-	long ret;
+	ktime_t now = 0;
 
-	if (copy_from_user(&b, ub, sizeof(b)))
+	if (twheel_fd_get_struct(&b, ub))
 		return -EFAULT;
 	if (b.flags || b.reserved || !b.count || b.count > TWHEEL_BATCH_MAX)
 		return -EINVAL;
-
 	uops = u64_to_user_ptr(b.ops);
-	ops = kvmalloc_array(b.count, sizeof(*ops), GFP_KERNEL_ACCOUNT);
-	if (!ops)
-		return -ENOMEM;
-	if (copy_from_user(ops, uops, array_size(b.count, sizeof(*ops)))) {
-		ret = -EFAULT;
-		goto out_free_ops;
+
+	while (done < b.count) {
+		n = min_t(unsigned int, b.count - done, TWHEEL_FD_BATCH_CHUNK);
+		unreadable = twheel_fd_get_words(ops, uops + done,
+						 n * sizeof(*ops) / sizeof(u64));
+		if (unreadable) {
+			/*
+			 * Only the ops before the first that cannot be read
+			 * run (a racing munmap() may have moved it, or made
+			 * it readable again: never past this chunk).
+			 */
+			for (i = 0; i < n; i++)
+				if (twheel_fd_get_struct(&ops[i], uops + done + i))
+					break;
+			unreadable = i < n;
+			n = i;
+			if (!n)
+				break;
+		}
+		ran = twheel_fd_run_ops(tf, ops, n, &now);
+		/* Write back the ops that ran, the failed one included. */
+		if (twheel_fd_put_results(uops + done, ops, min(ran + 1, n)))
+			return -EFAULT;
+		done += ran;
+		if (ran < n || unreadable)
+			break;
 	}
-
-	done = twheel_fd_run_ops(tf, ops, b.count);
-
-	/* Write back the ops that ran, the failed one included, no more. */
-	nwrite = min(done + 1, b.count);
-	if (twheel_fd_put_results(uops, ops, nwrite))
-		ret = -EFAULT;
-	else
-		ret = done;
-
-out_free_ops:
-	kvfree(ops);
-	return ret;
+	/* An op that cannot be read stops the batch; its result is not set. */
+	return unreadable && !done ? -EFAULT : done;
 }
 
 static long twheel_fd_ioc_set_eventfd(struct twheel_fd *tf,
@@ -1570,7 +1781,8 @@ static bool twheel_fd_release_oneshot(struct twheel_fd *tf,
 	if (ft->live && READ_ONCE(ft->mode) == TWHEEL_ONESHOT &&
 	    !twheel_pending(&ft->timer)) {
 		/*
-		 * Not pending and nobody can arm it (we hold ctl_mutex): this
+		 * Not pending and nobody can arm it (we hold ctl_mutex, and
+		 * the ops under tf->lock alone leave in_flight timers alone): this
 		 * only waits for a callback still running, so that the core
 		 * no longer references the timer. Should an arming have been
 		 * caught on its way to its callback, give it back its
@@ -1864,7 +2076,10 @@ static int twheel_fd_map_create(struct twheel_fd *tf)
 	}
 	tf->dl_pages = pages;
 	tf->dl_npages = n;
-	/* Pairs with smp_load_acquire() in twheel_fd_extend_locked(). */
+	/*
+	 * Pairs with smp_load_acquire() in twheel_fd_extend_locked() and
+	 * twheel_fd_publish_deadline().
+	 */
 	smp_store_release(&tf->deadlines, map);
 	return 0;
 

@@ -700,19 +700,8 @@ int twheel_clock_arm_periodic(struct twheel_clock_timer *ct, ktime_t deadline,
 		return -EINVAL;
 	if ((flags & TWHEEL_CLOCK_CANCEL_ON_SET) && clock != TW_CLK_REAL)
 		return -EINVAL;
-	switch (mode) {
-	case TWHEEL_ONESHOT:
-		if (period)
-			return -EINVAL;
-		break;
-	case TWHEEL_FIXED_RATE:
-	case TWHEEL_FIXED_DELAY:
-		if (!period || period > KTIME_MAX)
-			return -EINVAL;
-		break;
-	default:
+	if (tw_check_mode(mode, period))
 		return -EINVAL;
-	}
 	return twheel_clock_link_arm(&ct->link, &ct->timer, clock, deadline,
 				     period, mode, flags);
 }

@@ -47,8 +47,91 @@ void twheel_fd_table_destroy(struct twheel_fd_table *t)
 EXPORT_SYMBOL_IF_KUNIT(twheel_fd_table_destroy);
 
 /**
+ * twheel_fd_table_grow_alloc - allocate what the next chunk of slots needs
+ * @t: the table; only the caller grows it (the caller's serialisation),
+ *	others may insert, look up and remove meanwhile
+ * @g: filled with the new chunk, its free list already linked, and, when
+ *	the directory is full, a directory twice as big holding the current
+ *	chunks (they never move, so copying them without the caller's lock
+ *	is fine)
+ *
+ * Nothing of @t changes: twheel_fd_table_grow_commit() adds the chunk.
+ *
+ * Context: process context; may sleep. Memory is charged to the caller's
+ * memory cgroup.
+ * Return: 0; -ENOSPC if the table has @max_slots slots already, -ENOMEM.
+ */
+int twheel_fd_table_grow_alloc(struct twheel_fd_table *t,
+			       struct twheel_fd_table_growth *g)
+{
+	u32 i, first = t->nslots, n;
+
+	memset(g, 0, sizeof(*g));
+	if (t->nslots >= t->max_slots)
+		return -ENOSPC;
+	n = min_t(u32, TWHEEL_FD_CHUNK_SLOTS, t->max_slots - t->nslots);
+
+	if (t->nchunks == t->dir_size) {
+		g->dir_size = max(8u, t->dir_size * 2);
+		g->dir = kvcalloc(g->dir_size, sizeof(*g->dir),
+				  GFP_KERNEL_ACCOUNT);
+		if (!g->dir)
+			return -ENOMEM;
+		if (t->nchunks)
+			memcpy(g->dir, t->chunks, t->nchunks * sizeof(*g->dir));
+	}
+	g->chunk = kcalloc(TWHEEL_FD_CHUNK_SLOTS, sizeof(*g->chunk),
+			   GFP_KERNEL_ACCOUNT);
+	if (!g->chunk) {
+		kvfree(g->dir);
+		g->dir = NULL;
+		return -ENOMEM;
+	}
+	/* Lowest first; the last one's successor is set by the commit. */
+	for (i = 0; i + 1 < n; i++)
+		g->chunk[i].next_free = first + i + 2;
+	g->nslots = n;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_fd_table_grow_alloc);
+
+/**
+ * twheel_fd_table_grow_commit - add the chunk twheel_fd_table_grow_alloc() made
+ * @t: the table, not grown since
+ * @g: what twheel_fd_table_grow_alloc() filled in
+ *
+ * Constant time: the caller may hold the lock that its lookups take.
+ *
+ * Context: any context; frees nothing.
+ * Return: the directory that was replaced, for the caller to kvfree() once
+ * no lookup can be using it (NULL if none was).
+ */
+struct twheel_fd_slot **
+twheel_fd_table_grow_commit(struct twheel_fd_table *t,
+			    struct twheel_fd_table_growth *g)
+{
+	struct twheel_fd_slot **old = NULL;
+	u32 first = t->nslots;
+
+	if (g->dir) {
+		old = t->chunks;
+		t->chunks = g->dir;
+		t->dir_size = g->dir_size;
+	}
+	t->chunks[t->nchunks++] = g->chunk;
+	WRITE_ONCE(t->nslots, t->nslots + g->nslots);	/* fdinfo reads it */
+	g->chunk[g->nslots - 1].next_free = t->free_head;
+	t->free_head = first + 1;
+	return old;
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_fd_table_grow_commit);
+
+/**
  * twheel_fd_table_grow - add a chunk of free slots
  * @t: the table
+ *
+ * twheel_fd_table_grow_alloc() and twheel_fd_table_grow_commit() in one,
+ * for a caller that serialises every use of @t.
  *
  * Context: process context; may sleep. Memory is charged to the caller's
  * memory cgroup.
@@ -56,37 +139,12 @@ EXPORT_SYMBOL_IF_KUNIT(twheel_fd_table_destroy);
  */
 int twheel_fd_table_grow(struct twheel_fd_table *t)
 {
-	struct twheel_fd_slot *chunk, **dir;
-	u32 i, first = t->nslots, n;
+	struct twheel_fd_table_growth g;
+	int ret;
 
-	if (t->nslots >= t->max_slots)
-		return -ENOSPC;
-	n = min_t(u32, TWHEEL_FD_CHUNK_SLOTS, t->max_slots - t->nslots);
-
-	if (t->nchunks == t->dir_size) {
-		u32 size = max(8u, t->dir_size * 2);
-
-		dir = kvcalloc(size, sizeof(*dir), GFP_KERNEL_ACCOUNT);
-		if (!dir)
-			return -ENOMEM;
-		if (t->nchunks)
-			memcpy(dir, t->chunks, t->nchunks * sizeof(*dir));
-		kvfree(t->chunks);
-		t->chunks = dir;
-		t->dir_size = size;
-	}
-	chunk = kcalloc(TWHEEL_FD_CHUNK_SLOTS, sizeof(*chunk),
-			GFP_KERNEL_ACCOUNT);
-	if (!chunk)
-		return -ENOMEM;
-	t->chunks[t->nchunks++] = chunk;
-	t->nslots += n;
-
-	/* Lowest first on the free list (empty when we are called to grow). */
-	for (i = n; i-- > 0; ) {
-		chunk[i].next_free = t->free_head;
-		t->free_head = first + i + 1;
-	}
-	return 0;
+	ret = twheel_fd_table_grow_alloc(t, &g);
+	if (!ret)
+		kvfree(twheel_fd_table_grow_commit(t, &g));
+	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(twheel_fd_table_grow);

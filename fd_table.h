@@ -18,8 +18,13 @@
  * never shrinks while the file is open: the caller counts every chunk
  * against the memory caps (chardev.c).
  *
- * Locking: the caller serialises every call (tf->ctl_mutex); none sleeps
- * but twheel_fd_table_grow().
+ * Locking: the caller serialises every call, none of which sleeps but
+ * twheel_fd_table_grow() and twheel_fd_table_grow_alloc(). The chardev
+ * makes every change under tf->lock, and grows the table in two steps:
+ * the allocation under tf->ctl_mutex alone (only one grower at a time),
+ * the constant-time commit under tf->lock too, so that the lookups and
+ * changes of the single ioctls, which take tf->lock alone, never see a
+ * table half grown.
  */
 #ifndef _TWHEEL_FD_TABLE_H
 #define _TWHEEL_FD_TABLE_H
@@ -50,7 +55,8 @@ struct twheel_fd_slot {
  * @nslots: slots that exist: at most @max_slots
  * @max_slots: the cap, set at init
  * @free_head: the first free slot plus one, 0 if none is free
- * @used: slots taken
+ * @used: slots taken; read locklessly (READ_ONCE()) by a grower, as an
+ *	estimate
  */
 struct twheel_fd_table {
 	struct twheel_fd_slot	**chunks;
@@ -62,12 +68,32 @@ struct twheel_fd_table {
 	u32			used;
 };
 
+/**
+ * struct twheel_fd_table_growth - a chunk of slots not yet in the table
+ * @chunk: the new slots, their free list linked but for the last one
+ * @nslots: how many of them the table takes
+ * @dir: a bigger directory with the current chunks, or NULL if the
+ *	current one has room
+ * @dir_size: entries @dir has room for
+ */
+struct twheel_fd_table_growth {
+	struct twheel_fd_slot	*chunk;
+	u32			nslots;
+	struct twheel_fd_slot	**dir;
+	u32			dir_size;
+};
+
 #define TWHEEL_FD_ID_SLOT(id)	(lower_32_bits(id) - 1)
 #define TWHEEL_FD_ID_GEN(id)	((u32)((id) >> 32))
 
 void twheel_fd_table_init(struct twheel_fd_table *t, u32 max_slots);
 void twheel_fd_table_destroy(struct twheel_fd_table *t);
 int twheel_fd_table_grow(struct twheel_fd_table *t);
+int twheel_fd_table_grow_alloc(struct twheel_fd_table *t,
+			       struct twheel_fd_table_growth *g);
+struct twheel_fd_slot **
+twheel_fd_table_grow_commit(struct twheel_fd_table *t,
+			    struct twheel_fd_table_growth *g);
 
 /* Free slots ready for twheel_fd_table_insert()? */
 static inline bool twheel_fd_table_has_free(const struct twheel_fd_table *t)
@@ -103,7 +129,7 @@ static inline u64 twheel_fd_table_insert(struct twheel_fd_table *t, void *obj)
 	t->free_head = s->next_free;
 	s->next_free = 0;
 	s->obj = obj;
-	t->used++;
+	WRITE_ONCE(t->used, t->used + 1);	/* read locklessly by growers */
 	return (u64)s->gen << 32 | (slot + 1);
 }
 
@@ -164,7 +190,7 @@ static inline void twheel_fd_table_remove(struct twheel_fd_table *t, u64 id)
 	s->gen++;
 	s->next_free = t->free_head;
 	t->free_head = slot + 1;
-	t->used--;
+	WRITE_ONCE(t->used, t->used - 1);
 }
 
 #endif /* _TWHEEL_FD_TABLE_H */

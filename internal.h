@@ -21,10 +21,32 @@ void twheel_core_exit(void);
 int twheel_chardev_init(void);
 void twheel_chardev_exit(void);
 
+/* twheel.c, for chardev.c's hot paths (see there) */
+bool twheel_cancel_idle(struct twheel_timer *timer, bool *running);
+int twheel_arm_checked(struct twheel_timer *timer, ktime_t deadline,
+		       u64 period, enum twheel_mode mode);
+
 /* twheel.c, for the KUnit tests only: kick IPIs @cpu received so far. */
 u64 twheel_kicks(int cpu);
 /* twheel.c, for the KUnit tests only: expiries parked, all CPUs. */
 u64 twheel_parks(void);
+
+/*
+ * twheel_arm() and twheel_clock_arm_periodic(): @period matches @mode (0 for
+ * a one-shot arming, 1..KTIME_MAX for a periodic one). Return: 0 or -EINVAL.
+ */
+static inline int tw_check_mode(enum twheel_mode mode, u64 period)
+{
+	switch (mode) {
+	case TWHEEL_ONESHOT:
+		return period ? -EINVAL : 0;
+	case TWHEEL_FIXED_RATE:
+	case TWHEEL_FIXED_DELAY:
+		return !period || period > KTIME_MAX ? -EINVAL : 0;
+	default:
+		return -EINVAL;
+	}
+}
 
 /* clock.c: timers on CLOCK_REALTIME and CLOCK_BOOTTIME (see there) */
 enum {

@@ -813,21 +813,10 @@ static __always_inline int tw_arm(struct twheel_timer *t, u64 expires,
 int twheel_arm(struct twheel_timer *timer, ktime_t deadline, u64 period,
 	       enum twheel_mode mode)
 {
-	if (deadline < 0 || period > KTIME_MAX)
+	if (deadline < 0 || tw_check_mode(mode, period))
 		return -EINVAL;
-	switch (mode) {
-	case TWHEEL_ONESHOT:
-		if (period)
-			return -EINVAL;
-		break;
-	case TWHEEL_FIXED_RATE:
-	case TWHEEL_FIXED_DELAY:
-		if (!period || !(timer->flags & TWHEEL_F_PERIODIC))
-			return -EINVAL;
-		break;
-	default:
+	if (mode != TWHEEL_ONESHOT && !(timer->flags & TWHEEL_F_PERIODIC))
 		return -EINVAL;
-	}
 	return tw_arm(timer, deadline, period, mode);
 }
 EXPORT_SYMBOL_GPL(twheel_arm);
@@ -870,29 +859,9 @@ EXPORT_SYMBOL_GPL(twheel_schedule_at);
  * Cancelling
  */
 
-/**
- * twheel_cancel - stop a timer without waiting
- * @timer: the timer
- *
- * Callable from any context, the timer's own callback included. For a
- * periodic timer it stops every later expiry; a callback already running
- * finishes.
- *
- * Unlike timer_delete(), a true return does not mean that twheel let go of
- * the timer: cancelled from a CPU other than its wheel's, the timer stays
- * referenced by that wheel (linked in a bucket, or on its submission
- * list) until the wheel's next run, since no CPU may touch another's
- * wheel and no IPI is sent for it. So `if (twheel_cancel(t)) kfree(obj)`
- * is a use-after-free: free only after twheel_cancel_sync() or
- * twheel_shutdown_sync() has returned (or twheel_group_*_sync() for a
- * member of a group).
- *
- * Context: any context but NMI.
- * Return: true exactly when the timer was pending and its callback will not
- * run for that arming; false if it was not pending (never armed, already
- * cancelled, or its callback has run or is running).
- */
-bool twheel_cancel(struct twheel_timer *timer)
+/* twheel_cancel(), also giving the state word it found in *@oldp. */
+static __always_inline bool tw_cancel(struct twheel_timer *timer,
+				      unsigned long *oldp)
 {
 	unsigned long flags, old, new;
 	int this, push_to;
@@ -915,6 +884,7 @@ bool twheel_cancel(struct twheel_timer *timer)
 				tw_release(timer);
 			local_irq_restore(flags);
 			trace_twheel_cancel(timer, false);
+			*oldp = old;
 			return false;
 		}
 		new = old & ~TW_PENDING;
@@ -957,9 +927,66 @@ bool twheel_cancel(struct twheel_timer *timer)
 	this_cpu_inc(twheel_cpus.stats.cancelled);
 	local_irq_restore(flags);
 	trace_twheel_cancel(timer, true);
+	*oldp = old;
 	return true;
 }
+
+/**
+ * twheel_cancel - stop a timer without waiting
+ * @timer: the timer
+ *
+ * Callable from any context, the timer's own callback included. For a
+ * periodic timer it stops every later expiry; a callback already running
+ * finishes.
+ *
+ * Unlike timer_delete(), a true return does not mean that twheel let go of
+ * the timer: cancelled from a CPU other than its wheel's, the timer stays
+ * referenced by that wheel (linked in a bucket, or on its submission
+ * list) until the wheel's next run, since no CPU may touch another's
+ * wheel and no IPI is sent for it. So `if (twheel_cancel(t)) kfree(obj)`
+ * is a use-after-free: free only after twheel_cancel_sync() or
+ * twheel_shutdown_sync() has returned (or twheel_group_*_sync() for a
+ * member of a group).
+ *
+ * Context: any context but NMI.
+ * Return: true exactly when the timer was pending and its callback will not
+ * run for that arming; false if it was not pending (never armed, already
+ * cancelled, or its callback has run or is running).
+ */
+bool twheel_cancel(struct twheel_timer *timer)
+{
+	unsigned long old;
+
+	return tw_cancel(timer, &old);
+}
 EXPORT_SYMBOL_GPL(twheel_cancel);
+
+/*
+ * twheel_cancel() for chardev.c, which then needs to know whether a
+ * callback may still run: *@running is false when none ran when the
+ * arming was cancelled, and then none can begin (as twheel_running() false
+ * after twheel_cancel()); true means "ask twheel_running()". One atomic
+ * and one call fewer per cancel than the pair.
+ */
+bool twheel_cancel_idle(struct twheel_timer *timer, bool *running)
+{
+	unsigned long old;
+	bool ret = tw_cancel(timer, &old);
+
+	*running = old & TW_RUNNING;
+	return ret;
+}
+
+/*
+ * twheel_arm() for chardev.c, whose armings are checked already: a
+ * deadline >= 0, a period that matches @mode, periodic modes only on its
+ * struct twheel_periodic_timer.
+ */
+int twheel_arm_checked(struct twheel_timer *timer, ktime_t deadline,
+		       u64 period, enum twheel_mode mode)
+{
+	return tw_arm(timer, deadline, period, mode);
+}
 
 /**
  * twheel_cancel_running - stop a periodic timer from its own callback

@@ -520,9 +520,12 @@ class Report(Raw):
             extra.append("the in-kernel run was CUT SHORT (time_limit)")
         if extra:
             print("\n" + "; ".join(extra) + ".")
-        # Tables 1-8 come from the main part, table 9 from the scale part.
-        missing = sorted(t for t in set(self.missing)
-                         if ("main" if t != 9 else "scale") in parts.split())
+        # Tables 1-8 come from the main part, table 9 from the scale part,
+        # table 7 alone from the ops part.
+        want = {t for t in range(1, 10) if ("main" if t != 9 else "scale") in parts.split()}
+        if "ops" in parts.split():
+            want.add(7)
+        missing = sorted(t for t in set(self.missing) if t in want)
         if missing:
             print("\nbench-report: no data for table(s) "
                   f"{', '.join(map(str, missing))}", file=sys.stderr)

@@ -540,6 +540,30 @@ static void run_once(struct ops_ctx *c, struct method *m, unsigned int rep)
 	fflush(stdout);
 }
 
+/*
+ * -m LIST: only the methods LIST names, comma-separated, each "facility" or
+ * "facility/chunk" (twheel_batch/1024); all of them without -m.
+ */
+static const char *ops_only;
+
+static bool ops_selected(const struct method *m)
+{
+	const char *p = ops_only;
+	size_t len = strlen(m->facility);
+	char *end;
+
+	while (p && *p) {
+		if (!strncmp(p, m->facility, len) &&
+		    (p[len] == ',' || !p[len] ||
+		     (p[len] == '/' && strtoul(p + len + 1, &end, 10) == m->chunk &&
+		      (*end == ',' || !*end))))
+			return true;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return !ops_only;
+}
+
 static int cmd_ops(unsigned int reps, unsigned int n)
 {
 	struct method methods[] = {
@@ -605,7 +629,7 @@ static int cmd_ops(unsigned int reps, unsigned int n)
 	for (i = 0; i < nm; i++) {
 		struct method *m = &methods[i];
 
-		if (!have[m->need]) {
+		if (!have[m->need] || !ops_selected(m)) {
 			m->err = -ENODEV;
 			continue;
 		}
@@ -1143,7 +1167,7 @@ static int cmd_scale(unsigned int reps, unsigned int seconds,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: twheel_bench ops [-r REPS] [-n TIMERS]       (table 7)\n"
+		"usage: twheel_bench ops [-r REPS] [-n TIMERS] [-m FACILITY[/CHUNK],...] (table 7)\n"
 		"       twheel_bench latency [-r REPS] [-n SAMPLES]  (table 8)\n"
 		"       twheel_bench scale [-r REPS] [-t SECONDS] [-f MIB] (table 9)\n");
 	exit(EXIT_USAGE);
@@ -1160,11 +1184,15 @@ int main(int argc, char **argv)
 		usage();
 	cmd = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "r:n:t:f:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:t:f:m:")) != -1) {
 		unsigned long v;
 
 		if (!optarg)
 			usage();
+		if (opt == 'm') {
+			ops_only = optarg;
+			continue;
+		}
 		v = strtoul(optarg, &end, 0);
 		if (*end || !v || v > 100000000)
 			usage();

@@ -198,9 +198,13 @@ struct twheel_op {
  * Operations run in order and the batch stops at the first one that fails:
  * that op's @result holds its -errno, later ops are untouched (@result stays
  * as passed), and the ioctl returns the number of ops that succeeded. So a
- * return value equal to @count means all succeeded. The array is read before
- * anything runs (EFAULT, and nothing done, if it cannot be) and written back
- * after (EFAULT if it cannot be: the ops did run).
+ * return value equal to @count means all succeeded. The array is read, run
+ * and written back in chunks of up to 24 ops: an op that cannot be read
+ * stops the batch before it, as a failed op would but with its @result left
+ * as it was (the ioctl fails with EFAULT if that is the first op); a chunk
+ * that cannot be written back ends the call with EFAULT (its ops did run,
+ * later ones did not). A batch is not atomic: other calls on the file may
+ * run between its chunks. Nothing is allocated for it.
  */
 struct twheel_batch {
 	__u64 ops;

@@ -1892,13 +1892,29 @@ TEST_F_TIMEOUT(twheel, batch_efault, 20)
 	EXPECT_EQ(-EFAULT, xioctl(fd, TWHEEL_IOC_BATCH, &b));
 	b = (struct twheel_batch){ .ops = (uintptr_t)(guard + pg), .count = 1 };
 	EXPECT_EQ(-EFAULT, xioctl(fd, TWHEEL_IOC_BATCH, &b));
-	/* array whose tail runs into the guard page: read before anything runs */
-	ops = (struct twheel_op *)(guard + pg) - 3;
-	fill_schedule_ops(ops, 3, FAR_FUTURE, 0);
-	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 4 };
-	EXPECT_EQ(-EFAULT, xioctl(fd, TWHEEL_IOC_BATCH, &b));
 	EXPECT_EQ(0, tw_timers(&tw));
 	no_events(fd, 50, "after faulting batches");
+
+	/*
+	 * An array whose tail runs into the guard page: the ops before the
+	 * unreadable one run, and the batch stops there as at a failed op.
+	 * 27 ops: the first chunk of 24 runs whole, the fault is in the
+	 * second.
+	 */
+	ops = (struct twheel_op *)(guard + pg) - 27;
+	fill_schedule_ops(ops, 27, FAR_FUTURE, 0);
+	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 30 };
+	EXPECT_EQ(27, xioctl(fd, TWHEEL_IOC_BATCH, &b));
+	EXPECT_EQ(27, tw_timers(&tw));
+	EXPECT_EQ(0, ops[0].result);
+	EXPECT_EQ(0, ops[26].result);
+	EXPECT_NE(0, ops[26].spec.id);
+	/* the same with the fault in the first chunk */
+	ops = (struct twheel_op *)(guard + pg) - 2;
+	fill_schedule_ops(ops, 2, FAR_FUTURE, 0);
+	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 5 };
+	EXPECT_EQ(2, xioctl(fd, TWHEEL_IOC_BATCH, &b));
+	EXPECT_EQ(29, tw_timers(&tw));
 
 	/* read-only array: the ops run, the write-back faults */
 	ops = (struct twheel_op *)guard;
@@ -1906,7 +1922,7 @@ TEST_F_TIMEOUT(twheel, batch_efault, 20)
 	mprotect(guard, pg, PROT_READ);
 	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 3 };
 	EXPECT_EQ(-EFAULT, xioctl(fd, TWHEEL_IOC_BATCH, &b));
-	EXPECT_EQ(3, tw_timers(&tw));
+	EXPECT_EQ(29 + 3, tw_timers(&tw));
 }
 
 /* ------------------------------------------------------------------ */
@@ -3036,6 +3052,47 @@ static void *thr_sched_cancel(void *p)
 	return NULL;
 }
 
+/*
+ * Batches of 64 SCHEDULE then 64 CANCEL while the other threads' single
+ * ioctls, which take the file's spinlock alone, take the objects and slots
+ * a batch made ready for itself: no batch may fail for want of them.
+ */
+static void *thr_batch(void *p)
+{
+	struct thr_arg *a = p;
+	struct twheel_op ops[64];
+
+	for (int round = 0; round < THR_OPS / 64; round++) {
+		long r;
+
+		fill_schedule_ops(ops, 64, FAR_FUTURE, 5000);
+		r = tw_batch(a->tw->fd, ops, 64);
+		if (r != 64) {
+			FAIL("batch thread: %ld of 64 SCHEDULE ops, op %ld: %s", r, r,
+			     r >= 0 && r < 64 ? rstr(ops[r].result) : "-");
+			a->errors++;
+			break;
+		}
+		for (int i = 0; i < 64; i++) {
+			u64 id = ops[i].spec.id;
+
+			memset(&ops[i], 0, sizeof(ops[i]));
+			ops[i].op = TWHEEL_OP_CANCEL;
+			ops[i].spec.id = id;
+		}
+		r = tw_batch(a->tw->fd, ops, 64);
+		for (int i = 0; i < 64 && r == 64; i++)
+			if (ops[i].result != 1)
+				r = -1000 - i;
+		if (r != 64) {
+			FAIL("batch thread: CANCEL batch gave %ld", r);
+			a->errors++;
+			break;
+		}
+	}
+	return NULL;
+}
+
 static void *thr_short(void *p)
 {
 	struct thr_arg *a = p;
@@ -3057,17 +3114,18 @@ TEST_F_TIMEOUT(twheel, threads_one_fd, 40)
 {
 	struct twheel tw;
 	int fd = tw_open(&tw);
-	static struct thr_arg args[THR_N + 1];
-	pthread_t th[THR_N + 1];
+	static struct thr_arg args[THR_N + 2];
+	pthread_t th[THR_N + 2];
 	struct twheel_event ev[64];
 	bool seen_short[SHORT_N] = { false };
 	int nshort = 0, total_live = 0;
 	u64 *all, seen, t_end;
 
 	ASSERT_TRUE(fd >= 0);
-	for (int i = 0; i <= THR_N; i++) {
+	for (int i = 0; i <= THR_N + 1; i++) {
 		args[i] = (struct thr_arg){ .tw = &tw, .idx = i };
-		pthread_create(&th[i], NULL, i < THR_N ? thr_sched_cancel : thr_short, &args[i]);
+		pthread_create(&th[i], NULL, i < THR_N ? thr_sched_cancel :
+			       i == THR_N ? thr_short : thr_batch, &args[i]);
 	}
 	/* meanwhile, read the short timers' events */
 	t_end = now_ns() + 10 * NSEC_PER_SEC;
@@ -3086,9 +3144,10 @@ TEST_F_TIMEOUT(twheel, threads_one_fd, 40)
 			nshort++;
 		}
 	}
-	for (int i = 0; i <= THR_N; i++)
+	for (int i = 0; i <= THR_N + 1; i++)
 		pthread_join(th[i], NULL);
 	EXPECT_EQ(SHORT_N, nshort);
+	EXPECT_EQ(0, args[THR_N + 1].errors);
 	for (int i = 0; i < THR_N; i++) {
 		EXPECT_EQ(0, args[i].errors);
 		total_live += args[i].nids;
@@ -3414,6 +3473,20 @@ static bool wall_restore(const struct wall_save *w)
 	return CHECK_RET(wall_set(w->real + (now_ns() - w->mono)), 0);
 }
 
+/* Neither fired nor read (@read_clk) before its deadline, on its clock. */
+static bool clock_event_not_early(const struct twheel_event *e, u64 read_clk)
+{
+	bool ok = true;
+
+	ok &= CHECK(e->fired >= e->deadline,
+		    "event fired EARLY on its clock: fired %llu < deadline %llu",
+		    (unsigned long long)e->fired, (unsigned long long)e->deadline);
+	ok &= CHECK(read_clk >= e->deadline,
+		    "event read at %llu on its clock, before its deadline %llu",
+		    (unsigned long long)read_clk, (unsigned long long)e->deadline);
+	return ok;
+}
+
 /* The checks of every event of a clock timer that expired. */
 static bool check_clock_event(const struct twheel_event *e, u64 id, u64 dl, u64 read_clk)
 {
@@ -3423,12 +3496,7 @@ static bool check_clock_event(const struct twheel_event *e, u64 id, u64 dl, u64 
 	ok &= CHECK_EQ(e->deadline, dl);
 	ok &= CHECK_EQ(e->flags, 0);
 	ok &= CHECK_EQ(e->count, 1);
-	ok &= CHECK(e->fired >= e->deadline,
-		    "event fired EARLY on its clock: fired %llu < deadline %llu",
-		    (unsigned long long)e->fired, (unsigned long long)e->deadline);
-	ok &= CHECK(read_clk >= e->deadline,
-		    "event read at %llu on its clock, before its deadline %llu",
-		    (unsigned long long)read_clk, (unsigned long long)e->deadline);
+	ok &= clock_event_not_early(e, read_clk);
 	if (!ok)
 		print_event("clock event", e);
 	return ok;
@@ -3708,12 +3776,7 @@ static bool check_clock_periodic_event(const struct twheel_event *e, u64 id, u64
 		    "deadline %llu not on the grid %llu + k * %llu",
 		    (unsigned long long)e->deadline, (unsigned long long)dl0,
 		    (unsigned long long)period);
-	ok &= CHECK(e->fired >= e->deadline,
-		    "event fired EARLY on its clock: fired %llu < deadline %llu",
-		    (unsigned long long)e->fired, (unsigned long long)e->deadline);
-	ok &= CHECK(read_clk >= e->deadline,
-		    "event read at %llu on its clock, before its deadline %llu",
-		    (unsigned long long)read_clk, (unsigned long long)e->deadline);
+	ok &= clock_event_not_early(e, read_clk);
 	if (!ok)
 		print_event("periodic clock event", e);
 	return ok;

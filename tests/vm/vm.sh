@@ -65,6 +65,12 @@ guest_files() {
 	done
 	f=$TWHEEL_BUILD/userspace/libtwheel_example
 	[ ! -x "$f" ] || echo "$f:/bin/libtwheel_example"
+	# perf (dynamic, with its libraries) for make bench's profile runs.
+	if [ -n "${TWHEEL_BENCH_PERF:-}" ] && f=$(readlink -f "$(command -v perf)"); then
+		echo "$f:/usr/bin/perf"
+		ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// { print $3 ":" $3 }
+			$1 ~ /^\// && $2 ~ /^\(/ { print $1 ":" $1 }' | sort -u
+	fi
 	case "$kernel" in debug | kcsan) ;; *) return 0 ;; esac
 	# trinity is dynamic: its libc and loader go along, at the same paths.
 	[ -x /usr/bin/trinity ] || return 0

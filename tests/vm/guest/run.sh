@@ -612,6 +612,27 @@ mode_bench() {
 		return
 	fi
 	bench_load || return
+	if [ "$TWHEEL_BENCH_PART" = ops ]; then
+		# Table 7 alone (TWHEEL_BENCH_OPS: twheel_bench's -m list), with
+		# TWHEEL_BENCH_PERF=1 under perf's cpu-clock sampling (no PMU
+		# under TCG), the kernel's hottest symbols printed.
+		step "table 7 only${TWHEEL_BENCH_OPS:+: $TWHEEL_BENCH_OPS}"
+		if [ -n "${TWHEEL_BENCH_PERF:-}" ] && command -v perf >/dev/null; then
+			echo 0 >/proc/sys/kernel/kptr_restrict
+			echo -1 >/proc/sys/kernel/perf_event_paranoid
+			for m in $(echo "${TWHEEL_BENCH_OPS:-twheel_ioctl/1}" | tr ',' ' '); do
+				COMMENT='' run "table-7-$m" 900 perf record -q -e cpu-clock -F 4000 -a \
+					-o /tmp/perf.data -- twheel_bench ops -r "$reps" -m "$m"
+				perf report -i /tmp/perf.data --stdio --no-children --sort sym 2>/dev/null |
+					grep -v '^#' | grep . | head -n 45 | sed "s|^|# perf $m |"
+			done
+		else
+			COMMENT='' run table-7 600 twheel_bench ops -r "$reps" \
+				${TWHEEL_BENCH_OPS:+-m "$TWHEEL_BENCH_OPS"}
+		fi
+		run rmmod-twheel 60 rmmod twheel
+		return
+	fi
 	for sym in timer_bases hrtimer_bases; do
 		st=$(percpu_size "$sym")
 		[ -z "$st" ] || echo "table=6 facility=kernel item=$sym rep=0 bytes=$st"
@@ -632,6 +653,7 @@ mode_bench() {
 	awk 'NR > 1 { if ($8 > m) m = $8; e += $5; a += $10; x += $11 }
 		END { printf "table=3 facility=twheel item=debugfs rep=0 max_batch=%d expired=%d advance_ns_per_timer=%.1f expire_ns_per_timer=%.1f\n",
 			m, e, e ? a / e : 0, e ? x / e : 0 }' "$STATS"
+	echo "# clocksource before table 7: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 	step "table 7: schedule + cancel from userspace"
 	COMMENT='' run table-7 600 twheel_bench ops -r "$reps"
 	step "table 8: deadline to read()"
