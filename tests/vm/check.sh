@@ -77,8 +77,7 @@ for k in $KERNELS; do
 done
 # The debug kernel's guests take longest: its modules, the programs and
 # the libtwheel example (lib-check) are built first, then they boot in the
-# background while the other kernels' builds and guests and the host
-# checks run. Its check runs as two guests at once, the reliability runs
+# background. Its check runs as two guests at once, the reliability runs
 # in one and the rest in the other: a guest keeps about one host CPU busy.
 case " $KERNELS " in *" debug "*)
 	step kernel-debug "$VM/build-kernel.sh" debug.config &&
@@ -94,6 +93,20 @@ case "$built " in *" debug "*)
 	vm debug --name debug-reliability --env TWHEEL_PART=reliability >"$LOGS/vm-debug-reliability.txt" &
 	bg+=" $!" ;;
 esac
+# The host checks run beside the guests at the lowest priority, on the
+# CPU time the guests leave.
+{
+	step --ktap dkms nice -n 19 "$VM/dkms.sh" || true
+	if [ "${STYLE:-1}" = 0 ]; then
+		echo "SKIP style # STYLE=0" >>"$TWHEEL_RESULTS"
+	else
+		step --ktap style nice -n 19 "$VM/style.sh" "$(kernel_kdir debug)" || true
+	fi
+	# syzkaller/twheel.txt must describe uapi/twheel.h as it is.
+	step syzkaller-description python3 "$TWHEEL_ROOT/syzkaller/check.py" || true
+} &
+host=$!
+# The other kernels: each one's build, then its guest.
 for k in $KERNELS; do
 	case "$k" in debug) ;; *) step "build-$k" "$VM/build-modules.sh" "$k" "$(kernel_kdir "$k")" && built+=" $k" ;; esac
 done
@@ -103,16 +116,7 @@ for k in $KERNELS; do
 	*) echo "FAIL $k-check/boot # not built" >>"$TWHEEL_RESULTS" ;;
 	esac
 done
-# The host checks last, at the lowest priority: they take the CPU time the
-# guests leave.
-step --ktap dkms nice -n 19 "$VM/dkms.sh" || true
-if [ "${STYLE:-1}" = 0 ]; then
-	echo "SKIP style # STYLE=0" >>"$TWHEEL_RESULTS"
-else
-	step --ktap style nice -n 19 "$VM/style.sh" "$(kernel_kdir debug)" || true
-fi
-# syzkaller/twheel.txt must describe uapi/twheel.h as it is.
-step syzkaller-description python3 "$TWHEEL_ROOT/syzkaller/check.py" || true
+wait "$host" || true
 if [ -n "$bg" ]; then
 	msg "waiting for the debug kernel's guests (output in $LOGS/vm-debug*.txt)"
 	# shellcheck disable=SC2086 # two pids
