@@ -84,7 +84,7 @@ case " $KERNELS " in *" debug "*)
 		step build-debug "$VM/build-modules.sh" debug "$(kernel_kdir debug)" &&
 		built+=" debug" ;;
 esac
-step build-userspace make -s -C "$TWHEEL_ROOT" userspace || true
+step build-userspace make -s -j"$(nproc)" -C "$TWHEEL_ROOT" userspace || true
 step --ktap lib-check env TWHEEL_LIBTWHEEL_EXAMPLE_OUT="$TWHEEL_BUILD/userspace/libtwheel_example" \
 	make -s -C "$TWHEEL_ROOT" lib-check || true
 case "$built " in *" debug "*)
