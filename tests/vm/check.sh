@@ -93,8 +93,7 @@ case "$built " in *" debug "*)
 	vm debug --name debug-reliability --env TWHEEL_PART=reliability >"$LOGS/vm-debug-reliability.txt" &
 	bg+=" $!" ;;
 esac
-# The host checks run beside the guests at the lowest priority, on the
-# CPU time the guests leave.
+# The host checks beside the guests, on the CPU time the guests leave.
 {
 	step --ktap dkms nice -n 19 "$VM/dkms.sh" || true
 	if [ "${STYLE:-1}" = 0 ]; then
@@ -106,7 +105,6 @@ esac
 	step syzkaller-description python3 "$TWHEEL_ROOT/syzkaller/check.py" || true
 } &
 host=$!
-# The other kernels: each one's build, then its guest.
 for k in $KERNELS; do
 	case "$k" in debug) ;; *) step "build-$k" "$VM/build-modules.sh" "$k" "$(kernel_kdir "$k")" && built+=" $k" ;; esac
 done

@@ -132,8 +132,7 @@ want() { case "$1" in *"$FILTER"*) return 0 ;; esac; return 1; }
 # it unreferenced (the first records a checksum of its contents; a changed
 # one keeps it back a scan) and only once it is 5 s old.
 
-# Two scans, the second at least 6 s after the call: no sleep before the
-# first, which takes seconds itself.
+# Two scans, the second 6 s after the call (the first takes seconds).
 kmemleak_scan() {
 	uptime_s
 	k_start=$up_s
@@ -153,8 +152,7 @@ kmemleak_ours() {
 		END { print n - length(s) }' /tmp/kmemleak
 }
 
-# Every leak counts, the kernel's own too: no scan before the tests could
-# tell them apart (the first scan after boot reports nothing, see above).
+# Every leak counts: a scan before the tests would report nothing (above).
 kmemleak_check() {
 	[ -w "$KMEMLEAK" ] || { result skip kmemleak "no kmemleak"; return; }
 	step kmemleak
