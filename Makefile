@@ -86,17 +86,26 @@ tools/twheelctl tools/twheel_bench: %: %.c $(LIBTWHEEL_DEPS)
 # The kernel's kselftest harness, for twheel_test: copied at build time (not
 # kept in git) from the linux-source-6.12 package's tarball, which
 # tests/vm/setup-host.sh installs; extracted once, the stamp says it is done.
+# A kernel tree that tests/vm/build-kernel.sh unpacked from the same package
+# version serves instead, without 10 s or more of xz.
 KSFT_TARBALL ?= /usr/src/linux-source-6.12.tar.xz
 KSFT_DIR := build/kselftest
 KSFT_MEMBERS := kselftest_harness.h kselftest.h
 KSFT_STAMP := $(KSFT_DIR)/.stamp
+KSFT_SRCVER := $(shell dpkg-query -W -f='$${Version}' linux-source-6.12 2>/dev/null)
+KSFT_TREE := $(firstword $(patsubst %/.twheel-ok,%,$(wildcard \
+	$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/twheel/kernel-*-$(KSFT_SRCVER)-*/.twheel-ok)))
 
 $(KSFT_STAMP):
+	@rm -rf $(KSFT_DIR).tmp && mkdir -p $(KSFT_DIR).tmp
+ifneq ($(KSFT_TREE),)
+	cp $(addprefix $(KSFT_TREE)/tools/testing/selftests/,$(KSFT_MEMBERS)) $(KSFT_DIR).tmp/
+else
 	@test -f $(KSFT_TARBALL) || \
 		{ echo "twheel: no $(KSFT_TARBALL); run $(SETUP_HOST)" >&2; exit 1; }
-	@rm -rf $(KSFT_DIR).tmp && mkdir -p $(KSFT_DIR).tmp
 	tar -xJf $(KSFT_TARBALL) -C $(KSFT_DIR).tmp --strip-components=4 \
 		$(addprefix linux-source-6.12/tools/testing/selftests/,$(KSFT_MEMBERS))
+endif
 	@rm -rf $(KSFT_DIR) && mv $(KSFT_DIR).tmp $(KSFT_DIR) && touch $@
 
 tests/userspace/twheel_test: tests/userspace/twheel_test.c $(TW_UTIL) $(KSFT_STAMP)

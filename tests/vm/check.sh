@@ -64,45 +64,57 @@ vm() {
 
 exec 2>&1
 t0=$(now)
-bg= built=
+bg='' built=''
 mkdir -p "$LOGS"
 : >"$TWHEEL_RESULTS"
 : >"$TIMINGS"
 TWHEEL_ACCEL=$(accel_args | sed 's/-accel \([a-z]*\).*/\1/')
 export TWHEEL_ACCEL
 msg "accelerator: $TWHEEL_ACCEL"
-for k in ${KERNELS:-distro distro61 rt debug}; do
+KERNELS=${KERNELS:-distro distro61 rt debug}
+for k in $KERNELS; do
 	case "$k" in distro | distro61 | rt | debug) ;; *) die "KERNELS: unknown kernel '$k' (distro, distro61, rt, debug)" ;; esac
-	[ "$k" != debug ] || step kernel-debug "$VM/build-kernel.sh" debug.config || continue
-	step "build-$k" "$VM/build-modules.sh" "$k" "$(kernel_kdir "$k")" && built+=" $k"
 done
-step build-userspace make -s -C "$TWHEEL_ROOT" userspace || true
+# The debug kernel's guests take longest: its modules, the programs and
+# the libtwheel example (lib-check) are built first, then they boot in the
+# background. Its check runs as two guests at once, the reliability runs
+# in one and the rest in the other: a guest keeps about one host CPU busy.
+case " $KERNELS " in *" debug "*)
+	step kernel-debug "$VM/build-kernel.sh" debug.config &&
+		step build-debug "$VM/build-modules.sh" debug "$(kernel_kdir debug)" &&
+		built+=" debug" ;;
+esac
+step build-userspace make -s -j"$(nproc)" -C "$TWHEEL_ROOT" userspace || true
 step --ktap lib-check env TWHEEL_LIBTWHEEL_EXAMPLE_OUT="$TWHEEL_BUILD/userspace/libtwheel_example" \
 	make -s -C "$TWHEEL_ROOT" lib-check || true
-# The debug kernel's guests take longest: they boot first, in the
-# background, while the host steps and the other kernels' guests run. Its
-# check runs as two guests at once, the reliability runs in one and the
-# rest in the other: a guest keeps about one host CPU busy.
 case "$built " in *" debug "*)
 	vm debug --env TWHEEL_PART=core >"$LOGS/vm-debug.txt" &
 	bg=$!
 	vm debug --name debug-reliability --env TWHEEL_PART=reliability >"$LOGS/vm-debug-reliability.txt" &
 	bg+=" $!" ;;
 esac
-step --ktap dkms "$VM/dkms.sh" || true
-if [ "${STYLE:-1}" = 0 ]; then
-	echo "SKIP style # STYLE=0" >>"$TWHEEL_RESULTS"
-else
-	step --ktap style "$VM/style.sh" "$(kernel_kdir debug)" || true
-fi
-# syzkaller/twheel.txt must describe uapi/twheel.h as it is.
-step syzkaller-description python3 "$TWHEEL_ROOT/syzkaller/check.py" || true
-for k in ${KERNELS:-distro distro61 rt debug}; do
+# The host checks beside the guests, on the CPU time the guests leave.
+{
+	step --ktap dkms nice -n 19 "$VM/dkms.sh" || true
+	if [ "${STYLE:-1}" = 0 ]; then
+		echo "SKIP style # STYLE=0" >>"$TWHEEL_RESULTS"
+	else
+		step --ktap style nice -n 19 "$VM/style.sh" "$(kernel_kdir debug)" || true
+	fi
+	# syzkaller/twheel.txt must describe uapi/twheel.h as it is.
+	step syzkaller-description python3 "$TWHEEL_ROOT/syzkaller/check.py" || true
+} &
+host=$!
+for k in $KERNELS; do
+	case "$k" in debug) ;; *) step "build-$k" "$VM/build-modules.sh" "$k" "$(kernel_kdir "$k")" && built+=" $k" ;; esac
+done
+for k in $KERNELS; do
 	case "$built " in
 	*" $k "*) [ "$k" = debug ] || vm "$k" ;;
 	*) echo "FAIL $k-check/boot # not built" >>"$TWHEEL_RESULTS" ;;
 	esac
 done
+wait "$host" || true
 if [ -n "$bg" ]; then
 	msg "waiting for the debug kernel's guests (output in $LOGS/vm-debug*.txt)"
 	# shellcheck disable=SC2086 # two pids
