@@ -72,8 +72,9 @@ TWHEEL_ACCEL=$(accel_args | sed 's/-accel \([a-z]*\).*/\1/')
 export TWHEEL_ACCEL
 msg "accelerator: $TWHEEL_ACCEL"
 for k in ${KERNELS:-distro distro61 rt debug}; do
-	case "$k" in distro | distro61 | rt | debug) ;; *) die "KERNELS: unknown kernel '$k' (distro, distro61, rt, debug)" ;; esac
+	case "$k" in distro | distro61 | rt | debug | rtdebug) ;; *) die "KERNELS: unknown kernel '$k' (distro, distro61, rt, debug, rtdebug)" ;; esac
 	[ "$k" != debug ] || step kernel-debug "$VM/build-kernel.sh" debug.config || continue
+	[ "$k" != rtdebug ] || step kernel-rtdebug "$VM/build-kernel.sh" debug.config rt.config || continue
 	step "build-$k" "$VM/build-modules.sh" "$k" "$(kernel_kdir "$k")" && built+=" $k"
 done
 step build-userspace make -s -C "$TWHEEL_ROOT" userspace || true
@@ -83,12 +84,14 @@ step --ktap lib-check env TWHEEL_LIBTWHEEL_EXAMPLE_OUT="$TWHEEL_BUILD/userspace/
 # background, while the host steps and the other kernels' guests run. Its
 # check runs as two guests at once, the reliability runs in one and the
 # rest in the other: a guest keeps about one host CPU busy.
-case "$built " in *" debug "*)
-	vm debug --env TWHEEL_PART=core >"$LOGS/vm-debug.txt" &
-	bg=$!
-	vm debug --name debug-reliability --env TWHEEL_PART=reliability >"$LOGS/vm-debug-reliability.txt" &
-	bg+=" $!" ;;
-esac
+for k in debug rtdebug; do
+	case "$built " in *" $k "*)
+		vm "$k" --env TWHEEL_PART=core >"$LOGS/vm-$k.txt" &
+		bg+=" $!"
+		vm "$k" --name "$k-reliability" --env TWHEEL_PART=reliability >"$LOGS/vm-$k-reliability.txt" &
+		bg+=" $!" ;;
+	esac
+done
 step --ktap dkms "$VM/dkms.sh" || true
 if [ "${STYLE:-1}" = 0 ]; then
 	echo "SKIP style # STYLE=0" >>"$TWHEEL_RESULTS"
@@ -99,7 +102,7 @@ fi
 step syzkaller-description python3 "$TWHEEL_ROOT/syzkaller/check.py" || true
 for k in ${KERNELS:-distro distro61 rt debug}; do
 	case "$built " in
-	*" $k "*) [ "$k" = debug ] || vm "$k" ;;
+	*" $k "*) case "$k" in debug | rtdebug) ;; *) vm "$k" ;; esac ;;
 	*) echo "FAIL $k-check/boot # not built" >>"$TWHEEL_RESULTS" ;;
 	esac
 done
@@ -107,7 +110,7 @@ if [ -n "$bg" ]; then
 	msg "waiting for the debug kernel's guests (output in $LOGS/vm-debug*.txt)"
 	# shellcheck disable=SC2086 # two pids
 	wait $bg || true
-	cat "$LOGS/vm-debug.txt" "$LOGS/vm-debug-reliability.txt"
+	cat "$LOGS"/vm-*debug*.txt
 fi
 echo "total $(($(now) - t0))s" >>"$TIMINGS"
 echo

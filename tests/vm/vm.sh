@@ -65,7 +65,7 @@ guest_files() {
 	done
 	f=$TWHEEL_BUILD/userspace/libtwheel_example
 	[ ! -x "$f" ] || echo "$f:/bin/libtwheel_example"
-	case "$kernel" in debug | kcsan) ;; *) return 0 ;; esac
+	case "$kernel" in debug | rtdebug | kcsan) ;; *) return 0 ;; esac
 	# trinity is dynamic: its libc and loader go along, at the same paths.
 	[ -x /usr/bin/trinity ] || return 0
 	so=$TWHEEL_BUILD/trinity/trinity_twheel.so
