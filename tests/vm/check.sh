@@ -73,26 +73,34 @@ export TWHEEL_ACCEL
 msg "accelerator: $TWHEEL_ACCEL"
 KERNELS=${KERNELS:-distro distro61 rt debug}
 for k in $KERNELS; do
-	case "$k" in distro | distro61 | rt | debug) ;; *) die "KERNELS: unknown kernel '$k' (distro, distro61, rt, debug)" ;; esac
+	case "$k" in distro | distro61 | rt | debug | rtdebug) ;; *) die "KERNELS: unknown kernel '$k' (distro, distro61, rt, debug, rtdebug)" ;; esac
 done
-# The debug kernel's guests take longest: its modules, the programs and
+# The debug kernels' guests take longest: their modules, the programs and
 # the libtwheel example (lib-check) are built first, then they boot in the
-# background. Its check runs as two guests at once, the reliability runs
-# in one and the rest in the other: a guest keeps about one host CPU busy.
-case " $KERNELS " in *" debug "*)
-	step kernel-debug "$VM/build-kernel.sh" debug.config &&
-		step build-debug "$VM/build-modules.sh" debug "$(kernel_kdir debug)" &&
-		built+=" debug" ;;
-esac
+# background. Each one's check runs as two guests at once, the reliability
+# runs in one and the rest in the other: a guest keeps about one host CPU
+# busy. rtdebug (not in the default set) is debug.config as PREEMPT_RT.
+for k in debug rtdebug; do
+	case " $KERNELS " in *" $k "*)
+		frags=debug.config
+		[ "$k" = debug ] || frags+=" rt.config"
+		# shellcheck disable=SC2086 # one or two fragments
+		step "kernel-$k" "$VM/build-kernel.sh" $frags &&
+			step "build-$k" "$VM/build-modules.sh" "$k" "$(kernel_kdir "$k")" &&
+			built+=" $k" ;;
+	esac
+done
 step build-userspace make -s -j"$(nproc)" -C "$TWHEEL_ROOT" userspace || true
 step --ktap lib-check env TWHEEL_LIBTWHEEL_EXAMPLE_OUT="$TWHEEL_BUILD/userspace/libtwheel_example" \
 	make -s -C "$TWHEEL_ROOT" lib-check || true
-case "$built " in *" debug "*)
-	vm debug --env TWHEEL_PART=core >"$LOGS/vm-debug.txt" &
-	bg=$!
-	vm debug --name debug-reliability --env TWHEEL_PART=reliability >"$LOGS/vm-debug-reliability.txt" &
-	bg+=" $!" ;;
-esac
+for k in debug rtdebug; do
+	case "$built " in *" $k "*)
+		vm "$k" --env TWHEEL_PART=core >"$LOGS/vm-$k.txt" &
+		bg+=" $!"
+		vm "$k" --name "$k-reliability" --env TWHEEL_PART=reliability >"$LOGS/vm-$k-reliability.txt" &
+		bg+=" $!" ;;
+	esac
+done
 # The host checks beside the guests, on the CPU time the guests leave.
 {
 	step --ktap dkms nice -n 19 "$VM/dkms.sh" || true
@@ -106,20 +114,20 @@ esac
 } &
 host=$!
 for k in $KERNELS; do
-	case "$k" in debug) ;; *) step "build-$k" "$VM/build-modules.sh" "$k" "$(kernel_kdir "$k")" && built+=" $k" ;; esac
+	case "$k" in debug | rtdebug) ;; *) step "build-$k" "$VM/build-modules.sh" "$k" "$(kernel_kdir "$k")" && built+=" $k" ;; esac
 done
 for k in $KERNELS; do
 	case "$built " in
-	*" $k "*) [ "$k" = debug ] || vm "$k" ;;
+	*" $k "*) case "$k" in debug | rtdebug) ;; *) vm "$k" ;; esac ;;
 	*) echo "FAIL $k-check/boot # not built" >>"$TWHEEL_RESULTS" ;;
 	esac
 done
 wait "$host" || true
 if [ -n "$bg" ]; then
-	msg "waiting for the debug kernel's guests (output in $LOGS/vm-debug*.txt)"
-	# shellcheck disable=SC2086 # two pids
+	msg "waiting for the debug kernels' guests (output in $LOGS/vm-*debug*.txt)"
+	# shellcheck disable=SC2086 # two pids per debug kernel
 	wait $bg || true
-	cat "$LOGS/vm-debug.txt" "$LOGS/vm-debug-reliability.txt"
+	cat "$LOGS"/vm-*debug*.txt
 fi
 echo "total $(($(now) - t0))s" >>"$TIMINGS"
 echo

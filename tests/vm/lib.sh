@@ -30,16 +30,17 @@ distro_version() {
 	printf '%s' "$best" | sort -V | tail -n1
 }
 
-# The kernels a VM can run: KDIR (a build tree for modules) and image. debug
-# and kcsan are built once from linux-source-6.12 and cached.
+# The kernels a VM can run: KDIR (a build tree for modules) and image. debug,
+# rtdebug and kcsan are built once from linux-source-6.12 and cached.
 kernel_kdir() {
 	case "$1" in
 	distro) echo "/lib/modules/$(distro_version)/build" ;;
 	distro61) echo "/lib/modules/$(distro_version 6.1.)/build" ;;
 	rt) echo "/lib/modules/$(distro_version 6.12. -rt-amd64)/build" ;;
 	debug) "$TWHEEL_ROOT/tests/vm/build-kernel.sh" debug.config ;;
+	rtdebug) "$TWHEEL_ROOT/tests/vm/build-kernel.sh" debug.config rt.config ;;
 	kcsan) "$TWHEEL_ROOT/tests/vm/build-kernel.sh" debug.config kcsan.config ;;
-	*) die "unknown kernel '$1' (distro, distro61, rt, debug, kcsan)" ;;
+	*) die "unknown kernel '$1' (distro, distro61, rt, debug, rtdebug, kcsan)" ;;
 	esac
 }
 

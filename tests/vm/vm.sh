@@ -53,7 +53,7 @@ LOG=$TWHEEL_BUILD/logs/$name.log
 OUT=$TWHEEL_BUILD/logs/$name.out
 DIR=$TWHEEL_BUILD/vm/$name
 # KASAN's boot, kmemleak's scans grow with memory; 768 MiB fit 65536 timers.
-case "$kernel" in debug | kcsan) mem=768 ;; *) mem=2048 ;; esac
+case "$kernel" in debug | rtdebug | kcsan) mem=768 ;; *) mem=2048 ;; esac
 
 # The initramfs's files, SRC:DEST: every module built for the kernel, the
 # static programs and, for the reliability runs, trinity with its libraries.
@@ -73,7 +73,7 @@ guest_files() {
 		ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// { print $3 ":" $3 }
 			$1 ~ /^\// && $2 ~ /^\(/ { print $1 ":" $1 }' | sort -u
 	fi
-	case "$kernel" in debug | kcsan) ;; *) return 0 ;; esac
+	case "$kernel" in debug | rtdebug | kcsan) ;; *) return 0 ;; esac
 	# trinity is dynamic: its libc and loader go along, at the same paths.
 	[ -x /usr/bin/trinity ] || return 0
 	so=$TWHEEL_BUILD/trinity/trinity_twheel.so

@@ -21,7 +21,7 @@
 # Results are KTAP: "ok N name", "not ok N name # why", "ok N name # SKIP
 # why"; twheel_test's and KUnit's own KTAP are nested in it (indented) and
 # tests/vm/ktap.py reads it all. Other output is "# " comments.
-# Environment: TWHEEL_KERNEL (distro, distro61, debug, kcsan),
+# Environment: TWHEEL_KERNEL (distro, distro61, rt, debug, rtdebug, kcsan),
 # TWHEEL_TEST_FILTER (make check T=), TWHEEL_KUNIT_GLOB, TWHEEL_DURATION,
 # TWHEEL_PART (check: all, core or reliability, the debug kernel's halves),
 # TWHEEL_KCSAN=1, TWHEEL_BENCH_{PART,REPS,SCALE_REPS,ARGS}.
@@ -52,6 +52,8 @@ fi
 
 MODE=${TWHEEL_MODE:-check}
 KERNEL=${TWHEEL_KERNEL:-}
+# DEBUGK=1 on the kernels with the checkers: debug and its PREEMPT_RT build.
+case "$KERNEL" in debug | rtdebug) DEBUGK=1 ;; *) DEBUGK=0 ;; esac
 FILTER=${TWHEEL_TEST_FILTER:-}
 PART=${TWHEEL_PART:-all}
 KMEMLEAK=/sys/kernel/debug/kmemleak
@@ -257,14 +259,14 @@ abuse_tests() {
 	# tests the same code in seconds (root may set it at any time).
 	cap=/sys/module/twheel/parameters/max_user_timers
 	saved_cap=$(cat "$cap")
-	[ "$KERNEL" != debug ] || echo 40000 >"$cap"
+	[ "$DEBUGK" = 0 ] || echo 40000 >"$cap"
 	run abuse-user-cap 300 /bin/twheel_abuse user-cap
 	echo "$saved_cap" >"$cap"
 	# 10k against a million timers on the distro kernels; 2k against 10k
 	# on the debug one (as slow with 50k as the rest of its check).
 	small=10000
 	big=1000000
-	[ "$KERNEL" != debug ] || { small=2000; big=10000; }
+	[ "$DEBUGK" = 0 ] || { small=2000; big=10000; }
 	step "abuse: longest interrupts-off section, $small against $big timers"
 	run insmod-twheel_stall 60 insmod /twheel/twheel_stall.ko || return
 	[ -d "$TRACING/options" ] || mount -t tracefs nodev "$TRACING" 2>/dev/null
@@ -297,7 +299,7 @@ abuse_tests() {
 kunit_tests() {
 	# Kbuild builds it where the kernel has CONFIG_KUNIT: the debug one.
 	if [ ! -f /twheel/twheel_kunit.ko ]; then
-		[ "$KERNEL" != debug ] || result "not ok" kunit "tests/twheel_kunit.ko was not built"
+		[ "$DEBUGK" = 0 ] || result "not ok" kunit "tests/twheel_kunit.ko was not built"
 		return
 	fi
 	step KUnit
@@ -364,7 +366,7 @@ mode_check() {
 		abuse_tests
 	fi
 	# fail-nth in the core half: the two then take about as long.
-	if [ "$KERNEL" = debug ]; then
+	if [ "$DEBUGK" = 1 ]; then
 		! in_part core || ! want lifetime || lifetime_open_fd
 		! in_part core || ! want failnth || failnth 3
 		! in_part reliability || ! want torture || torture 60
