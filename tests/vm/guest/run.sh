@@ -357,7 +357,7 @@ mode_check() {
 		# twheelctl on the other clocks: periodic timers run to --count.
 		# Not on the debug kernel: its tinyconfig has no signalfd,
 		# which twheelctl waits with.
-		if [ "$KERNEL" != debug ] && want twheelctl-clock; then
+		if [ "$DEBUGK" = 0 ] && want twheelctl-clock; then
 			run twheelctl-clock 60 twheelctl run -q --clock realtime \
 				-t every:50ms,count=3 -t at:+100ms,every=100ms,cancel-on-set,count=2
 			run twheelctl-clock-boottime 60 twheelctl schedule -q --clock boottime \
