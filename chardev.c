@@ -269,6 +269,10 @@ MODULE_PARM_DESC(max_timers,
  * @spare: released objects ready for reuse, through ready_node; under @lock
  * @nspare: length of @spare; written under @lock, read locklessly by
  *	twheel_fd_prepare() as an estimate
+ * @reserved: SCHEDULE ops the batch holding @ctl_mutex has yet to run; the
+ *	single SCHEDULEs under @lock alone leave it that many spare objects
+ *	and free slots, so that what twheel_fd_prepare() made for it stays
+ *	there while it drops @lock; under @lock
  * @extended: expiries that moved their timer to a later deadline found in
  *	@deadlines instead of firing; under @lock
  * @evctx: the registered eventfd, or NULL; under @lock, which the callback
@@ -293,6 +297,7 @@ struct twheel_fd {
 	unsigned int		ntimers;
 	struct list_head	spare;
 	unsigned int		nspare;
+	unsigned int		reserved;
 	u64			extended;
 	struct eventfd_ctx	*evctx;
 
@@ -1339,6 +1344,7 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 	if (nsched)
 		prep_err = twheel_fd_prepare(tf, nsched);
 	spin_lock_bh(&tf->lock);
+	tf->reserved = nsched;
 	for (done = 0; done < count; done++) {
 		if (unlikely(ops[done].op == TWHEEL_OP_SCHEDULE && !prep_err &&
 			     (list_empty(&tf->spare) ||
@@ -1346,14 +1352,17 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 			     again++ < 2)) {
 			/*
 			 * A single SCHEDULE (tf->lock alone) took what
-			 * twheel_fd_prepare() made: make the rest again, at
-			 * most twice; the op then fails as it finds things.
+			 * twheel_fd_prepare() made before @reserved said so:
+			 * make the rest again, which @reserved now keeps for
+			 * us; should that fail, the op fails as it finds
+			 * things.
 			 */
 			spin_unlock_bh(&tf->lock);
 			prep_err = twheel_fd_prepare(tf, nsched);
 			spin_lock_bh(&tf->lock);
 		}
-		nsched -= ops[done].op == TWHEEL_OP_SCHEDULE;
+		if (ops[done].op == TWHEEL_OP_SCHEDULE)
+			tf->reserved = --nsched;
 		r = twheel_fd_run_op_locked(tf, &ops[done], prep_err, now,
 					    &doomed, &links);
 		ops[done].result = r;
@@ -1366,6 +1375,7 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 			spin_lock_bh(&tf->lock);
 		}
 	}
+	tf->reserved = 0;
 	spin_unlock_bh(&tf->lock);
 	mutex_unlock(&tf->ctl_mutex);
 
@@ -1434,8 +1444,9 @@ static int twheel_fd_schedule_one(struct twheel_fd *tf,
 
 	if (likely(spec->clockid == TWHEEL_CLOCK_MONOTONIC)) {
 		spin_lock_bh(&tf->lock);
-		if (likely(!list_empty(&tf->spare) &&
-			   twheel_fd_table_has_free(&tf->table))) {
+		/* What a batch made for itself stays its own (@reserved). */
+		if (likely(tf->nspare > tf->reserved &&
+			   twheel_fd_table_nfree(&tf->table) > tf->reserved)) {
 			ret = twheel_fd_schedule_locked(tf, spec, 0, &now, NULL);
 			spin_unlock_bh(&tf->lock);
 			return ret;

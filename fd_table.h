@@ -95,6 +95,12 @@ struct twheel_fd_slot **
 twheel_fd_table_grow_commit(struct twheel_fd_table *t,
 			    struct twheel_fd_table_growth *g);
 
+/* How many free slots there are. */
+static inline u32 twheel_fd_table_nfree(const struct twheel_fd_table *t)
+{
+	return t->nslots - t->used;
+}
+
 /* Free slots ready for twheel_fd_table_insert()? */
 static inline bool twheel_fd_table_has_free(const struct twheel_fd_table *t)
 {
