@@ -1410,8 +1410,9 @@ err_fault:
 }
 
 #define twheel_fd_get_struct(dst, src) ({				\
-	static_assert(sizeof(*(dst)) % sizeof(u64) == 0);		\
-	twheel_fd_get_words(dst, src, sizeof(*(dst)) / sizeof(u64));	\
+	typeof(dst) __dst = (dst);					\
+	static_assert(sizeof(*__dst) % sizeof(u64) == 0);		\
+	twheel_fd_get_words(__dst, src, sizeof(*__dst) / sizeof(u64));	\
 })
 
 /*
@@ -1522,7 +1523,7 @@ static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 	struct twheel_op op = { .op = TWHEEL_OP_CANCEL };
 	struct twheel_fd_timer *ft;
 	struct twheel_cancel c;
-	bool pending = false, running;
+	bool cancelled = false, pending = false, running;
 	ktime_t now = 0;
 	LIST_HEAD(doomed);
 	long ret;
@@ -1538,6 +1539,7 @@ static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 		return -ENOENT;
 	}
 	if (likely(twheel_fd_lockless_ok(ft))) {
+		cancelled = true;
 		pending = twheel_cancel_idle(&ft->timer, &running);
 		if (likely(!running || !twheel_running(&ft->timer))) {
 			ret = twheel_fd_cancel_finish_locked(tf, ft, pending,
@@ -1557,7 +1559,7 @@ static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 	op.spec.id = c.id;
 	twheel_fd_run_ops(tf, &op, 1, &now);
 	/* Gone meanwhile: another call released it after our cancel. */
-	if (op.result == -ENOENT && ft)
+	if (op.result == -ENOENT && cancelled)
 		return pending;
 	return op.result < 0 ? op.result : op.result || pending;
 }
