@@ -92,6 +92,10 @@
  *   twheel_cpu::submit              any context: llist_add(); the owner:
  *                                   llist_del_all() (no lock needed, see
  *                                   llist.h: one consumer)
+ *   twheel_cpu::kick, ::kicked      @kick is sent only by the tw_kick()
+ *                                   that set ::kicked (atomic_xchg()); the
+ *                                   kick's own IPI clears it, or that sender
+ *                                   when the send fails (-ENXIO)
  *   twheel_cpu::online              written by the CPU's own hotplug
  *                                   callbacks; read with READ_ONCE() under
  *                                   interrupts disabled (an RCU read side)
@@ -291,9 +295,10 @@ struct twheel_stats {
  * @submit: submission list; any context adds, the owner drains
  * @hrt: drives the wheel; soft, pinned to the owner
  * @kick: IPI that makes the owner drain @submit
- * @kicked: a kick is on its way; set by its sender (tw_kick()), cleared by
- *	the owner before it empties @submit (tw_drain()) and when the CPU
- *	comes online
+ * @kicked: @kick is ours to send or on its way: set by the one sender
+ *	that sends it (tw_kick()), cleared by the IPI itself (tw_kick_fn()),
+ *	or by that sender if the send failed. It serialises the senders of
+ *	@kick, as smp_call_function_single_async() requires
  * @programmed: ns the hrtimer is set for, KTIME_MAX if idle; owner
  * @online: accepts new timers; see the hotplug callbacks
  * @order: arming counter of this CPU, for FIFO among equal deadlines
@@ -485,21 +490,37 @@ static void tw_kick(int cpu)
 		return;
 	}
 	/*
-	 * One IPI until the owner drains. Our caller's llist_add() (a full
-	 * barrier) comes before we read @kicked; the owner's atomic_xchg()
-	 * clearing it comes before its llist_del_all() (tw_drain()). So
-	 * either the owner's drain sees our entry, or we see @kicked clear
-	 * and send the IPI. Seeing it set means an IPI is on its way, or a
-	 * drain that will see our entry.
+	 * One IPI until it runs. Our caller's llist_add() (a full barrier)
+	 * comes before we read @kicked; the IPI's atomic_xchg() clearing it
+	 * comes before its llist_del_all() (tw_kick_fn()). So either that
+	 * drain sees our entry, or we see @kicked clear and send the IPI.
+	 * Seeing it set means an IPI is queued that has yet to clear it, and
+	 * its drain (or the wheel run it programs) will see our entry.
+	 *
+	 * Only the IPI clears @kicked, never a drain of the wheel's own run:
+	 * that would let a second sender in while the first is still inside
+	 * smp_call_function_single_async(), whose test and set of the csd's
+	 * lock is not atomic. Both would queue the csd, and a csd queued
+	 * twice links to itself: the owner then loops in its IPI for ever.
 	 */
 	if (atomic_read(&tc->kicked) || atomic_xchg(&tc->kicked, 1))
 		return;
 	/*
-	 * -EBUSY means the previous kick has not started yet: it will see
-	 * our entry. -ENXIO (the CPU went offline): its teardown drained
-	 * everything and tw_cpu_online() clears @kicked.
+	 * -ENXIO: the CPU is offline and the csd was not queued; its
+	 * teardown handed everything off (tw_cpu_offline()). We still own
+	 * the csd: let the next sender have it. A sender that saw @kicked
+	 * set meanwhile relied on us, so if the CPU has come back and has
+	 * work, send once more (once: it may go down again).
 	 */
-	smp_call_function_single_async(cpu, &tc->kick);
+	if (smp_call_function_single_async(cpu, &tc->kick) != -ENXIO)
+		return;
+	atomic_set(&tc->kicked, 0);
+	/* Pairs with the barrier of the llist_add() before such a sender's read. */
+	smp_mb__after_atomic();
+	if (READ_ONCE(tc->online) && !llist_empty(&tc->submit) &&
+	    !atomic_xchg(&tc->kicked, 1) &&
+	    smp_call_function_single_async(cpu, &tc->kick) == -ENXIO)
+		atomic_set(&tc->kicked, 0);
 }
 
 /*
@@ -619,15 +640,6 @@ static void tw_drain(struct twheel_cpu *tc, unsigned int *budget)
 		struct twheel_timer *t;
 
 		if (!tc->backlog) {
-			/*
-			 * The xchg (a full barrier) orders clearing @kicked
-			 * before the llist_del_all(): pairs with the llist_add()
-			 * then the read of @kicked in tw_kick(). Reading it
-			 * clear, we need no barrier: a sender yet to set it
-			 * will send its IPI.
-			 */
-			if (atomic_read(&tc->kicked))
-				atomic_xchg(&tc->kicked, 0);
 			tc->backlog = tw_arrival_order(llist_del_all(&tc->submit));
 			if (!tc->backlog)
 				return;
@@ -1800,6 +1812,13 @@ static void tw_kick_fn(void *info)
 	unsigned int budget = TW_KICK_BUDGET;
 
 	tc->stats.kicks++;
+	/*
+	 * The csd is unlocked (the IPI code did that before calling us):
+	 * the next sender may queue it again. The xchg (a full barrier)
+	 * orders clearing @kicked before the llist_del_all() of tw_drain():
+	 * pairs with the llist_add() then the read of @kicked in tw_kick().
+	 */
+	atomic_xchg(&tc->kicked, 0);
 	tw_drain(tc, &budget);
 	/* More than one run's worth: the wheel's softirq goes on with it. */
 	if (tc->backlog || !llist_empty(&tc->submit))
@@ -1866,8 +1885,6 @@ static int tw_cpu_online(unsigned int cpu)
 	local_irq_disable();
 	tw_wheel_forward(&tc->wheel, ktime_get());
 	local_irq_enable();
-	/* A kick sent while we were offline failed (-ENXIO): forget it. */
-	atomic_set(&tc->kicked, 0);
 	WRITE_ONCE(tc->online, true);
 	return 0;
 }
