@@ -11,7 +11,8 @@
 # TWHEEL_BENCH_ARGS= (twheel_bench.ko parameters, comma-separated),
 # TWHEEL_BENCH_PARTS=ops (table 7 alone; TWHEEL_BENCH_OPS=twheel_batch/64,...
 # picks its rows, TWHEEL_BENCH_PERF=1 profiles it with perf, which then goes
-# into the initramfs),
+# into the initramfs, and TWHEEL_BENCH_PERF_SYMS=twheel_ adds the samples per
+# instruction of the symbols matching it),
 # TWHEEL_BENCH_PARTS="main scale", TWHEEL_BENCH_KERNEL=distro (or distro61,
 # rt), TWHEEL_ACCEL=kvm|tcg.
 # The figures are never judged: the exit status is 1 only if a part did not
@@ -43,6 +44,8 @@ for part in ${TWHEEL_BENCH_PARTS:-main scale}; do
 	[ -z "${TWHEEL_BENCH_ARGS:-}" ] || args+=(--env "TWHEEL_BENCH_ARGS=$TWHEEL_BENCH_ARGS")
 	[ -z "${TWHEEL_BENCH_OPS:-}" ] || args+=(--env "TWHEEL_BENCH_OPS=$TWHEEL_BENCH_OPS")
 	[ -z "${TWHEEL_BENCH_PERF:-}" ] || args+=(--env "TWHEEL_BENCH_PERF=1")
+	[ -z "${TWHEEL_BENCH_PERF_SYMS:-}" ] ||
+		args+=(--env "TWHEEL_BENCH_PERF_SYMS=$TWHEEL_BENCH_PERF_SYMS")
 	[ "$part" != scale ] || args+=(--cmdline mem=1024M)
 	# Under TCG a busy host makes the clocksource watchdog find the TSC
 	# "unstable" (seen after tables 1-6); the guest then reads hpet with a

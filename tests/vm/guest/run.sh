@@ -612,6 +612,15 @@ mode_bench() {
 					-o /tmp/perf.data -- twheel_bench ops -r "$reps" -m "$m"
 				perf report -i /tmp/perf.data --stdio --no-children --sort sym 2>/dev/null |
 					grep -v '^#' | grep . | head -n 45 | sed "s|^|# perf $m |"
+				# TWHEEL_BENCH_PERF_SYMS=a,b: samples per instruction
+				# (symbol+offset) of the symbols matching a or b. A
+				# sample taken with interrupts off lands on the
+				# instruction that turns them back on.
+				[ -z "${TWHEEL_BENCH_PERF_SYMS:-}" ] ||
+					perf script -i /tmp/perf.data -F ip,sym,symoff 2>/dev/null |
+					grep -E "$(echo "$TWHEEL_BENCH_PERF_SYMS" | tr , '|')" |
+					sed 's/^ *[0-9a-f]* //' | sort | uniq -c | sort -rn | head -n 60 |
+					sed "s|^|# perf-at $m |"
 			done
 		else
 			COMMENT='' run table-7 600 twheel_bench ops -r "$reps" \
