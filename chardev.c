@@ -57,8 +57,13 @@
  *                  bottom halves disabled everywhere else. Every change of
  *                  the id table, every arming and cancel of a timer, the
  *                  event records, the ready and spare lists, the counters
- *                  and the eventfd pointer are under it. A batch holds it
- *                  for at most TWHEEL_FD_LOCK_ROUND operations at a time.
+ *                  and the eventfd pointer are under it. The operations
+ *                  (SCHEDULE, MODIFY, CANCEL) hold it with interrupts off
+ *                  (twheel_fd_lock_ops()), so that the core arms and
+ *                  cancels without saving and restoring them for each; a
+ *                  batch holds it for at most TWHEEL_FD_BATCH_CHUNK
+ *                  operations at a time, and drops it to wait for a
+ *                  callback.
  *                  The single SCHEDULE, MODIFY and CANCEL on
  *                  CLOCK_MONOTONIC take it alone, without ctl_mutex, when
  *                  they need neither (twheel_fd_lockless_ok()): they leave
@@ -585,6 +590,70 @@ twheel_fd_publish_deadline(struct twheel_fd *tf,
 }
 
 /*
+ * tf->lock for the operations: interrupts off, which the core's
+ * twheel_arm_irqsoff() and twheel_cancel_idle_irqsoff() need, so that a
+ * chunk of a batch turns them off once rather than twice per timer (under
+ * emulation a save and restore of the interrupt flag costs as much as the
+ * rest of an arming). At most TWHEEL_FD_BATCH_CHUNK operations run in one
+ * such section, and none of them sleeps: a cancel that must wait for a
+ * callback drops the lock first. On PREEMPT_RT tf->lock is a sleeping
+ * lock that spin_lock_irq() takes with interrupts on, and the clock locks
+ * taken under it sleep too: there it is taken with bottom halves off, as
+ * elsewhere, and twheel_fd_core_arm() and twheel_fd_core_cancel() turn
+ * interrupts off around each core call instead.
+ */
+static __always_inline void twheel_fd_lock_ops(struct twheel_fd *tf)
+	__acquires(&tf->lock)
+{
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		spin_lock_bh(&tf->lock);
+	else
+		spin_lock_irq(&tf->lock);
+}
+
+static __always_inline void twheel_fd_unlock_ops(struct twheel_fd *tf)
+	__releases(&tf->lock)
+{
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		spin_unlock_bh(&tf->lock);
+	else
+		spin_unlock_irq(&tf->lock);
+}
+
+/* twheel_arm() of a checked arming, under twheel_fd_lock_ops(). */
+static __always_inline int twheel_fd_core_arm(struct twheel_fd_timer *ft,
+					      ktime_t deadline, u64 period,
+					      enum twheel_mode mode)
+{
+	unsigned long flags;
+	int ret;
+
+	lockdep_assert_held(&ft->tf->lock);
+	if (!IS_ENABLED(CONFIG_PREEMPT_RT))
+		return twheel_arm_irqsoff(&ft->timer, deadline, period, mode);
+	local_irq_save(flags);
+	ret = twheel_arm_irqsoff(&ft->timer, deadline, period, mode);
+	local_irq_restore(flags);
+	return ret;
+}
+
+/* twheel_cancel_idle_irqsoff() under twheel_fd_lock_ops(). */
+static __always_inline bool twheel_fd_core_cancel(struct twheel_fd_timer *ft,
+						  bool *running)
+{
+	unsigned long flags;
+	bool ret;
+
+	lockdep_assert_held(&ft->tf->lock);
+	if (!IS_ENABLED(CONFIG_PREEMPT_RT))
+		return twheel_cancel_idle_irqsoff(&ft->timer, running);
+	local_irq_save(flags);
+	ret = twheel_cancel_idle_irqsoff(&ft->timer, running);
+	local_irq_restore(flags);
+	return ret;
+}
+
+/*
  * Lazy re-arming: a periodic timer that comes due while its previous event
  * is still unread is not re-armed; it stays parked, costing no CPU, until
  * read() takes its event and arms it again for the deadline it would have
@@ -1106,7 +1175,7 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 	if (unlikely(spec->clockid != TWHEEL_CLOCK_MONOTONIC))
 		ret = twheel_fd_arm_clock_locked(ft, &arm, links);
 	else
-		ret = twheel_arm_checked(&ft->timer, arm.deadline, arm.period,
+		ret = twheel_fd_core_arm(ft, arm.deadline, arm.period,
 					 arm.mode);
 	if (ret < 0) {
 		/* Never armed: straight back to the spare list. */
@@ -1193,8 +1262,7 @@ static int twheel_fd_modify_locked(struct twheel_fd *tf,
 	ft->period = arm.period;
 	ft->user_data = spec->user_data;
 	twheel_fd_publish_deadline(tf, ft, arm.deadline);
-	ret = twheel_arm_checked(&ft->timer, arm.deadline, arm.period,
-				 arm.mode);
+	ret = twheel_fd_core_arm(ft, arm.deadline, arm.period, arm.mode);
 
 	/* A parked periodic timer was pending, as far as its user knows. */
 	return ret < 0 ? ret : ret || parked;
@@ -1265,13 +1333,13 @@ twheel_fd_cancel_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 	pending = false;
 	if (unlikely(ft->clock))
 		pending = twheel_clock_link_unlink(ft->clk);
-	pending |= twheel_cancel_idle(&ft->timer, &running);
+	pending |= twheel_fd_core_cancel(ft, &running);
 	if (running && twheel_running(&ft->timer)) {
 		/* Its callback takes tf->lock. */
 		ft->cancelling = true;
-		spin_unlock_bh(&tf->lock);
+		twheel_fd_unlock_ops(tf);
 		pending |= twheel_cancel_sync(&ft->timer);
-		spin_lock_bh(&tf->lock);
+		twheel_fd_lock_ops(tf);
 		ft->cancelling = false;
 	}
 	return twheel_fd_cancel_finish_locked(tf, ft, pending, discard, doomed);
@@ -1343,7 +1411,7 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 	mutex_lock(&tf->ctl_mutex);
 	if (nsched)
 		prep_err = twheel_fd_prepare(tf, nsched);
-	spin_lock_bh(&tf->lock);
+	twheel_fd_lock_ops(tf);
 	tf->reserved = nsched;
 	for (done = 0; done < count; done++) {
 		if (unlikely(ops[done].op == TWHEEL_OP_SCHEDULE && !prep_err &&
@@ -1357,9 +1425,9 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 			 * us; should that fail, the op fails as it finds
 			 * things.
 			 */
-			spin_unlock_bh(&tf->lock);
+			twheel_fd_unlock_ops(tf);
 			prep_err = twheel_fd_prepare(tf, nsched);
-			spin_lock_bh(&tf->lock);
+			twheel_fd_lock_ops(tf);
 		}
 		if (ops[done].op == TWHEEL_OP_SCHEDULE)
 			tf->reserved = --nsched;
@@ -1370,13 +1438,13 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 			break;
 		if ((done + 1) % TWHEEL_FD_LOCK_ROUND == 0 &&
 		    done + 1 < count) {
-			spin_unlock_bh(&tf->lock);
+			twheel_fd_unlock_ops(tf);
 			cond_resched();
-			spin_lock_bh(&tf->lock);
+			twheel_fd_lock_ops(tf);
 		}
 	}
 	tf->reserved = 0;
-	spin_unlock_bh(&tf->lock);
+	twheel_fd_unlock_ops(tf);
 	mutex_unlock(&tf->ctl_mutex);
 
 	twheel_fd_links_free(&links);
@@ -1444,15 +1512,15 @@ static int twheel_fd_schedule_one(struct twheel_fd *tf,
 	int ret;
 
 	if (likely(spec->clockid == TWHEEL_CLOCK_MONOTONIC)) {
-		spin_lock_bh(&tf->lock);
+		twheel_fd_lock_ops(tf);
 		/* What a batch made for itself stays its own (@reserved). */
 		if (likely(tf->nspare > tf->reserved &&
 			   twheel_fd_table_nfree(&tf->table) > tf->reserved)) {
 			ret = twheel_fd_schedule_locked(tf, spec, 0, &now, NULL);
-			spin_unlock_bh(&tf->lock);
+			twheel_fd_unlock_ops(tf);
 			return ret;
 		}
-		spin_unlock_bh(&tf->lock);
+		twheel_fd_unlock_ops(tf);
 	}
 	/* Objects or slots to make first (or another clock). */
 	op.spec = *spec;
@@ -1482,11 +1550,11 @@ static long twheel_fd_ioc_schedule(struct twheel_fd *tf,
 	 * unless another thread guessed the id and got there first.
 	 */
 	mutex_lock(&tf->ctl_mutex);
-	spin_lock_bh(&tf->lock);
+	twheel_fd_lock_ops(tf);
 	ft = twheel_fd_table_lookup(&tf->table, spec.id);
 	if (ft)
 		twheel_fd_cancel_timer_locked(tf, ft, true, &doomed);
-	spin_unlock_bh(&tf->lock);
+	twheel_fd_unlock_ops(tf);
 	mutex_unlock(&tf->ctl_mutex);
 	twheel_fd_destroy_list(tf, &doomed);
 	return -EFAULT;
@@ -1503,15 +1571,15 @@ static long twheel_fd_ioc_modify(struct twheel_fd *tf,
 	if (twheel_fd_get_struct(&op.spec, uspec))
 		return -EFAULT;
 	if (likely(op.spec.clockid == TWHEEL_CLOCK_MONOTONIC)) {
-		spin_lock_bh(&tf->lock);
+		twheel_fd_lock_ops(tf);
 		ft = twheel_fd_table_lookup(&tf->table, op.spec.id);
 		/* No such id: the op's checks give EINVAL or ENOENT. */
 		if (likely(!ft || twheel_fd_lockless_ok(ft))) {
 			ret = twheel_fd_modify_locked(tf, &op.spec, &now, NULL);
-			spin_unlock_bh(&tf->lock);
+			twheel_fd_unlock_ops(tf);
 			return ret;
 		}
-		spin_unlock_bh(&tf->lock);
+		twheel_fd_unlock_ops(tf);
 	}
 	twheel_fd_run_ops(tf, &op, 1, &now);
 	return op.result;
@@ -1532,25 +1600,25 @@ static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 		return -EFAULT;
 	if (c.flags || c.pad)
 		return -EINVAL;
-	spin_lock_bh(&tf->lock);
+	twheel_fd_lock_ops(tf);
 	ft = twheel_fd_table_lookup(&tf->table, c.id);
 	if (!ft) {
-		spin_unlock_bh(&tf->lock);
+		twheel_fd_unlock_ops(tf);
 		return -ENOENT;
 	}
 	if (likely(twheel_fd_lockless_ok(ft))) {
 		cancelled = true;
-		pending = twheel_cancel_idle(&ft->timer, &running);
+		pending = twheel_fd_core_cancel(ft, &running);
 		if (likely(!running || !twheel_running(&ft->timer))) {
 			ret = twheel_fd_cancel_finish_locked(tf, ft, pending,
 							     false, &doomed);
-			spin_unlock_bh(&tf->lock);
+			twheel_fd_unlock_ops(tf);
 			if (unlikely(!list_empty(&doomed)))
 				twheel_fd_destroy_list(tf, &doomed);
 			return ret;
 		}
 	}
-	spin_unlock_bh(&tf->lock);
+	twheel_fd_unlock_ops(tf);
 
 	/*
 	 * Its callback must be waited for (or another reason above): again

@@ -872,14 +872,14 @@ EXPORT_SYMBOL_GPL(twheel_schedule_at);
  */
 
 /* twheel_cancel(), also giving the state word it found in *@oldp. */
-static __always_inline bool tw_cancel(struct twheel_timer *timer,
-				      unsigned long *oldp)
+static __always_inline bool tw_cancel_irqsoff(struct twheel_timer *timer,
+					      unsigned long *oldp)
 {
-	unsigned long flags, old, new;
+	unsigned long old, new;
 	int this, push_to;
 	bool local = false;
 
-	local_irq_save(flags);
+	lockdep_assert_irqs_disabled();
 	this = smp_processor_id();
 	/* Pairs with the holder's cmpxchg that cleared TW_QUEUED after it set t->cpu. */
 	old = atomic_long_read_acquire(&timer->state);
@@ -894,7 +894,6 @@ static __always_inline bool tw_cancel(struct twheel_timer *timer,
 			if (local && WARN_ON_ONCE((old & (TW_HELD | TW_QUEUED)) ==
 						  TW_HELD))
 				tw_release(timer);
-			local_irq_restore(flags);
 			trace_twheel_cancel(timer, false);
 			*oldp = old;
 			return false;
@@ -937,10 +936,21 @@ static __always_inline bool tw_cancel(struct twheel_timer *timer,
 		tw_push(timer, push_to, false);
 	}
 	this_cpu_inc(twheel_cpus.stats.cancelled);
-	local_irq_restore(flags);
 	trace_twheel_cancel(timer, true);
 	*oldp = old;
 	return true;
+}
+
+static __always_inline bool tw_cancel(struct twheel_timer *timer,
+				      unsigned long *oldp)
+{
+	unsigned long flags;
+	bool ret;
+
+	local_irq_save(flags);
+	ret = tw_cancel_irqsoff(timer, oldp);
+	local_irq_restore(flags);
+	return ret;
 }
 
 /**
@@ -978,12 +988,14 @@ EXPORT_SYMBOL_GPL(twheel_cancel);
  * callback may still run: *@running is false when none ran when the
  * arming was cancelled, and then none can begin (as twheel_running() false
  * after twheel_cancel()); true means "ask twheel_running()". One atomic
- * and one call fewer per cancel than the pair.
+ * and one call fewer per cancel than the pair. Interrupts must be off:
+ * chardev.c runs the operations of a batch in one interrupts-off section
+ * rather than saving and restoring them for each.
  */
-bool twheel_cancel_idle(struct twheel_timer *timer, bool *running)
+bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running)
 {
 	unsigned long old;
-	bool ret = tw_cancel(timer, &old);
+	bool ret = tw_cancel_irqsoff(timer, &old);
 
 	*running = old & TW_RUNNING;
 	return ret;
@@ -992,12 +1004,14 @@ bool twheel_cancel_idle(struct twheel_timer *timer, bool *running)
 /*
  * twheel_arm() for chardev.c, whose armings are checked already: a
  * deadline >= 0, a period that matches @mode, periodic modes only on its
- * struct twheel_periodic_timer.
+ * struct twheel_periodic_timer. Interrupts must be off, as for
+ * twheel_cancel_idle_irqsoff().
  */
-int twheel_arm_checked(struct twheel_timer *timer, ktime_t deadline,
+int twheel_arm_irqsoff(struct twheel_timer *timer, ktime_t deadline,
 		       u64 period, enum twheel_mode mode)
 {
-	return tw_arm(timer, deadline, period, mode);
+	lockdep_assert_irqs_disabled();
+	return tw_arm_locked(timer, deadline, period, mode);
 }
 
 /**
