@@ -141,6 +141,9 @@ static_assert(sizeof(struct twheel_eventfd) == 16);
 static_assert(offsetof(struct twheel_eventfd, reserved) == 8);
 static_assert(sizeof(struct twheel_op) == 64);
 static_assert(offsetof(struct twheel_op, spec) == 8);
+static_assert(sizeof(struct twheel_short_op) == 32);
+static_assert(offsetof(struct twheel_short_op, result) == 4);
+static_assert(offsetof(struct twheel_short_op, id) == 8);
 static_assert(sizeof(struct twheel_batch) == 24);
 static_assert(offsetof(struct twheel_batch, reserved) == 16);
 static_assert(sizeof(struct twheel_info) == 56);
@@ -1633,22 +1636,95 @@ static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 }
 
 /*
+ * The struct twheel_op that a struct twheel_short_op stands for
+ * (uapi/twheel.h): period 0, CLOCK_MONOTONIC (a CANCEL's spec is zero but
+ * for its id, as twheel_fd_cancel_locked() wants it), reserved fields
+ * zero. A flag other than TWHEEL_TIMER_ABSTIME makes an op that fails with
+ * EINVAL: the checks of the long form would take TWHEEL_TIMER_PERIODIC
+ * with a period, which a short op has no room for.
+ */
+static __always_inline void twheel_fd_expand_short(struct twheel_op *op,
+						   const struct twheel_short_op *s)
+{
+	op->op = s->flags & ~TWHEEL_TIMER_ABSTIME ? 0 : s->op;
+	op->result = s->result;
+	op->spec.id = s->id;
+	op->spec.value = s->value;
+	op->spec.period = 0;
+	op->spec.user_data = s->user_data;
+	op->spec.clockid = s->op == TWHEEL_OP_CANCEL ? 0 : TWHEEL_CLOCK_MONOTONIC;
+	op->spec.flags = s->flags;
+	op->spec.reserved[0] = 0;
+	op->spec.reserved[1] = 0;
+}
+
+/*
+ * Reads @n ops of a batch from @uops into @ops: struct twheel_op as they
+ * are, struct twheel_short_op (@is_short) as the ops they stand for, eight
+ * bytes at a time. Return: 0 or -EFAULT.
+ */
+static __always_inline int twheel_fd_get_ops(struct twheel_op *ops,
+					     const void __user *uops,
+					     unsigned int n, bool is_short)
+{
+	const struct twheel_short_op __user *us = uops;
+	unsigned int i;
+
+	if (!is_short)
+		return twheel_fd_get_words(ops, uops,
+					   n * sizeof(*ops) / sizeof(u64));
+	if (!user_access_begin(us, array_size(n, sizeof(*us))))
+		return -EFAULT;
+	for (i = 0; i < n; i++) {
+		const u64 __user *from = (const u64 __user *)&us[i];
+		union {
+			u64			w[4];
+			struct twheel_short_op	op;
+		} s;
+
+		unsafe_get_user(s.w[0], &from[0], err_fault);
+		unsafe_get_user(s.w[1], &from[1], err_fault);
+		unsafe_get_user(s.w[2], &from[2], err_fault);
+		unsafe_get_user(s.w[3], &from[3], err_fault);
+		twheel_fd_expand_short(&ops[i], &s.op);
+	}
+	user_access_end();
+	return 0;
+
+err_fault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/*
  * Writes back what the kernel changed in the first @n ops: each result, and
  * the id of each SCHEDULE that succeeded. The rest of an op is as the
  * caller passed it, so nothing else is copied.
  */
-static int twheel_fd_put_results(struct twheel_op __user *uops,
-				 const struct twheel_op *ops, unsigned int n)
+static int twheel_fd_put_results(void __user *uops, const struct twheel_op *ops,
+				 unsigned int n, bool is_short)
 {
+	struct twheel_short_op __user *us = uops;
+	struct twheel_op __user *ul = uops;
 	unsigned int i;
 
-	if (!user_access_begin(uops, array_size(n, sizeof(*ops))))
+	if (!user_access_begin(uops, array_size(n, is_short ? sizeof(*us) :
+						   sizeof(*ul))))
 		return -EFAULT;
 	for (i = 0; i < n; i++) {
-		unsafe_put_user(ops[i].result, &uops[i].result, err_fault);
-		if (ops[i].op == TWHEEL_OP_SCHEDULE && !ops[i].result)
-			unsafe_put_user(ops[i].spec.id, &uops[i].spec.id,
-					err_fault);
+		bool id = ops[i].op == TWHEEL_OP_SCHEDULE && !ops[i].result;
+
+		if (is_short) {
+			unsafe_put_user(ops[i].result, &us[i].result, err_fault);
+			if (id)
+				unsafe_put_user(ops[i].spec.id, &us[i].id,
+						err_fault);
+		} else {
+			unsafe_put_user(ops[i].result, &ul[i].result, err_fault);
+			if (id)
+				unsafe_put_user(ops[i].spec.id, &ul[i].spec.id,
+						err_fault);
+		}
 	}
 	user_access_end();
 	return 0;
@@ -1661,28 +1737,33 @@ err_fault:
 /*
  * TWHEEL_IOC_BATCH: chunks of TWHEEL_FD_BATCH_CHUNK ops, each read, run
  * and written back in turn (uapi/twheel.h), with one clock read for the
- * whole call. Nothing is allocated: the chunk lives on the stack.
+ * whole call. Nothing is allocated: the chunk lives on the stack, in the
+ * long form whichever form the caller passed.
  */
 static long twheel_fd_ioc_batch(struct twheel_fd *tf,
 				const struct twheel_batch __user *ub)
 {
 	struct twheel_op ops[TWHEEL_FD_BATCH_CHUNK];
-	struct twheel_op __user *uops;
 	unsigned int done = 0, n, ran, i;
-	bool unreadable = false;
+	bool unreadable = false, is_short;
 	struct twheel_batch b;
+	void __user *uops;
 	ktime_t now = 0;
+	size_t size;
 
 	if (twheel_fd_get_struct(&b, ub))
 		return -EFAULT;
-	if (b.flags || b.reserved || !b.count || b.count > TWHEEL_BATCH_MAX)
+	if ((b.flags & ~TWHEEL_BATCH_SHORT) || b.reserved || !b.count ||
+	    b.count > TWHEEL_BATCH_MAX)
 		return -EINVAL;
+	is_short = b.flags & TWHEEL_BATCH_SHORT;
+	size = is_short ? sizeof(struct twheel_short_op) : sizeof(*ops);
 	uops = u64_to_user_ptr(b.ops);
 
 	while (done < b.count) {
 		n = min_t(unsigned int, b.count - done, TWHEEL_FD_BATCH_CHUNK);
-		unreadable = twheel_fd_get_words(ops, uops + done,
-						 n * sizeof(*ops) / sizeof(u64));
+		unreadable = twheel_fd_get_ops(ops, uops + done * size, n,
+					       is_short);
 		if (unreadable) {
 			/*
 			 * Only the ops before the first that cannot be read
@@ -1690,7 +1771,9 @@ static long twheel_fd_ioc_batch(struct twheel_fd *tf,
 			 * it readable again: never past this chunk).
 			 */
 			for (i = 0; i < n; i++)
-				if (twheel_fd_get_struct(&ops[i], uops + done + i))
+				if (twheel_fd_get_ops(&ops[i],
+						      uops + (done + i) * size,
+						      1, is_short))
 					break;
 			unreadable = i < n;
 			n = i;
@@ -1699,7 +1782,8 @@ static long twheel_fd_ioc_batch(struct twheel_fd *tf,
 		}
 		ran = twheel_fd_run_ops(tf, ops, n, &now);
 		/* Write back the ops that ran, the failed one included. */
-		if (twheel_fd_put_results(uops + done, ops, min(ran + 1, n)))
+		if (twheel_fd_put_results(uops + done * size, ops,
+					  min(ran + 1, n), is_short))
 			return -EFAULT;
 		done += ran;
 		if (ran < n || unreadable)
@@ -1750,7 +1834,8 @@ static long twheel_fd_ioc_info(struct twheel_fd *tf,
 	info.timers = tf->ntimers;
 	info.queued = tf->nqueued;
 	spin_unlock_bh(&tf->lock);
-	info.flags = TWHEEL_INFO_MAP | TWHEEL_INFO_CLOCKS;
+	info.flags = TWHEEL_INFO_MAP | TWHEEL_INFO_CLOCKS |
+		     TWHEEL_INFO_SHORT_OPS;
 	if (tf->cap_exempt)
 		info.flags |= TWHEEL_INFO_USER_CAP_EXEMPT;
 	info.user_timers = atomic_long_read(&tf->user->units);

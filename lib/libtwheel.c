@@ -307,17 +307,23 @@ TWHEEL_API int twheel_sqbuf_cancel(struct twheel_sqbuf *sq, uint64_t id)
 	return sqbuf_add(sq, TWHEEL_OP_CANCEL, &s);
 }
 
-TWHEEL_API int twheel_submit(struct twheel *tw, struct twheel_sqbuf *sq)
+/*
+ * Runs @count ops of @size bytes at @ops in TWHEEL_BATCH_MAX-sized calls;
+ * @result points to the first op's result field. As twheel_submit().
+ */
+static int submit_ops(struct twheel *tw, void *ops, size_t size,
+		      unsigned int count, unsigned int flags, int32_t *result)
 {
 	unsigned int done = 0, n;
 	int ret;
 
-	while (done < sq->count) {
+	while (done < count) {
 		struct twheel_batch b = {
-			.ops = (uintptr_t)(sq->ops + done),
+			.ops = (uintptr_t)((char *)ops + (size_t)done * size),
+			.flags = flags,
 		};
 
-		n = sq->count - done;
+		n = count - done;
 		if (n > TWHEEL_BATCH_MAX)
 			n = TWHEEL_BATCH_MAX;
 		b.count = n;
@@ -326,7 +332,7 @@ TWHEEL_API int twheel_submit(struct twheel *tw, struct twheel_sqbuf *sq)
 			ret = -errno;
 			if (!done)
 				return ret;
-			sq->ops[done].result = ret;
+			*(int32_t *)((char *)result + (size_t)done * size) = ret;
 			break;
 		}
 		done += (unsigned int)ret;
@@ -334,6 +340,24 @@ TWHEEL_API int twheel_submit(struct twheel *tw, struct twheel_sqbuf *sq)
 			break;
 	}
 	return (int)done;
+}
+
+TWHEEL_API int twheel_submit(struct twheel *tw, struct twheel_sqbuf *sq)
+{
+	if (!sq->count)
+		return 0;
+	return submit_ops(tw, sq->ops, sizeof(*sq->ops), sq->count, 0,
+			  &sq->ops[0].result);
+}
+
+TWHEEL_API int twheel_submit_short(struct twheel *tw,
+				   struct twheel_short_op *ops,
+				   unsigned int count)
+{
+	if (!(tw->info.flags & TWHEEL_INFO_SHORT_OPS))
+		return -EOPNOTSUPP;
+	return submit_ops(tw, ops, sizeof(*ops), count, TWHEEL_BATCH_SHORT,
+			  &ops[0].result);
 }
 
 TWHEEL_API int twheel_extend(struct twheel *tw, uint64_t id,

@@ -348,6 +348,81 @@ int twheel_sqbuf_cancel(struct twheel_sqbuf *sq, uint64_t id);
 int twheel_submit(struct twheel *tw, struct twheel_sqbuf *sq);
 
 /**
+ * twheel_prep_schedule() - fill a short op: schedule a one-shot
+ *	CLOCK_MONOTONIC timer (libtwheel 1.2)
+ * @op: the op
+ * @value: ns: a delay, or with TWHEEL_TIMER_ABSTIME a deadline
+ * @flags: 0 or TWHEEL_TIMER_ABSTIME (any other flag makes the op fail with
+ *	EINVAL)
+ * @user_data: echoed in the timer's events
+ */
+static inline void twheel_prep_schedule(struct twheel_short_op *op,
+					uint64_t value, unsigned int flags,
+					uint64_t user_data)
+{
+	/* Field by field: libtwheel.h is also C++. */
+	op->op = TWHEEL_OP_SCHEDULE;
+	op->flags = (uint16_t)(flags > 0xffff ? 0xffff : flags);
+	op->result = 0;
+	op->id = 0;
+	op->value = value;
+	op->user_data = user_data;
+}
+
+/**
+ * twheel_prep_modify() - fill a short op: re-arm a timer as a one-shot
+ *	CLOCK_MONOTONIC timer (libtwheel 1.2)
+ * @op: the op
+ * @id: the timer
+ * @value: as for twheel_prep_schedule()
+ * @flags: as for twheel_prep_schedule()
+ * @user_data: as for twheel_prep_schedule()
+ */
+static inline void twheel_prep_modify(struct twheel_short_op *op, uint64_t id,
+				      uint64_t value, unsigned int flags,
+				      uint64_t user_data)
+{
+	twheel_prep_schedule(op, value, flags, user_data);
+	op->op = TWHEEL_OP_MODIFY;
+	op->id = id;
+}
+
+/**
+ * twheel_prep_cancel() - fill a short op: cancel a timer (libtwheel 1.2)
+ * @op: the op
+ * @id: the timer
+ */
+static inline void twheel_prep_cancel(struct twheel_short_op *op, uint64_t id)
+{
+	op->op = TWHEEL_OP_CANCEL;
+	op->flags = 0;
+	op->result = 0;
+	op->id = id;
+	op->value = 0;
+	op->user_data = 0;
+}
+
+/**
+ * twheel_submit_short() - run short ops with TWHEEL_IOC_BATCH
+ *	(libtwheel 1.2)
+ * @tw: the handle
+ * @ops: @count ops, filled with twheel_prep_schedule(),
+ *	twheel_prep_modify() and twheel_prep_cancel(); the results and new ids
+ *	are written back into them
+ * @count: how many
+ *
+ * As twheel_submit(), for struct twheel_short_op: one-shot timers on
+ * CLOCK_MONOTONIC, with half the bytes per operation to write and for the
+ * kernel to read (TWHEEL_BATCH_SHORT). Periodic timers and other clocks
+ * take a struct twheel_sqbuf.
+ *
+ * Return: as twheel_submit(), or -EOPNOTSUPP if the kernel lacks
+ * TWHEEL_INFO_SHORT_OPS.
+ */
+int twheel_submit_short(struct twheel *tw, struct twheel_short_op *ops,
+			unsigned int count);
+
+/**
  * twheel_map() - map the deadline array (TWHEEL_INFO_MAP)
  * @tw: the handle
  *

@@ -144,8 +144,9 @@ def parse_desc(text):
                               'struct': m.group(5)}
     flagsets = {m.group(1): [v.strip() for v in m.group(2).split(',')]
                 for m in re.finditer(r'^(\w+)\s*=\s*(.+)$', body, re.M)}
+    # Call names (ioctl$TWHEEL_IOC_BATCH_short) are names, not constants.
     used = set(re.findall(r'\b(TWHEEL_\w+|AT_FDCWD|O_[A-Z]+)\b',
-                          re.sub(r'^(\w+)\s*=.*$', '', body, flags=re.M) + '\n' +
+                          re.sub(r'^(\w+)\s*=.*$|^\w+\$\w+', '', body, flags=re.M) + '\n' +
                           '\n'.join(' '.join(v) for v in flagsets.values())))
     calls = re.findall(r'^(\w+)\$\w+\(', body, re.M)
     return resources, structs, ioctls, flagsets, used, calls
@@ -218,9 +219,22 @@ def check(desc_text, const_text, header_text, facts, nrs):
         if header_struct_of(d['struct']) != h['struct']:
             errs.append('ioctl$%s: struct %s, the header passes struct %s' %
                         (name, d['struct'], h['struct']))
-    for name in d_ioctls:
-        if name not in h_ioctls:
+    # A variant of an ioctl (another argument struct, as TWHEEL_BATCH_SHORT
+    # gives TWHEEL_IOC_BATCH) is named ioctl$TWHEEL_IOC_X_suffix.
+    for name, d in d_ioctls.items():
+        if name in h_ioctls:
+            continue
+        h = h_ioctls.get(d['cmd'])
+        if not h or not name.startswith(d['cmd'] + '_'):
             errs.append('ioctl$%s: no such ioctl in uapi/twheel.h' % name)
+            continue
+        if d['fd'] != 'fd_twheel':
+            errs.append('ioctl$%s: fd %s, not fd_twheel' % (name, d['fd']))
+        if d['dir'] != h['dir']:
+            errs.append('ioctl$%s: ptr[%s], the header says %s' % (name, d['dir'], h['dir']))
+        if header_struct_of(d['struct']) != h['struct']:
+            errs.append('ioctl$%s: struct %s, the header passes struct %s' %
+                        (name, d['struct'], h['struct']))
 
     # structs that the kernel reads (in/inout), directly or inside another
     read_structs = set()

@@ -161,6 +161,7 @@ struct ops_ctx {
 	bool extend_armed;		/* m_twheel_extend() armed its timers */
 	bool update_armed;		/* m_uring_update() armed its timeouts */
 	struct twheel_sqbuf sq;		/* MAX_CHUNK ops */
+	struct twheel_short_op sops[MAX_CHUNK];
 	u64 id[MAX_CHUNK];		/* ids of the chunk being cancelled */
 	u64 mid[MAX_CHUNK];		/* ids re-armed by m_twheel_modify() */
 	u64 xid[MAX_CHUNK];		/* ids pushed back by m_twheel_extend() */
@@ -236,6 +237,31 @@ static int m_twheel_batch(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 			return ret < 0 ? ret : -EPROTO;
 		for (j = 0; j < chunk; j++)
 			c->fired += !sq->ops[j].result;
+	}
+	return 0;
+}
+
+/* The same with short ops (TWHEEL_BATCH_SHORT): half the bytes per op. */
+static int m_twheel_sbatch(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	struct twheel_short_op *ops = c->sops;
+	unsigned int i, j;
+	int ret;
+
+	for (i = 0; i < n; i += chunk) {
+		for (j = 0; j < chunk; j++)
+			twheel_prep_schedule(&ops[j], c->delay[(c->base + i + j) % DELAYS], 0, 0);
+		ret = twheel_submit_short(&c->tw, ops, chunk);
+		if (ret != (int)chunk)
+			return ret < 0 ? ret : -EPROTO;
+		/* op j is read before the cancel of op j overwrites it */
+		for (j = 0; j < chunk; j++)
+			twheel_prep_cancel(&ops[j], ops[j].id);
+		ret = twheel_submit_short(&c->tw, ops, chunk);
+		if (ret != (int)chunk)
+			return ret < 0 ? ret : -EPROTO;
+		for (j = 0; j < chunk; j++)
+			c->fired += !ops[j].result;
 	}
 	return 0;
 }
@@ -572,6 +598,8 @@ static int cmd_ops(unsigned int reps, unsigned int n)
 		{ "twheel_ioctl", 1, m_twheel_single, NEED_TWHEEL, 0 },
 		{ "twheel_batch", 64, m_twheel_batch, NEED_TWHEEL, 0 },
 		{ "twheel_batch", 1024, m_twheel_batch, NEED_TWHEEL, 0 },
+		{ "twheel_sbatch", 64, m_twheel_sbatch, NEED_TWHEEL, 0 },
+		{ "twheel_sbatch", 1024, m_twheel_sbatch, NEED_TWHEEL, 0 },
 		{ "timerfd", 64, m_timerfd, NEED_TIMERFD, 0 },
 		{ "timerfd", 1, m_timerfd, NEED_TIMERFD, 0 },
 		{ "posix_timer", 64, m_posix, NEED_POSIX, 0 },

@@ -756,6 +756,59 @@ static void open_device(struct twheel *tw)
 }
 
 /*
+ * Batches of one-shot CLOCK_MONOTONIC timers take short ops
+ * (TWHEEL_BATCH_SHORT), half the bytes, when the kernel has them.
+ */
+static bool short_ops_fit(const struct state *st, const struct run_opts *o)
+{
+	if (!(st->tw.info.flags & TWHEEL_INFO_SHORT_OPS) ||
+	    o->clockid != TWHEEL_CLOCK_MONOTONIC)
+		return false;
+	for (int i = 0; i < o->nspecs; i++)
+		if (o->specs[i].period || o->specs[i].fixed_delay ||
+		    o->specs[i].cancel_on_set)
+			return false;
+	return true;
+}
+
+/* submit() with short ops: the same calls, the same errors. */
+static void submit_short(struct state *st, const struct run_opts *o)
+{
+	u32 n = 0, total = st->ntimers;
+	struct twheel_short_op *ops;
+	int r;
+
+	ops = calloc(total < TWHEEL_BATCH_MAX ? total : TWHEEL_BATCH_MAX, sizeof(*ops));
+	if (!ops)
+		die_errno(ENOMEM, "batch");
+	for (u32 done = 0; done < total; done += n) {
+		n = total - done < TWHEEL_BATCH_MAX ? total - done : TWHEEL_BATCH_MAX;
+		for (u32 i = 0; i < n; i++) {
+			const struct timer *t = &st->timers[done + i];
+			struct twheel_timer_spec s = to_kspec(&o->specs[t->spec],
+							      (u64)t->spec + 1, st->c0,
+							      o->clockid);
+
+			twheel_prep_schedule(&ops[i], s.value, s.flags, s.user_data);
+		}
+		/* n <= TWHEEL_BATCH_MAX: one TWHEEL_IOC_BATCH call */
+		r = twheel_submit_short(&st->tw, ops, n);
+		if (r < 0)
+			die_errno(-r, "submit a batch of %u timers", n);
+		for (u32 i = 0; i < (u32)r; i++)
+			st->timers[done + i].id = ops[i].id;
+		if ((u32)r < n) {
+			int e = -ops[r].result;
+
+			die_errno(e > 0 ? e : EIO, "schedule timer #%d ('%s', timer %u of %u)",
+				  st->timers[done + (u32)r].spec + 1,
+				  o->specs[st->timers[done + (u32)r].spec].text, done + (u32)r + 1, total);
+		}
+	}
+	free(ops);
+}
+
+/*
  * One twheel_schedule() per timer with --single (and for schedule), else a
  * submission buffer of at most TWHEEL_BATCH_MAX operations, refilled and
  * submitted once per TWHEEL_IOC_BATCH call: a million copies need 4096
@@ -781,6 +834,10 @@ static void submit(struct state *st, const struct run_opts *o)
 				die_errno(-r, "schedule timer '%s'", sp->text);
 			t->id = id;
 		}
+		return;
+	}
+	if (short_ops_fit(st, o)) {
+		submit_short(st, o);
 		return;
 	}
 	r = twheel_sqbuf_init(&sq, total < TWHEEL_BATCH_MAX ? total : TWHEEL_BATCH_MAX);
@@ -1176,6 +1233,8 @@ static int cmd_info(int argc, char **argv)
 	printf("%-16s %u (this fresh fd)\n", "timers", info->timers);
 	printf("%-16s %u\n", "queued events", info->queued);
 	printf("%-16s %d (batch limit)\n", "batch max", TWHEEL_BATCH_MAX);
+	printf("%-16s %s\n", "short ops", info->flags & TWHEEL_INFO_SHORT_OPS ?
+	       "yes: batches of one-shot MONOTONIC timers take 32-byte ops" : "no");
 	printf("%-16s CLOCK_MONOTONIC, now %llu.%09llu s\n", "clock",
 	       (unsigned long long)(now / NSEC_PER_SEC), (unsigned long long)(now % NSEC_PER_SEC));
 	printf("%-16s %s\n", "clocks", info->flags & TWHEEL_INFO_CLOCKS ?

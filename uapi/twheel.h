@@ -185,14 +185,47 @@ struct twheel_op {
 	struct twheel_timer_spec spec;
 };
 
+/**
+ * struct twheel_short_op - one operation of a TWHEEL_BATCH_SHORT batch
+ * @op: TWHEEL_OP_*
+ * @flags: SCHEDULE and MODIFY: 0 or TWHEEL_TIMER_ABSTIME; CANCEL: 0
+ * @result: out, as twheel_op::result
+ * @id: SCHEDULE: out, the new timer's id; MODIFY and CANCEL: in, the timer
+ * @value: SCHEDULE and MODIFY: as twheel_timer_spec::value; CANCEL: 0
+ * @user_data: SCHEDULE and MODIFY: as twheel_timer_spec::user_data;
+ *	CANCEL: 0
+ *
+ * Half the size of struct twheel_op, for the common case: one-shot timers
+ * on CLOCK_MONOTONIC. An op means what the struct twheel_op with the same
+ * op, id, value, user_data and flags, period 0 and clockid
+ * TWHEEL_CLOCK_MONOTONIC (0 for a CANCEL) means, and fails as that would
+ * (EINVAL for a flag other than TWHEEL_TIMER_ABSTIME). Periodic timers and
+ * other clocks take struct twheel_op.
+ */
+struct twheel_short_op {
+	__u16 op;
+	__u16 flags;
+	__s32 result;
+	__u64 id;
+	__u64 value;
+	__u64 user_data;
+};
+
 /* Most operations in one TWHEEL_IOC_BATCH. */
 #define TWHEEL_BATCH_MAX	4096
 
+/*
+ * struct twheel_batch::flags: @ops points to struct twheel_short_op rather
+ * than struct twheel_op (TWHEEL_INFO_SHORT_OPS says the kernel has it).
+ */
+#define TWHEEL_BATCH_SHORT	0x1u
+
 /**
  * struct twheel_batch - submit many operations in one call
- * @ops: user pointer to @count struct twheel_op
+ * @ops: user pointer to @count struct twheel_op (struct twheel_short_op
+ *	with TWHEEL_BATCH_SHORT)
  * @count: 1..TWHEEL_BATCH_MAX
- * @flags: must be zero
+ * @flags: 0 or TWHEEL_BATCH_SHORT
  * @reserved: must be zero
  *
  * Operations run in order and the batch stops at the first one that fails:
@@ -220,6 +253,8 @@ struct twheel_batch {
 #define TWHEEL_INFO_MAP			0x2u
 /* TWHEEL_CLOCK_REALTIME, TWHEEL_CLOCK_BOOTTIME and CANCEL_ON_SET work. */
 #define TWHEEL_INFO_CLOCKS		0x4u
+/* TWHEEL_IOC_BATCH takes TWHEEL_BATCH_SHORT. */
+#define TWHEEL_INFO_SHORT_OPS		0x8u
 
 /**
  * struct twheel_info - limits and counters of this fd

@@ -719,11 +719,31 @@ static long batch_op_model(struct mfd *m, struct twheel_op *op, u64 t0, u64 t1,
 	}
 }
 
+/*
+ * The long op a short op stands for (uapi/twheel.h), written here from the
+ * header's words: period 0, CLOCK_MONOTONIC (0 for a CANCEL), and an op
+ * that fails with EINVAL for a flag other than TWHEEL_TIMER_ABSTIME.
+ */
+static void short_to_long(struct twheel_op *op, const struct twheel_short_op *s)
+{
+	memset(op, 0, sizeof(*op));
+	op->op = (s->flags & ~TWHEEL_TIMER_ABSTIME) ? 0 : s->op;
+	op->result = s->result;
+	op->spec.id = s->id;
+	op->spec.value = s->value;
+	op->spec.user_data = s->user_data;
+	op->spec.flags = s->flags;
+	op->spec.clockid = s->op == TWHEEL_OP_CANCEL ? 0 : TWHEEL_CLOCK_MONOTONIC;
+}
+
 static void op_batch(struct mfd *m)
 {
 	unsigned int n = 1 + (unsigned int)rnd(chance(10) ? 64 : 8), i, done;
 	struct twheel_batch b = { .count = n };
 	struct twheel_op ops[64], orig[64];
+	struct twheel_short_op sops[64], sorig[64];
+	/* Short ops now and then: the long ones as far as they fit. */
+	bool is_short = chance(30);
 	u64 t0, t1, id;
 	long want, r;
 
@@ -765,15 +785,42 @@ static void op_batch(struct mfd *m)
 	}
 	/* The batch itself, now and then invalid. */
 	switch (rnd(40)) {
-	case 0: b.flags = 1u << rnd(32); break;
+	case 0: b.flags = 1u << (1 + rnd(31)); break;
 	case 1: b.reserved = 1 + rnd(9); break;
 	case 2: b.count = 0; break;
 	case 3: b.count = TWHEEL_BATCH_MAX + 1 + (u32)rnd(100); break;
 	default: break;
 	}
+	if (is_short) {
+		memset(sops, 0, sizeof(sops));
+		for (i = 0; i < n; i++) {
+			struct meaning mn;
+
+			sops[i].op = (uint16_t)ops[i].op;
+			sops[i].flags = (uint16_t)ops[i].spec.flags;
+			sops[i].result = ops[i].result;
+			sops[i].id = ops[i].spec.id;
+			sops[i].value = ops[i].spec.value;
+			sops[i].user_data = ops[i].spec.user_data;
+			short_to_long(&ops[i], &sops[i]);
+			if (ops[i].op != TWHEEL_OP_SCHEDULE &&
+			    ops[i].op != TWHEEL_OP_MODIFY)
+				continue;
+			/* Dropping the period may have made it NOW: no NOW here. */
+			mn = judge(&ops[i].spec, now_ns());
+			if (mn.now || mn.err == 1) {
+				sops[i].flags = 0;
+				sops[i].value = HOUR;
+				short_to_long(&ops[i], &sops[i]);
+			}
+		}
+		memcpy(sorig, sops, sizeof(sops));
+		b.flags |= TWHEEL_BATCH_SHORT;
+	}
 	memcpy(orig, ops, sizeof(ops));
-	b.ops = (uintptr_t)ops;
-	if (!b.flags && !b.reserved && b.count && b.count <= TWHEEL_BATCH_MAX) {
+	b.ops = is_short ? (uintptr_t)sops : (uintptr_t)ops;
+	if (!(b.flags & ~TWHEEL_BATCH_SHORT) && !b.reserved && b.count &&
+	    b.count <= TWHEEL_BATCH_MAX) {
 		unsigned int k = 0;
 
 		for (i = 0; i < b.count; i++)
@@ -785,11 +832,31 @@ static void op_batch(struct mfd *m)
 	r = ioctl(m->fd, TWHEEL_IOC_BATCH, &b);
 	r = r < 0 ? -errno : r;
 	t1 = now_ns();
-	vlog("BATCH fd %d of %u -> %s", m->fd, b.count, rs(r));
-	if (b.flags || b.reserved || !b.count || b.count > TWHEEL_BATCH_MAX) {
+	vlog("BATCH%s fd %d of %u -> %s", is_short ? " short" : "", m->fd,
+	     b.count, rs(r));
+	if ((b.flags & ~TWHEEL_BATCH_SHORT) || b.reserved || !b.count ||
+	    b.count > TWHEEL_BATCH_MAX) {
 		EXPECT(r, -EINVAL, "BATCH flags %#x reserved %llu count %u",
 		       b.flags, (unsigned long long)b.reserved, b.count);
 		return;
+	}
+	if (is_short) {
+		/* What the kernel wrote back, seen through the long form. */
+		for (i = 0; i < n; i++) {
+			if (i > (unsigned int)r &&
+			    memcmp(&sops[i], &sorig[i], sizeof(sops[i])))
+				die("BATCH short: op %u after the failing op %ld was written",
+				    i, r);
+			if (sorig[i].op != TWHEEL_OP_SCHEDULE &&
+			    sops[i].id != sorig[i].id)
+				die("BATCH short: op %u's id changed", i);
+			if (sops[i].op != sorig[i].op || sops[i].flags != sorig[i].flags ||
+			    sops[i].value != sorig[i].value ||
+			    sops[i].user_data != sorig[i].user_data)
+				die("BATCH short: op %u's input changed", i);
+			ops[i].result = sops[i].result;
+			ops[i].spec.id = sops[i].id;
+		}
 	}
 	/* Replay on the model: schedules take the ids the kernel wrote. */
 	for (done = 0; done < n; done++) {

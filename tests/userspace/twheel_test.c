@@ -917,7 +917,8 @@ TEST_F_TIMEOUT(twheel, batch_einval_fields, 20)
 
 	ASSERT_TRUE(fd >= 0);
 	fill_schedule_ops(ops, 2, FAR_FUTURE, 0);
-	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 2, .flags = 1 };
+	/* the first flag past TWHEEL_BATCH_SHORT */
+	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 2, .flags = 0x2 };
 	EXPECT_EQ(-EINVAL, xioctl(fd, TWHEEL_IOC_BATCH, &b));
 	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 2, .reserved = 1 };
 	EXPECT_EQ(-EINVAL, xioctl(fd, TWHEEL_IOC_BATCH, &b));
@@ -1925,6 +1926,200 @@ TEST_F_TIMEOUT(twheel, batch_efault, 20)
 	EXPECT_EQ(29 + 3, tw_timers(&tw));
 }
 
+/* A raw TWHEEL_IOC_BATCH of short ops, as tw_batch(). */
+static long tw_sbatch(int fd, struct twheel_short_op *ops, u32 count)
+{
+	struct twheel_batch b = {
+		.ops = (uintptr_t)ops,
+		.count = count,
+		.flags = TWHEEL_BATCH_SHORT,
+	};
+
+	return xioctl(fd, TWHEEL_IOC_BATCH, &b);
+}
+
+TEST_F_TIMEOUT(twheel, batch_short, 20)
+{
+	enum { N = 64 };
+	struct twheel tw;
+	int fd = tw_open(&tw);
+	struct twheel_short_op ops[N];
+	struct twheel_event ev;
+	u64 ids[N], t0;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(tw.info.flags & TWHEEL_INFO_SHORT_OPS);
+	for (int i = 0; i < N; i++) {
+		twheel_prep_schedule(&ops[i], FAR_FUTURE, 0, 100 + (u64)i);
+		ops[i].result = -12345;
+	}
+	/* 64 ops: three chunks, each written back */
+	ASSERT_EQ(N, twheel_submit_short(&tw, ops, N));
+	for (int i = 0; i < N; i++) {
+		EXPECT_TRUE(ops[i].result == 0)
+			TH_LOG("op %d: result %s, expected 0", i, rstr(ops[i].result));
+		ids[i] = ops[i].id;
+	}
+	ASSERT_TRUE(ids_distinct(ids, N));
+	EXPECT_EQ(N, tw_timers(&tw));
+
+	/* one batch mixing the three ops; the MODIFY makes ids[0] fire */
+	t0 = now_ns();
+	twheel_prep_modify(&ops[0], ids[0], t0 + 20 * NSEC_PER_MSEC, TWHEEL_TIMER_ABSTIME, 7);
+	twheel_prep_cancel(&ops[1], ids[1]);
+	twheel_prep_schedule(&ops[2], FAR_FUTURE, 0, 2);
+	twheel_prep_cancel(&ops[3], ids[2]);
+	ASSERT_EQ(4, tw_sbatch(fd, ops, 4));
+	EXPECT_EQ(1, ops[0].result);
+	EXPECT_EQ(ids[0], ops[0].id);
+	EXPECT_EQ(1, ops[1].result);
+	EXPECT_EQ(0, ops[2].result);
+	EXPECT_TRUE(ops[2].id != 0)
+		TH_LOG("SCHEDULE op returned id 0");
+	EXPECT_EQ(1, ops[3].result);
+	EXPECT_EQ(N - 1, tw_timers(&tw));
+	EXPECT_EQ(-ENOENT, twheel_cancel(&tw, ids[1]));
+	EXPECT_EQ(1, twheel_cancel(&tw, ops[2].id));
+
+	/* the modified timer fires as a one-shot with the new user_data */
+	ASSERT_EQ(1, wait_events(fd, &ev, 1, 5000, NULL));
+	EXPECT_EQ(ids[0], ev.id);
+	EXPECT_EQ(7, ev.user_data);
+	EXPECT_EQ(t0 + 20 * NSEC_PER_MSEC, ev.deadline);
+	EXPECT_TRUE(ev.fired >= ev.deadline);
+	EXPECT_EQ(1, ev.count);
+	EXPECT_EQ(0, ev.flags);
+
+	/* cancel the rest in one batch, in the library's calls */
+	for (int i = 3; i < N; i++)
+		twheel_prep_cancel(&ops[i - 3], ids[i]);
+	ASSERT_EQ(N - 3, twheel_submit_short(&tw, ops, N - 3));
+	for (int i = 0; i < N - 3; i++) {
+		EXPECT_TRUE(ops[i].result == 1)
+			TH_LOG("cancel op %d: result %s, expected 1", i, rstr(ops[i].result));
+	}
+	EXPECT_EQ(0, tw_timers(&tw));
+	EXPECT_EQ(0, twheel_submit_short(&tw, ops, 0));
+}
+
+TEST_F_TIMEOUT(twheel, batch_short_einval, 20)
+{
+	struct twheel tw;
+	int fd = tw_open(&tw);
+	struct twheel_short_op ops[3], bad;
+	struct twheel_batch b;
+	u64 id;
+	struct {
+		const char *what;
+		struct twheel_short_op op;
+		int want;
+	} cases[] = {
+		{ "SCHEDULE, PERIODIC flag", { .op = TWHEEL_OP_SCHEDULE, .flags = TWHEEL_TIMER_PERIODIC, .value = FAR_FUTURE }, -EINVAL },
+		{ "SCHEDULE, FIXED_DELAY flag", { .op = TWHEEL_OP_SCHEDULE, .flags = TWHEEL_TIMER_FIXED_DELAY, .value = FAR_FUTURE }, -EINVAL },
+		{ "SCHEDULE, CANCEL_ON_SET flag", { .op = TWHEEL_OP_SCHEDULE, .flags = TWHEEL_TIMER_CANCEL_ON_SET | TWHEEL_TIMER_ABSTIME, .value = FAR_FUTURE }, -EINVAL },
+		{ "SCHEDULE, unknown flag", { .op = TWHEEL_OP_SCHEDULE, .flags = 0x8000, .value = FAR_FUTURE }, -EINVAL },
+		{ "SCHEDULE, value above INT64_MAX", { .op = TWHEEL_OP_SCHEDULE, .value = (u64)INT64_MAX + 1 }, -EINVAL },
+		{ "SCHEDULE, now + value overflows", { .op = TWHEEL_OP_SCHEDULE, .value = INT64_MAX }, -ERANGE },
+		{ "MODIFY, PERIODIC flag", { .op = TWHEEL_OP_MODIFY, .flags = TWHEEL_TIMER_PERIODIC, .value = FAR_FUTURE }, -EINVAL },
+		{ "MODIFY, unknown id", { .op = TWHEEL_OP_MODIFY, .id = 0x7fffffff12345ULL, .value = FAR_FUTURE }, -ENOENT },
+		{ "CANCEL, a value", { .op = TWHEEL_OP_CANCEL, .value = 1 }, -EINVAL },
+		{ "CANCEL, user_data", { .op = TWHEEL_OP_CANCEL, .user_data = 1 }, -EINVAL },
+		{ "CANCEL, ABSTIME", { .op = TWHEEL_OP_CANCEL, .flags = TWHEEL_TIMER_ABSTIME }, -EINVAL },
+		{ "CANCEL, unknown id", { .op = TWHEEL_OP_CANCEL, .id = 0x7fffffff12345ULL }, -ENOENT },
+		{ "op 0", { .op = 0, .value = FAR_FUTURE }, -EINVAL },
+		{ "op 4", { .op = 4, .value = FAR_FUTURE }, -EINVAL },
+		{ "op 0xffff", { .op = 0xffff, .value = FAR_FUTURE }, -EINVAL },
+	};
+
+	ASSERT_TRUE(fd >= 0);
+	twheel_prep_schedule(&ops[0], FAR_FUTURE, 0, 1);
+	ASSERT_EQ(1, tw_sbatch(fd, ops, 1));
+	id = ops[0].id;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bad = cases[i].op;
+		/* MODIFY and CANCEL of the live timer: only the field at fault is wrong */
+		if (bad.op != TWHEEL_OP_SCHEDULE && bad.id == 0)
+			bad.id = id;
+		/* a good op, the bad one, a good one: the batch stops at the bad one */
+		twheel_prep_schedule(&ops[0], FAR_FUTURE, 0, 2);
+		ops[1] = bad;
+		ops[1].result = 0x5a5a;
+		twheel_prep_schedule(&ops[2], FAR_FUTURE, 0, 3);
+		ops[2].result = 0x5a5a;
+		EXPECT_EQ(1, tw_sbatch(fd, ops, 3))
+			TH_LOG("%s", cases[i].what);
+		EXPECT_EQ(cases[i].want, ops[1].result)
+			TH_LOG("%s: result %s", cases[i].what, rstr(ops[1].result));
+		EXPECT_EQ(0x5a5a, ops[2].result)
+			TH_LOG("%s: the op after it ran", cases[i].what);
+		EXPECT_EQ(1, twheel_cancel(&tw, ops[0].id));
+	}
+	/* the live timer is untouched, and nothing else is left */
+	EXPECT_EQ(1, tw_timers(&tw));
+	/* batch flags other than TWHEEL_BATCH_SHORT */
+	twheel_prep_schedule(&ops[0], FAR_FUTURE, 0, 4);
+	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 1, .flags = 0x2 };
+	EXPECT_EQ(-EINVAL, xioctl(fd, TWHEEL_IOC_BATCH, &b));
+	b.flags = TWHEEL_BATCH_SHORT | 0x80000000u;
+	EXPECT_EQ(-EINVAL, xioctl(fd, TWHEEL_IOC_BATCH, &b));
+	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = TWHEEL_BATCH_MAX + 1,
+				   .flags = TWHEEL_BATCH_SHORT };
+	EXPECT_EQ(-EINVAL, xioctl(fd, TWHEEL_IOC_BATCH, &b));
+	EXPECT_EQ(1, tw_timers(&tw));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
+	/* the library clamps flags above 16 bits into an op that fails */
+	twheel_prep_schedule(&ops[0], FAR_FUTURE, 0x10001, 0);
+	EXPECT_EQ(0, twheel_submit_short(&tw, ops, 1));
+	EXPECT_EQ(-EINVAL, ops[0].result);
+	EXPECT_EQ(0, tw_timers(&tw));
+}
+
+TEST_F_TIMEOUT(twheel, batch_short_efault, 20)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *guard = map_guard();
+	struct twheel tw;
+	int fd = tw_open(&tw);
+	struct twheel_short_op *ops;
+	struct twheel_batch b;
+
+	ASSERT_TRUE(fd >= 0 && guard);
+	b = (struct twheel_batch){ .ops = 0, .count = 1, .flags = TWHEEL_BATCH_SHORT };
+	EXPECT_EQ(-EFAULT, xioctl(fd, TWHEEL_IOC_BATCH, &b));
+	b.ops = (uintptr_t)(guard + pg);
+	EXPECT_EQ(-EFAULT, xioctl(fd, TWHEEL_IOC_BATCH, &b));
+	EXPECT_EQ(0, tw_timers(&tw));
+
+	/* the tail runs into the guard page: 27 ops run, in two chunks */
+	ops = (struct twheel_short_op *)(guard + pg) - 27;
+	for (int i = 0; i < 27; i++)
+		twheel_prep_schedule(&ops[i], FAR_FUTURE, 0, (u64)i);
+	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 30,
+				   .flags = TWHEEL_BATCH_SHORT };
+	EXPECT_EQ(27, xioctl(fd, TWHEEL_IOC_BATCH, &b));
+	EXPECT_EQ(27, tw_timers(&tw));
+	EXPECT_EQ(0, ops[26].result);
+	EXPECT_NE(0, ops[26].id);
+	/* the fault in the first chunk */
+	ops = (struct twheel_short_op *)(guard + pg) - 2;
+	for (int i = 0; i < 2; i++)
+		twheel_prep_schedule(&ops[i], FAR_FUTURE, 0, (u64)i);
+	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 5,
+				   .flags = TWHEEL_BATCH_SHORT };
+	EXPECT_EQ(2, xioctl(fd, TWHEEL_IOC_BATCH, &b));
+	EXPECT_EQ(29, tw_timers(&tw));
+
+	/* read-only array: the ops run, the write-back faults */
+	ops = (struct twheel_short_op *)guard;
+	for (int i = 0; i < 3; i++)
+		twheel_prep_schedule(&ops[i], FAR_FUTURE, 0, (u64)i);
+	mprotect(guard, pg, PROT_READ);
+	b = (struct twheel_batch){ .ops = (uintptr_t)ops, .count = 3,
+				   .flags = TWHEEL_BATCH_SHORT };
+	EXPECT_EQ(-EFAULT, xioctl(fd, TWHEEL_IOC_BATCH, &b));
+	EXPECT_EQ(29 + 3, tw_timers(&tw));
+}
+
 /* ------------------------------------------------------------------ */
 /* Tests: eventfd                                                     */
 /* ------------------------------------------------------------------ */
@@ -2375,7 +2570,8 @@ TEST_F_TIMEOUT(twheel, info_counts, 20)
 	EXPECT_EQ(0, info.timers);
 	EXPECT_EQ(0, info.queued);
 	/* The tests run as root: the per-user cap does not apply to it. */
-	EXPECT_EQ(TWHEEL_INFO_USER_CAP_EXEMPT | TWHEEL_INFO_MAP | TWHEEL_INFO_CLOCKS, info.flags);
+	EXPECT_EQ(TWHEEL_INFO_USER_CAP_EXEMPT | TWHEEL_INFO_MAP | TWHEEL_INFO_CLOCKS |
+		  TWHEEL_INFO_SHORT_OPS, info.flags);
 	EXPECT_EQ(0, info.user_timers);
 	EXPECT_TRUE(info.max_user_timers > 0 && info.max_total_timers >= info.max_user_timers)
 		TH_LOG("caps: user %llu, total %llu", (unsigned long long)info.max_user_timers,
