@@ -1507,10 +1507,35 @@ static __always_inline bool twheel_fd_lockless_ok(const struct twheel_fd_timer *
 	return !ft->in_flight && !ft->cancelling && !ft->clock;
 }
 
+/*
+ * A single op the way of a batch (ctl_mutex, then tf->lock): @spec in, and
+ * back out with a SCHEDULE's new id. Return: the op's result. Out of line,
+ * so that the fast paths set up no struct twheel_op: the kernels built
+ * with CONFIG_INIT_STACK_ALL_ZERO would clear one on every call.
+ */
+static noinline int twheel_fd_run_one(struct twheel_fd *tf, u32 opcode,
+				      struct twheel_timer_spec *spec,
+				      ktime_t *now)
+{
+	struct twheel_op op = { .op = opcode, .spec = *spec };
+
+	twheel_fd_run_ops(tf, &op, 1, now);
+	spec->id = op.spec.id;
+	return op.result;
+}
+
+/* A CANCEL of @id the way of a batch, as twheel_fd_run_one(). */
+static noinline int twheel_fd_cancel_one(struct twheel_fd *tf, u64 id,
+					 ktime_t *now)
+{
+	struct twheel_timer_spec spec = { .id = id };
+
+	return twheel_fd_run_one(tf, TWHEEL_OP_CANCEL, &spec, now);
+}
+
 static int twheel_fd_schedule_one(struct twheel_fd *tf,
 				  struct twheel_timer_spec *spec)
 {
-	struct twheel_op op = { .op = TWHEEL_OP_SCHEDULE };
 	ktime_t now = 0;
 	int ret;
 
@@ -1526,16 +1551,14 @@ static int twheel_fd_schedule_one(struct twheel_fd *tf,
 		twheel_fd_unlock_ops(tf);
 	}
 	/* Objects or slots to make first (or another clock). */
-	op.spec = *spec;
-	ret = twheel_fd_run_ops(tf, &op, 1, &now) ? 0 : op.result;
-	spec->id = op.spec.id;
-	return ret;
+	return twheel_fd_run_one(tf, TWHEEL_OP_SCHEDULE, spec, &now);
 }
 
 static long twheel_fd_ioc_schedule(struct twheel_fd *tf,
 				   struct twheel_timer_spec __user *uspec)
 {
-	struct twheel_timer_spec spec;
+	/* Filled whole by twheel_fd_get_struct() before any use. */
+	struct twheel_timer_spec spec __uninitialized;
 	struct twheel_fd_timer *ft;
 	LIST_HEAD(doomed);
 	int ret;
@@ -1566,34 +1589,34 @@ static long twheel_fd_ioc_schedule(struct twheel_fd *tf,
 static long twheel_fd_ioc_modify(struct twheel_fd *tf,
 				 const struct twheel_timer_spec __user *uspec)
 {
-	struct twheel_op op = { .op = TWHEEL_OP_MODIFY };
+	/* Filled whole by twheel_fd_get_struct() before any use. */
+	struct twheel_timer_spec spec __uninitialized;
 	struct twheel_fd_timer *ft;
 	ktime_t now = 0;
 	long ret;
 
-	if (twheel_fd_get_struct(&op.spec, uspec))
+	if (twheel_fd_get_struct(&spec, uspec))
 		return -EFAULT;
-	if (likely(op.spec.clockid == TWHEEL_CLOCK_MONOTONIC)) {
+	if (likely(spec.clockid == TWHEEL_CLOCK_MONOTONIC)) {
 		twheel_fd_lock_ops(tf);
-		ft = twheel_fd_table_lookup(&tf->table, op.spec.id);
+		ft = twheel_fd_table_lookup(&tf->table, spec.id);
 		/* No such id: the op's checks give EINVAL or ENOENT. */
 		if (likely(!ft || twheel_fd_lockless_ok(ft))) {
-			ret = twheel_fd_modify_locked(tf, &op.spec, &now, NULL);
+			ret = twheel_fd_modify_locked(tf, &spec, &now, NULL);
 			twheel_fd_unlock_ops(tf);
 			return ret;
 		}
 		twheel_fd_unlock_ops(tf);
 	}
-	twheel_fd_run_ops(tf, &op, 1, &now);
-	return op.result;
+	return twheel_fd_run_one(tf, TWHEEL_OP_MODIFY, &spec, &now);
 }
 
 static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 				 const struct twheel_cancel __user *uc)
 {
-	struct twheel_op op = { .op = TWHEEL_OP_CANCEL };
 	struct twheel_fd_timer *ft;
-	struct twheel_cancel c;
+	/* Filled whole by twheel_fd_get_struct() before any use. */
+	struct twheel_cancel c __uninitialized;
 	bool cancelled = false, pending = false, running;
 	ktime_t now = 0;
 	LIST_HEAD(doomed);
@@ -1627,12 +1650,11 @@ static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 	 * Its callback must be waited for (or another reason above): again
 	 * under ctl_mutex. If the id went meanwhile, our cancel came first.
 	 */
-	op.spec.id = c.id;
-	twheel_fd_run_ops(tf, &op, 1, &now);
+	ret = twheel_fd_cancel_one(tf, c.id, &now);
 	/* Gone meanwhile: another call released it after our cancel. */
-	if (op.result == -ENOENT && cancelled)
+	if (ret == -ENOENT && cancelled)
 		return pending;
-	return op.result < 0 ? op.result : op.result || pending;
+	return ret < 0 ? ret : ret || pending;
 }
 
 /*
@@ -1743,7 +1765,12 @@ err_fault:
 static long twheel_fd_ioc_batch(struct twheel_fd *tf,
 				const struct twheel_batch __user *ub)
 {
-	struct twheel_op ops[TWHEEL_FD_BATCH_CHUNK];
+	/*
+	 * Not cleared on entry (CONFIG_INIT_STACK_ALL_ZERO would clear 1.5
+	 * KiB per call): each op is read whole from the caller before it is
+	 * used, and only the ops read are run and written back.
+	 */
+	struct twheel_op ops[TWHEEL_FD_BATCH_CHUNK] __uninitialized;
 	unsigned int done = 0, n, ran, i;
 	bool unreadable = false, is_short;
 	struct twheel_batch b;
@@ -2082,8 +2109,13 @@ static ssize_t twheel_fd_read(struct file *file, char __user *buf,
 			      size_t count, loff_t *ppos)
 {
 	struct twheel_fd *tf = file->private_data;
-	struct twheel_event ev[TWHEEL_FD_READ_CHUNK];
-	struct twheel_fd_timer *fts[TWHEEL_FD_READ_CHUNK];
+	/*
+	 * Not cleared on entry: twheel_fd_pop() writes each event whole
+	 * (struct twheel_event has no hole), and only the events it wrote
+	 * are copied out or looked at.
+	 */
+	struct twheel_event ev[TWHEEL_FD_READ_CHUNK] __uninitialized;
+	struct twheel_fd_timer *fts[TWHEEL_FD_READ_CHUNK] __uninitialized;
 	size_t max = count / sizeof(ev[0]), done = 0;
 	unsigned int n, ok;
 	unsigned long left;
