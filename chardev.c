@@ -154,7 +154,8 @@ static_assert(offsetof(struct twheel_event, flags) == 40);
 
 /* Upper bound of the max_timers parameter: 16M timers per open file. */
 #define TWHEEL_FD_MAX_TIMERS_LIMIT	(16u << 20)
-static_assert(TWHEEL_FD_MAX_TIMERS_LIMIT < U32_MAX);
+/* A free slot keeps the next one in 31 bits (fd_table.h). */
+static_assert(TWHEEL_FD_MAX_TIMERS_LIMIT < (1u << 31));
 
 /* Events taken off the ready list per round of read(); lives on the stack. */
 #define TWHEEL_FD_READ_CHUNK		8
@@ -322,7 +323,6 @@ struct twheel_fd {
  * @tf: the file the timer belongs to; constant
  * @id: its id (see fd_table.h); set before it becomes live, constant until
  *	the object is recycled
- * @period: the period of the latest arming; written under tf->lock
  * @park_deadline: while not @clock: when a parked timer is next due;
  *	under tf->lock. A parked timer on another clock keeps its next
  *	deadline in its link (@clk) instead, so the two share their room.
@@ -379,7 +379,6 @@ struct twheel_fd_timer {
 	};
 	struct twheel_fd	*tf;
 	u64			id;
-	u64			period;
 	union {		/* a parked clock timer's next deadline is in @clk */
 		ktime_t				park_deadline;
 		struct twheel_clock_link	*clk;
@@ -402,6 +401,37 @@ struct twheel_fd_timer {
 };
 
 static struct kmem_cache *twheel_fd_timer_cache __read_mostly;
+
+/* The timer of a live id, or NULL (fd_table.h: the table keeps &ft->id). */
+static __always_inline struct twheel_fd_timer *
+twheel_fd_lookup(const struct twheel_fd *tf, u64 id)
+{
+	u64 *idp = twheel_fd_table_lookup(&tf->table, id);
+
+	return idp ? container_of(idp, struct twheel_fd_timer, id) : NULL;
+}
+
+/*
+ * The period of a periodic timer on CLOCK_MONOTONIC: the core's copy
+ * (twheel_periodic_timer::period), which every arming of the timer writes
+ * and which only chardev.c arms, under tf->lock; a parked timer keeps the
+ * period of the arming it parked. No copy of our own: eight bytes less per
+ * timer. Timers on other clocks keep theirs in their link.
+ */
+static __always_inline u64 twheel_fd_period(const struct twheel_fd_timer *ft)
+{
+	lockdep_assert_held(&ft->tf->lock);
+	return READ_ONCE(ft->pt.period);
+}
+
+/* The timer holding a slot, or NULL if it is free. */
+static struct twheel_fd_timer *twheel_fd_slot_timer(const struct twheel_fd *tf,
+						    u32 slot)
+{
+	u64 *idp = twheel_fd_table_slot_obj(&tf->table, slot);
+
+	return idp ? container_of(idp, struct twheel_fd_timer, id) : NULL;
+}
 
 static u64 twheel_fd_sat_add(u64 a, u64 b)
 {
@@ -681,11 +711,11 @@ static void twheel_fd_park_locked(struct twheel_fd_timer *ft, u64 missed)
 	if (!twheel_cancel_running(&ft->timer))
 		return;
 	if (ft->mode == TWHEEL_FIXED_RATE) {
-		if (check_mul_overflow(missed + 1, ft->period, &next) ||
+		if (check_mul_overflow(missed + 1, twheel_fd_period(ft), &next) ||
 		    check_add_overflow(next, ft->ev_deadline, &next))
 			next = KTIME_MAX;
 	} else {
-		next = twheel_fd_sat_add(ft->ev_fired, ft->period);
+		next = twheel_fd_sat_add(ft->ev_fired, twheel_fd_period(ft));
 	}
 	ft->park_deadline = min_t(u64, next, KTIME_MAX);
 	ft->parked = true;
@@ -740,7 +770,7 @@ static noinline void twheel_fd_catch_up_clock_locked(struct twheel_fd_timer *ft)
  */
 static void twheel_fd_catch_up_locked(struct twheel_fd_timer *ft)
 {
-	u64 now, n, next;
+	u64 now, n, next, period;
 
 	lockdep_assert_held(&ft->tf->lock);
 
@@ -751,9 +781,10 @@ static void twheel_fd_catch_up_locked(struct twheel_fd_timer *ft)
 	now = ktime_get_ns();
 	if (now < ft->park_deadline)
 		return;
-	n = div64_u64(now - ft->park_deadline, ft->period);
+	period = twheel_fd_period(ft);
+	n = div64_u64(now - ft->park_deadline, period);
 	/* park_deadline + n * period <= now: no overflow. */
-	ft->ev_deadline = ft->park_deadline + n * ft->period;
+	ft->ev_deadline = ft->park_deadline + n * period;
 	ft->ev_fired = now;
 	ft->ev_user_data = ft->user_data;
 	ft->count = twheel_fd_sat_add(ft->count, n + 1);
@@ -765,7 +796,7 @@ static void twheel_fd_catch_up_locked(struct twheel_fd_timer *ft)
 	 * event of the timer in the same read()).
 	 */
 	next = ft->mode == TWHEEL_FIXED_DELAY ? now : ft->ev_deadline;
-	ft->park_deadline = min_t(u64, twheel_fd_sat_add(next, ft->period),
+	ft->park_deadline = min_t(u64, twheel_fd_sat_add(next, period),
 				  KTIME_MAX);
 }
 
@@ -1164,9 +1195,8 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 	WRITE_ONCE(tf->nspare, tf->nspare - 1);
 	tf->ntimers++;
 
-	ft->id = twheel_fd_table_insert(&tf->table, ft);
+	twheel_fd_table_insert(&tf->table, &ft->id);
 	ft->mode = arm.mode;
-	ft->period = arm.period;
 	ft->user_data = spec->user_data;
 	ft->live = true;
 	ft->parked = false;
@@ -1217,7 +1247,6 @@ static noinline int twheel_fd_modify_clock_locked(struct twheel_fd *tf,
 		twheel_fd_clock_put(ft);
 	}
 	ft->mode = arm->mode;
-	ft->period = arm->period;
 	ft->user_data = spec->user_data;
 	twheel_fd_publish_deadline(tf, ft, arm->deadline);
 	if (to_clock)
@@ -1244,7 +1273,7 @@ static int twheel_fd_modify_locked(struct twheel_fd *tf,
 	if (ret)
 		return ret;
 
-	ft = twheel_fd_table_lookup(&tf->table, spec->id);
+	ft = twheel_fd_lookup(tf, spec->id);
 	if (!ft)
 		return -ENOENT;
 	if (unlikely(ft->clock || spec->clockid != TWHEEL_CLOCK_MONOTONIC))
@@ -1262,7 +1291,6 @@ static int twheel_fd_modify_locked(struct twheel_fd *tf,
 	/* The periods of the old arming, up to now, are counted. */
 	parked = twheel_fd_unpark_locked(ft);
 	ft->mode = arm.mode;
-	ft->period = arm.period;
 	ft->user_data = spec->user_data;
 	twheel_fd_publish_deadline(tf, ft, arm.deadline);
 	ret = twheel_fd_core_arm(ft, arm.deadline, arm.period, arm.mode);
@@ -1359,7 +1387,7 @@ static int twheel_fd_cancel_locked(struct twheel_fd *tf,
 	if (s->value || s->period || s->user_data || s->clockid ||
 	    s->flags || s->reserved[0] || s->reserved[1])
 		return -EINVAL;
-	ft = twheel_fd_table_lookup(&tf->table, s->id);
+	ft = twheel_fd_lookup(tf, s->id);
 	if (!ft)
 		return -ENOENT;
 	return twheel_fd_cancel_timer_locked(tf, ft, false, doomed);
@@ -1577,7 +1605,7 @@ static long twheel_fd_ioc_schedule(struct twheel_fd *tf,
 	 */
 	mutex_lock(&tf->ctl_mutex);
 	twheel_fd_lock_ops(tf);
-	ft = twheel_fd_table_lookup(&tf->table, spec.id);
+	ft = twheel_fd_lookup(tf, spec.id);
 	if (ft)
 		twheel_fd_cancel_timer_locked(tf, ft, true, &doomed);
 	twheel_fd_unlock_ops(tf);
@@ -1599,7 +1627,7 @@ static long twheel_fd_ioc_modify(struct twheel_fd *tf,
 		return -EFAULT;
 	if (likely(spec.clockid == TWHEEL_CLOCK_MONOTONIC)) {
 		twheel_fd_lock_ops(tf);
-		ft = twheel_fd_table_lookup(&tf->table, spec.id);
+		ft = twheel_fd_lookup(tf, spec.id);
 		/* No such id: the op's checks give EINVAL or ENOENT. */
 		if (likely(!ft || twheel_fd_lockless_ok(ft))) {
 			ret = twheel_fd_modify_locked(tf, &spec, &now, NULL);
@@ -1627,7 +1655,7 @@ static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 	if (c.flags || c.pad)
 		return -EINVAL;
 	twheel_fd_lock_ops(tf);
-	ft = twheel_fd_table_lookup(&tf->table, c.id);
+	ft = twheel_fd_lookup(tf, c.id);
 	if (!ft) {
 		twheel_fd_unlock_ops(tf);
 		return -ENOENT;
@@ -2025,7 +2053,8 @@ static bool twheel_fd_resume(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 			WARN_ON_ONCE(!twheel_clock_link_refile(ft->clk));
 		else
 			WARN_ON_ONCE(twheel_arm(&ft->timer, ft->park_deadline,
-						ft->period, ft->mode) < 0);
+						twheel_fd_period(ft),
+						ft->mode) < 0);
 	}
 	twheel_fd_reader_done_locked(tf, ft, &woke, doomed);
 	spin_unlock_bh(&tf->lock);
@@ -2338,7 +2367,7 @@ static int twheel_fd_release(struct inode *inode, struct file *file)
 	unsigned int slot, i;
 
 	for (slot = 0; slot < tf->table.nslots; slot++) {
-		ft = twheel_fd_table_slot_obj(&tf->table, slot);
+		ft = twheel_fd_slot_timer(tf, slot);
 		if (ft && ft->clock)
 			twheel_clock_link_unlink(ft->clk);
 		if (ft)
@@ -2352,7 +2381,7 @@ static int twheel_fd_release(struct inode *inode, struct file *file)
 	 * timer on the ready list until the second pass waited for it.
 	 */
 	for (slot = 0; slot < tf->table.nslots; slot++) {
-		ft = twheel_fd_table_slot_obj(&tf->table, slot);
+		ft = twheel_fd_slot_timer(tf, slot);
 		if (ft)
 			twheel_cancel_sync(&ft->timer);
 		cond_resched();
@@ -2364,7 +2393,7 @@ static int twheel_fd_release(struct inode *inode, struct file *file)
 		cond_resched();
 	}
 	for (slot = 0; slot < tf->table.nslots; slot++) {
-		ft = twheel_fd_table_slot_obj(&tf->table, slot);
+		ft = twheel_fd_slot_timer(tf, slot);
 		if (ft)
 			twheel_fd_timer_destroy(tf, ft);
 		cond_resched();

@@ -87,9 +87,9 @@ int twheel_fd_table_grow_alloc(struct twheel_fd_table *t,
 		g->dir = NULL;
 		return -ENOMEM;
 	}
-	/* Lowest first; the last one's successor is set by the commit. */
-	for (i = 0; i + 1 < n; i++)
-		g->chunk[i].next_free = first + i + 2;
+	/* Lowest first, generation 0; the last one's successor is set by the commit. */
+	for (i = 0; i < n; i++)
+		g->chunk[i].w = TWHEEL_FD_FREE_WORD(0, i + 1 < n ? first + i + 2 : 0);
 	g->nslots = n;
 	return 0;
 }
@@ -120,7 +120,7 @@ twheel_fd_table_grow_commit(struct twheel_fd_table *t,
 	}
 	t->chunks[t->nchunks++] = g->chunk;
 	WRITE_ONCE(t->nslots, t->nslots + g->nslots);	/* fdinfo reads it */
-	g->chunk[g->nslots - 1].next_free = t->free_head;
+	g->chunk[g->nslots - 1].w = TWHEEL_FD_FREE_WORD(0, t->free_head);
 	t->free_head = first + 1;
 	return old;
 }

@@ -34,16 +34,23 @@
 #include <asm/page.h>
 
 /**
- * struct twheel_fd_slot - one slot
- * @obj: the object whose id names this slot, or NULL while the slot is free
- * @gen: the slot's generation, the high half of its ids; bumped on release
- * @next_free: while free: the next free slot plus one, 0 at the end
+ * struct twheel_fd_slot - one slot, one word
+ * @w: while the slot is taken, the address of its object's id (a u64 the
+ *	table writes at insert time, and that the object keeps while it
+ *	holds the slot): an 8-aligned pointer, bit 0 clear. While the slot is
+ *	free: TWHEEL_FD_FREE_WORD(generation, next free slot plus one, 0 at
+ *	the end), bit 0 set. A taken slot's generation is that of its id.
+ *
+ * Eight bytes a slot, not sixteen: a pending timer costs its object and
+ * one word of the table.
  */
 struct twheel_fd_slot {
-	void	*obj;
-	u32	gen;
-	u32	next_free;
+	u64	w;
 };
+
+#define TWHEEL_FD_FREE_WORD(gen, next)	((u64)(gen) << 32 | (u64)(next) << 1 | 1)
+#define TWHEEL_FD_FREE_GEN(w)		((u32)((w) >> 32))
+#define TWHEEL_FD_FREE_NEXT(w)		((u32)(w) >> 1)
 
 #define TWHEEL_FD_CHUNK_SLOTS	(PAGE_SIZE / sizeof(struct twheel_fd_slot))
 
@@ -120,23 +127,26 @@ twheel_fd_slot(const struct twheel_fd_table *t, u32 slot)
 }
 
 /**
- * twheel_fd_table_insert - take a free slot for @obj
+ * twheel_fd_table_insert - take a free slot for an object
  * @t: the table, with a free slot (twheel_fd_table_has_free())
- * @obj: what lookups of the new id return; not NULL
+ * @idp: the object's id, which this sets and the object must keep, as is,
+ *	while it holds the slot: lookups compare it with the id they are
+ *	given
  *
  * Context: any context.
  * Return: the new id.
  */
-static inline u64 twheel_fd_table_insert(struct twheel_fd_table *t, void *obj)
+static inline u64 twheel_fd_table_insert(struct twheel_fd_table *t, u64 *idp)
 {
 	u32 slot = t->free_head - 1;
 	struct twheel_fd_slot *s = twheel_fd_slot(t, slot);
+	u64 id = (u64)TWHEEL_FD_FREE_GEN(s->w) << 32 | (slot + 1);
 
-	t->free_head = s->next_free;
-	s->next_free = 0;
-	s->obj = obj;
+	t->free_head = TWHEEL_FD_FREE_NEXT(s->w);
+	*idp = id;
+	s->w = (unsigned long)idp;
 	WRITE_ONCE(t->used, t->used + 1);	/* read locklessly by growers */
-	return (u64)s->gen << 32 | (slot + 1);
+	return id;
 }
 
 /**
@@ -145,21 +155,23 @@ static inline u64 twheel_fd_table_insert(struct twheel_fd_table *t, void *obj)
  * @id: any value
  *
  * Context: any context.
- * Return: the object, or NULL if @id names no slot, a free one, or one
- * taken again since (another generation).
+ * Return: the id field of the object (as given to twheel_fd_table_insert()),
+ * or NULL if @id names no slot, a free one, or one taken again since
+ * (another generation).
  */
-static inline void *twheel_fd_table_lookup(const struct twheel_fd_table *t,
-					   u64 id)
+static inline u64 *twheel_fd_table_lookup(const struct twheel_fd_table *t,
+					  u64 id)
 {
 	u32 slot = TWHEEL_FD_ID_SLOT(id);
-	const struct twheel_fd_slot *s;
+	u64 w, *idp;
 
 	if (!lower_32_bits(id) || slot >= t->nslots)
 		return NULL;
-	s = twheel_fd_slot(t, slot);
-	if (s->gen != TWHEEL_FD_ID_GEN(id))
+	w = twheel_fd_slot(t, slot)->w;
+	if (w & 1)
 		return NULL;
-	return s->obj;
+	idp = (u64 *)(unsigned long)w;
+	return *idp == id ? idp : NULL;
 }
 
 /**
@@ -168,12 +180,14 @@ static inline void *twheel_fd_table_lookup(const struct twheel_fd_table *t,
  * @slot: below @t->nslots
  *
  * Context: any context.
- * Return: the object, NULL if the slot is free.
+ * Return: the id field of the object, NULL if the slot is free.
  */
-static inline void *twheel_fd_table_slot_obj(const struct twheel_fd_table *t,
-					     u32 slot)
+static inline u64 *twheel_fd_table_slot_obj(const struct twheel_fd_table *t,
+					    u32 slot)
 {
-	return twheel_fd_slot(t, slot)->obj;
+	u64 w = twheel_fd_slot(t, slot)->w;
+
+	return w & 1 ? NULL : (u64 *)(unsigned long)w;
 }
 
 /**
@@ -190,11 +204,9 @@ static inline void *twheel_fd_table_slot_obj(const struct twheel_fd_table *t,
 static inline void twheel_fd_table_remove(struct twheel_fd_table *t, u64 id)
 {
 	u32 slot = TWHEEL_FD_ID_SLOT(id);
-	struct twheel_fd_slot *s = twheel_fd_slot(t, slot);
 
-	s->obj = NULL;
-	s->gen++;
-	s->next_free = t->free_head;
+	twheel_fd_slot(t, slot)->w =
+		TWHEEL_FD_FREE_WORD(TWHEEL_FD_ID_GEN(id) + 1, t->free_head);
 	t->free_head = slot + 1;
 	WRITE_ONCE(t->used, t->used - 1);
 }

@@ -1703,7 +1703,7 @@ static struct twheel_fd_table *tw_table_new(struct kunit *test, u32 max)
 static void tw_test_table_ids(struct kunit *test)
 {
 	struct twheel_fd_table *t = tw_table_new(test, 1000);
-	int objs[4];
+	u64 objs[4];
 	u64 a, b, c, d;
 
 	KUNIT_EXPECT_FALSE(test, twheel_fd_table_has_free(t));
@@ -1714,13 +1714,16 @@ static void tw_test_table_ids(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, a, 1ULL);
 	KUNIT_EXPECT_EQ(test, b, 2ULL);
 	KUNIT_EXPECT_EQ(test, c, 3ULL);
-	KUNIT_EXPECT_PTR_EQ(test, twheel_fd_table_lookup(t, b), (void *)&objs[1]);
+	KUNIT_EXPECT_PTR_EQ(test, twheel_fd_table_lookup(t, b), &objs[1]);
+	/* the table wrote each object's id */
+	KUNIT_EXPECT_EQ(test, objs[0], a);
+	KUNIT_EXPECT_EQ(test, objs[2], c);
 	twheel_fd_table_remove(t, b);
 	KUNIT_EXPECT_NULL(test, twheel_fd_table_lookup(t, b));
 	d = twheel_fd_table_insert(t, &objs[3]);
 	KUNIT_EXPECT_EQ(test, d, (1ULL << 32) | 2);
 	KUNIT_EXPECT_NULL(test, twheel_fd_table_lookup(t, b));
-	KUNIT_EXPECT_PTR_EQ(test, twheel_fd_table_lookup(t, d), (void *)&objs[3]);
+	KUNIT_EXPECT_PTR_EQ(test, twheel_fd_table_lookup(t, d), &objs[3]);
 	/* no slot, slot 0 of any generation, a slot beyond the table */
 	KUNIT_EXPECT_NULL(test, twheel_fd_table_lookup(t, 0));
 	KUNIT_EXPECT_NULL(test, twheel_fd_table_lookup(t, 1ULL << 32));
@@ -1733,11 +1736,12 @@ static void tw_test_table_ids(struct kunit *test)
 static void tw_test_table_gen_wrap(struct kunit *test)
 {
 	struct twheel_fd_table *t = tw_table_new(test, 10);
-	int obj;
+	u64 obj;
 	u64 last, wrapped;
 
 	KUNIT_ASSERT_EQ(test, twheel_fd_table_grow(t), 0);
-	t->chunks[0][0].gen = U32_MAX - 1;
+	t->chunks[0][0].w = TWHEEL_FD_FREE_WORD(U32_MAX - 1,
+						TWHEEL_FD_FREE_NEXT(t->chunks[0][0].w));
 	last = twheel_fd_table_insert(t, &obj);
 	KUNIT_EXPECT_EQ(test, last, ((u64)(U32_MAX - 1) << 32) | 1);
 	twheel_fd_table_remove(t, last);
@@ -1747,14 +1751,14 @@ static void tw_test_table_gen_wrap(struct kunit *test)
 	wrapped = twheel_fd_table_insert(t, &obj);
 	KUNIT_EXPECT_EQ(test, wrapped, 1ULL);
 	KUNIT_EXPECT_NULL(test, twheel_fd_table_lookup(t, last));
-	KUNIT_EXPECT_PTR_EQ(test, twheel_fd_table_lookup(t, wrapped), (void *)&obj);
+	KUNIT_EXPECT_PTR_EQ(test, twheel_fd_table_lookup(t, wrapped), &obj);
 }
 
 /* The table grows a page at a time up to its cap, never past it. */
 static void tw_test_table_cap(struct kunit *test)
 {
 	struct twheel_fd_table *t = tw_table_new(test, TWHEEL_FD_CHUNK_SLOTS + 3);
-	int obj;
+	u64 obj;
 	u32 i;
 
 	KUNIT_ASSERT_EQ(test, twheel_fd_table_grow(t), 0);

@@ -269,7 +269,7 @@ struct twheel_batch {
  * @flags: TWHEEL_INFO_*
  * @user_timers: timers held by all open files of this fd's user (the uid
  *	that opened it), in units of one timer: a file also holds the timers
- *	it keeps for reuse (up to TWHEEL_BATCH_MAX), one per 16 slots of its
+ *	it keeps for reuse (up to TWHEEL_BATCH_MAX), one per 32 slots of its
  *	table, and TWHEEL_MAP_SIZE(max_timers) / 256 for a deadline array,
  *	until it is closed
  * @max_user_timers: the most timers one user may hold (module parameter
