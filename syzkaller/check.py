@@ -204,30 +204,20 @@ def check(desc_text, const_text, header_text, facts, nrs):
                     best = h
         return best
 
-    # ioctls, both ways
-    for name, h in h_ioctls.items():
-        d = d_ioctls.get(name)
-        if not d:
+    # ioctls, both ways. A variant of an ioctl (another argument struct, as
+    # TWHEEL_BATCH_SHORT gives TWHEEL_IOC_BATCH) is named
+    # ioctl$TWHEEL_IOC_X_suffix and checked against TWHEEL_IOC_X.
+    for name in h_ioctls:
+        if name not in d_ioctls:
             errs.append('no ioctl$%s for %s' % (name, name))
-            continue
-        if d['cmd'] != name:
-            errs.append('ioctl$%s: cmd const[%s], not const[%s]' % (name, d['cmd'], name))
-        if d['fd'] != 'fd_twheel':
-            errs.append('ioctl$%s: fd %s, not fd_twheel' % (name, d['fd']))
-        if d['dir'] != h['dir']:
-            errs.append('ioctl$%s: ptr[%s], the header says %s' % (name, d['dir'], h['dir']))
-        if header_struct_of(d['struct']) != h['struct']:
-            errs.append('ioctl$%s: struct %s, the header passes struct %s' %
-                        (name, d['struct'], h['struct']))
-    # A variant of an ioctl (another argument struct, as TWHEEL_BATCH_SHORT
-    # gives TWHEEL_IOC_BATCH) is named ioctl$TWHEEL_IOC_X_suffix.
     for name, d in d_ioctls.items():
-        if name in h_ioctls:
-            continue
-        h = h_ioctls.get(d['cmd'])
-        if not h or not name.startswith(d['cmd'] + '_'):
+        hname = name if name in h_ioctls else d['cmd']
+        h = h_ioctls.get(hname)
+        if not h or (name != hname and not name.startswith(hname + '_')):
             errs.append('ioctl$%s: no such ioctl in uapi/twheel.h' % name)
             continue
+        if d['cmd'] != hname:
+            errs.append('ioctl$%s: cmd const[%s], not const[%s]' % (name, d['cmd'], hname))
         if d['fd'] != 'fd_twheel':
             errs.append('ioctl$%s: fd %s, not fd_twheel' % (name, d['fd']))
         if d['dir'] != h['dir']:
