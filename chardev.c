@@ -105,6 +105,7 @@
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/limits.h>
+#include <linux/llist.h>
 #include <linux/math64.h>
 #include <linux/lockdep.h>
 #include <linux/miscdevice.h>
@@ -265,19 +266,26 @@ MODULE_PARM_DESC(max_timers,
  *	reads it once per expiry, never trusting what it finds.
  * @dl_pages: the pages of @deadlines; @dl_npages of them; under @ctl_mutex
  * @dl_npages: see @dl_pages
- * @lock: protects @ready, @nqueued, @ntimers, @spare, @nspare, @extended,
- *	@evctx and the event record of every timer (see struct
- *	twheel_fd_timer). Taken by the callback in softirq context, so with
- *	bottom halves disabled everywhere else.
- * @ready: timers with a queued event, in the order their expiries ran;
- *	linked through twheel_fd_timer::ready_node; under @lock
- * @nqueued: length of @ready; written under @lock, read locklessly by the
- *	wait condition of read()
+ * @lock: protects @ready, @nqueued, @ntimers, @spare, @nspare, @recs,
+ *	@nrecs, @nstarved, @extended, @evctx and the event record of every
+ *	timer (see struct twheel_fd_timer). Taken by the callback in softirq
+ *	context, so with bottom halves disabled everywhere else.
+ * @ready: the records of the timers with a queued event, in the order
+ *	their expiries ran; linked through twheel_fd_rec::node; under @lock
+ * @nqueued: length of @ready; written under @lock, read locklessly by
+ *	the wait condition of read()
  * @ntimers: timers this file holds (live ids, plus orphans whose event is
  *	queued), against @max_timers; under @lock
- * @spare: released objects ready for reuse, through ready_node; under @lock
+ * @spare: released objects ready for reuse, through free_node; under @lock
  * @nspare: length of @spare; written under @lock, read locklessly by
  *	twheel_fd_prepare() as an estimate
+ * @recs: spare event records (struct twheel_fd_rec), through their node;
+ *	at most TWHEEL_FD_RECS_MAX, and never more than the file has objects;
+ *	under @lock
+ * @nrecs: length of @recs; under @lock
+ * @nstarved: live timers whose expiry found no record to be had (see
+ *	twheel_fd_starve_locked()); written under @lock, read locklessly by
+ *	read() and poll()
  * @reserved: SCHEDULE ops the batch holding @ctl_mutex has yet to run; the
  *	single SCHEDULEs under @lock alone leave it that many spare objects
  *	and free slots, so that what twheel_fd_prepare() made for it stays
@@ -304,13 +312,53 @@ struct twheel_fd {
 	struct list_head	ready;
 	unsigned int		nqueued;
 	unsigned int		ntimers;
-	struct list_head	spare;
+	struct llist_head	spare;
 	unsigned int		nspare;
+	struct list_head	recs;
+	unsigned int		nrecs;
+	unsigned int		nstarved;
 	unsigned int		reserved;
 	u64			extended;
 	struct eventfd_ctx	*evctx;
 
 	wait_queue_head_t	wq;
+};
+
+/**
+ * struct twheel_fd_rec - the event record of a timer, kept out of line
+ * @node: on tf->ready while its timer is on_list; on tf->recs while spare
+ * @ft: the timer it belongs to, while it belongs to one
+ * @clk: while the timer is on another clock: the clock, the deadline and
+ *	period on it and the membership of the clock's list (clock.c),
+ *	allocated for this timer only. Set and freed with both locks held, or
+ *	by the reader that recycles the timer. NULL otherwise.
+ * @park_deadline: while the timer is parked on CLOCK_MONOTONIC: when it is
+ *	next due. A parked timer on another clock keeps it in @clk instead.
+ *
+ * The event, written by the callback, taken and reset by read():
+ * @user_data: the timer's user_data when the latest expiry ran
+ * @deadline: deadline of the latest expiry, ns of the timer's clock
+ * @fired: when the latest expiry ran, on the same clock
+ * @count: expiries since the event was last read; 0 means no event
+ * @flags: TWHEEL_EVENT_*
+ *
+ * All under tf->lock. A pending one-shot timer on CLOCK_MONOTONIC, the
+ * common timer by far, has none: its expiry takes one (tf->recs, else the
+ * slab without sleeping), and the reader gives it back once the event is
+ * read. Periodic timers and timers on other clocks have one from the
+ * arming that made them so until they are recycled: their parking, their
+ * link and their expiries need it at any time. 80 bytes.
+ */
+struct twheel_fd_rec {
+	struct list_head		node;
+	struct twheel_fd_timer		*ft;
+	struct twheel_clock_link	*clk;
+	u64				park_deadline;
+	u64				user_data;
+	u64				deadline;
+	u64				fired;
+	u64				count;
+	u8				flags;
 };
 
 /**
@@ -323,17 +371,14 @@ struct twheel_fd {
  * @tf: the file the timer belongs to; constant
  * @id: its id (see fd_table.h); set before it becomes live, constant until
  *	the object is recycled
- * @park_deadline: while not @clock: when a parked timer is next due;
- *	under tf->lock. A parked timer on another clock keeps its next
- *	deadline in its link (@clk) instead, so the two share their room.
- * @clk: while @clock: the clock, the deadline and period on it and the
- *	membership of the clock's list (clock.c), allocated for this timer
- *	only (timers on another clock than CLOCK_MONOTONIC). Set and freed
- *	with both locks held, or by the reader that recycles the timer.
  * @user_data: the latest one given by SCHEDULE or MODIFY; under tf->lock
- * @ready_node: on tf->ready while @on_list, on tf->spare while recycled.
- *	While the timer is in_flight and off the list, the reader that holds it
- *	may link it on a list of its own (nobody else touches it then).
+ * @free_node: on tf->spare or a list of objects to free, while recycled
+ *	(it then has no user_data)
+ * @rec: its event record (struct twheel_fd_rec), or NULL; under tf->lock.
+ *	Never NULL while @on_list, @in_flight, @parked or @clock, nor while
+ *	the timer is periodic.
+ * @starved_count: while @starved, in place of @rec: the expiries that
+ *	found no record, and are owed an event
  * @mode: the mode of the latest arming. Written under tf->lock, with
  *	tf->ctl_mutex also held but by the single ioctls of
  *	twheel_fd_lockless_ok(), which never touch an in_flight timer: so
@@ -358,19 +403,17 @@ struct twheel_fd {
  *	callback with tf->lock dropped: the ops that take tf->lock alone
  *	leave the timer alone (twheel_fd_lockless_ok()). Under tf->lock.
  * @clock: the latest arming is on CLOCK_REALTIME or CLOCK_BOOTTIME and
- *	@clk is set; written as @clk is. The one flag the monotonic paths
- *	test.
- *
- * The event record, all under tf->lock; written by the callback, taken and
- * reset by read():
- * @ev_user_data: @user_data when the latest expiry ran
- * @ev_deadline: deadline of the latest expiry, ns of the timer's clock
- * @ev_fired: when the latest expiry ran, on the same clock
- * @count: expiries since the event was last read; 0 means no event
- * @ev_flags: TWHEEL_EVENT_*
- * @on_list: on tf->ready
+ *	rec->clk is set; written as that is. The one flag the monotonic
+ *	paths test.
+ * @on_list: its record is on tf->ready; under tf->lock
  * @in_flight: taken off tf->ready by a reader that has not finished with it
- *	yet; a timer is never both @on_list and @in_flight
+ *	yet; a timer is never both @on_list and @in_flight; under tf->lock
+ * @starved: a one-shot timer on CLOCK_MONOTONIC whose expiry found no
+ *	record: it is counted in tf->nstarved and read() gives it one
+ *	(twheel_fd_unstarve()); under tf->lock
+ *
+ * 112 bytes on x86-64 without lockdep: with its slot, 120 bytes a pending
+ * one-shot timer.
  */
 struct twheel_fd_timer {
 	union {		/* @timer is what the code passes; @pt gives a period */
@@ -379,12 +422,14 @@ struct twheel_fd_timer {
 	};
 	struct twheel_fd	*tf;
 	u64			id;
-	union {		/* a parked clock timer's next deadline is in @clk */
-		ktime_t				park_deadline;
-		struct twheel_clock_link	*clk;
+	union {
+		u64			user_data;
+		struct llist_node	free_node;
 	};
-	u64			user_data;
-	struct list_head	ready_node;
+	union {
+		struct twheel_fd_rec	*rec;
+		u64			starved_count;
+	};
 	u8			mode;
 	bool			live;
 	bool			parked;
@@ -392,15 +437,15 @@ struct twheel_fd_timer {
 	bool			in_flight;
 	bool			clock;
 	bool			cancelling;
-
-	u8			ev_flags;
-	u64			ev_user_data;
-	u64			ev_deadline;
-	u64			ev_fired;
-	u64			count;
+	bool			starved;
 };
 
+#ifndef CONFIG_LOCKDEP
+static_assert(sizeof(struct twheel_fd_timer) <= 112);
+#endif
+
 static struct kmem_cache *twheel_fd_timer_cache __read_mostly;
+static struct kmem_cache *twheel_fd_rec_cache __read_mostly;
 
 /* The timer of a live id, or NULL (fd_table.h: the table keeps &ft->id). */
 static __always_inline struct twheel_fd_timer *
@@ -474,6 +519,13 @@ static void twheel_fd_uncharge(struct twheel_fd *tf, unsigned long n)
 	atomic_long_sub(n, &twheel_total_units);
 }
 
+/* Its record, if it has one (a starved timer keeps a count there). */
+static __always_inline struct twheel_fd_rec *
+twheel_fd_rec_of(const struct twheel_fd_timer *ft)
+{
+	return ft->starved ? NULL : ft->rec;
+}
+
 /*
  * Frees an object for good: waits until the core lets go of it (a wheel of
  * another CPU may still link it, see the top of this file). No id, no
@@ -482,30 +534,160 @@ static void twheel_fd_uncharge(struct twheel_fd *tf, unsigned long n)
 static void twheel_fd_timer_destroy(struct twheel_fd *tf,
 				    struct twheel_fd_timer *ft)
 {
+	struct twheel_fd_rec *rec = twheel_fd_rec_of(ft);
+
 	/* Unlinked first: then the clock's work cannot file it again. */
 	if (ft->clock)
-		twheel_clock_link_unlink(ft->clk);
+		twheel_clock_link_unlink(rec->clk);
 	twheel_cancel_sync(&ft->timer);
-	if (ft->clock)
-		kfree(ft->clk);
+	if (rec) {
+		kfree(rec->clk);
+		kmem_cache_free(twheel_fd_rec_cache, rec);
+	}
 	kmem_cache_free(twheel_fd_timer_cache, ft);
 	twheel_fd_uncharge(tf, 1);
+}
+
+/*
+ * Event records. The expiry of a one-shot timer on CLOCK_MONOTONIC takes
+ * one from tf->recs or, with none there, from the slab without sleeping
+ * (charged to nobody then: the TWHEEL_TIMER_COST of its timer covers it,
+ * so the caps still bound them); the reader gives it back when it is done
+ * with the event. SCHEDULE and MODIFY take one for a periodic timer or a
+ * timer on another clock from tf->recs or from those the batch allocated
+ * before it took tf->lock (struct twheel_fd_prealloc).
+ */
+
+/* At most this many spare records per file (5 KiB). */
+#define TWHEEL_FD_RECS_MAX	64
+
+/*
+ * What the ops of a batch may need beyond the objects, allocated while they
+ * may still sleep: clock links for the ops onto another clock, and records
+ * for those and for the periodic ones. NULL for the single ioctls under
+ * tf->lock alone, which take records from tf->recs only.
+ */
+struct twheel_fd_prealloc {
+	struct list_head	links;
+	struct list_head	recs;
+};
+
+/* A spare record from @pre or tf->recs, or NULL. */
+static struct twheel_fd_rec *twheel_fd_rec_take_locked(struct twheel_fd *tf,
+						       struct twheel_fd_prealloc *pre)
+{
+	struct list_head *from = &tf->recs;
+	struct twheel_fd_rec *rec;
+
+	lockdep_assert_held(&tf->lock);
+
+	if (pre && !list_empty(&pre->recs)) {
+		from = &pre->recs;
+	} else {
+		if (!tf->nrecs)
+			return NULL;
+		tf->nrecs--;
+	}
+	rec = list_first_entry(from, struct twheel_fd_rec, node);
+	tw_list_del_init(&rec->node);
+	return rec;
+}
+
+static void twheel_fd_rec_attach(struct twheel_fd_timer *ft,
+				 struct twheel_fd_rec *rec)
+{
+	rec->ft = ft;
+	rec->clk = NULL;
+	rec->count = 0;
+	rec->flags = 0;
+	ft->rec = rec;
+}
+
+/* Gives @rec back: to tf->recs, or to the slab if that is full. */
+static void twheel_fd_rec_put_locked(struct twheel_fd *tf,
+				     struct twheel_fd_rec *rec)
+{
+	lockdep_assert_held(&tf->lock);
+
+	if (tf->nrecs < TWHEEL_FD_RECS_MAX) {
+		tw_list_add(&rec->node, &tf->recs);
+		tf->nrecs++;
+	} else {
+		kmem_cache_free(twheel_fd_rec_cache, rec);
+	}
+}
+
+/*
+ * Makes sure @ft has a record, as a periodic timer or one on another clock
+ * must: 0, or -ENOMEM with none to be had.
+ */
+static int twheel_fd_rec_need_locked(struct twheel_fd *tf,
+				     struct twheel_fd_timer *ft,
+				     struct twheel_fd_prealloc *pre)
+{
+	struct twheel_fd_rec *rec;
+
+	if (twheel_fd_rec_of(ft))
+		return 0;
+	rec = twheel_fd_rec_take_locked(tf, pre);
+	if (!rec)
+		return -ENOMEM;
+	twheel_fd_rec_attach(ft, rec);
+	return 0;
+}
+
+/*
+ * A one-shot timer on CLOCK_MONOTONIC with no event to report needs no
+ * record: give it back, so that a pending timer costs only its object.
+ */
+static void twheel_fd_rec_trim_locked(struct twheel_fd *tf,
+				      struct twheel_fd_timer *ft)
+{
+	struct twheel_fd_rec *rec = twheel_fd_rec_of(ft);
+
+	lockdep_assert_held(&tf->lock);
+
+	if (rec && !rec->count && ft->mode == TWHEEL_ONESHOT && !ft->clock &&
+	    !ft->on_list && !ft->in_flight && !ft->parked) {
+		ft->rec = NULL;
+		twheel_fd_rec_put_locked(tf, rec);
+	}
+}
+
+/* Up to @n records, as many as can be had. May sleep. */
+static void twheel_fd_recs_alloc(struct list_head *recs, unsigned int n)
+{
+	struct twheel_fd_rec *rec;
+
+	while (n--) {
+		rec = kmem_cache_alloc(twheel_fd_rec_cache, GFP_KERNEL_ACCOUNT);
+		if (!rec)
+			break;
+		list_add(&rec->node, recs);
+	}
+}
+
+static void twheel_fd_recs_free(struct list_head *recs)
+{
+	struct twheel_fd_rec *rec, *tmp;
+
+	list_for_each_entry_safe(rec, tmp, recs, node)
+		kmem_cache_free(twheel_fd_rec_cache, rec);
 }
 
 /*
  * Timers on CLOCK_REALTIME and CLOCK_BOOTTIME (clock.c), one-shot or
  * periodic (the period on their clock; clock.c files them for each
  * expiry), each have a struct twheel_clock_link of its own
- * (twheel_fd_timer::clk), taken from the links that twheel_fd_run_ops()
+ * (twheel_fd_rec::clk), taken from the links that twheel_fd_run_ops()
  * allocates before it takes tf->lock, one per SCHEDULE or MODIFY onto such
  * a clock, and freed when the object is recycled or destroyed or MODIFY
  * moves it back to CLOCK_MONOTONIC, so that a monotonic timer's object
  * stays as small as it was. The link (56 B, in 64 B of kmalloc) fits in
- * the TWHEEL_TIMER_COST of its timer with the object (168 B) and its slot
- * (8 B). Every arming of such a
- * timer goes through the link, and every cancel unlinks it before
- * cancelling the core timer, so that the clock-set work of clock.c cannot
- * file it again.
+ * the TWHEEL_TIMER_COST of its timer with the object (112 B), its record
+ * (80 B) and its slot (8 B). Every arming of such a timer goes through the
+ * link, and every cancel unlinks it before cancelling the core timer, so
+ * that the clock-set work of clock.c cannot file it again.
  *
  * Drops the link of @ft, whose arming is over: (c) holds, or no callback
  * can use the link any more (it tests twheel_fd_timer::clock under
@@ -515,9 +697,9 @@ static void twheel_fd_clock_put(struct twheel_fd_timer *ft)
 {
 	lockdep_assert_held(&ft->tf->lock);
 
-	twheel_clock_link_unlink(ft->clk);
-	kfree(ft->clk);
-	ft->clk = NULL;
+	twheel_clock_link_unlink(ft->rec->clk);
+	kfree(ft->rec->clk);
+	ft->rec->clk = NULL;
 	ft->clock = false;
 }
 
@@ -548,42 +730,49 @@ static void twheel_fd_links_alloc(struct list_head *links, unsigned int n)
 /*
  * An object that may be recycled ((a), (b) and (c) at the top of this
  * file) goes back to the spare list, or to @doomed if that is full, for
- * twheel_fd_destroy_list() once tf->lock is dropped.
+ * twheel_fd_destroy_list() once tf->lock is dropped. Its record goes back
+ * too.
  */
 static __always_inline void
 twheel_fd_recycle_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
-			 struct list_head *doomed)
+			 struct llist_head *doomed)
 {
+	struct twheel_fd_rec *rec = twheel_fd_rec_of(ft);
+
 	lockdep_assert_held(&tf->lock);
 
 	if (unlikely(ft->clock))
 		twheel_fd_clock_put(ft);
+	if (rec)
+		twheel_fd_rec_put_locked(tf, rec);
+	ft->rec = NULL;
+	ft->starved = false;
 	if (tf->nspare < TWHEEL_FD_SPARE_MAX) {
-		tw_list_add(&ft->ready_node, &tf->spare);
+		__llist_add(&ft->free_node, &tf->spare);
 		WRITE_ONCE(tf->nspare, tf->nspare + 1);
 	} else {
-		list_add(&ft->ready_node, doomed);
+		__llist_add(&ft->free_node, doomed);
 	}
 }
 
 static void twheel_fd_destroy_list(struct twheel_fd *tf,
-				   struct list_head *doomed)
+				   struct llist_head *doomed)
 {
 	struct twheel_fd_timer *ft, *tmp;
 
-	list_for_each_entry_safe(ft, tmp, doomed, ready_node) {
-		list_del(&ft->ready_node);
+	llist_for_each_entry_safe(ft, tmp, __llist_del_all(doomed), free_node) {
 		twheel_fd_timer_destroy(tf, ft);
 		cond_resched();
 	}
 }
 
+/* Queues the event of @ft, which has a record. */
 static void twheel_fd_queue_tail_locked(struct twheel_fd *tf,
 					struct twheel_fd_timer *ft)
 {
 	lockdep_assert_held(&tf->lock);
 
-	tw_list_add_tail(&ft->ready_node, &tf->ready);
+	tw_list_add_tail(&ft->rec->node, &tf->ready);
 	ft->on_list = true;
 	WRITE_ONCE(tf->nqueued, tf->nqueued + 1);
 }
@@ -712,12 +901,12 @@ static void twheel_fd_park_locked(struct twheel_fd_timer *ft, u64 missed)
 		return;
 	if (ft->mode == TWHEEL_FIXED_RATE) {
 		if (check_mul_overflow(missed + 1, twheel_fd_period(ft), &next) ||
-		    check_add_overflow(next, ft->ev_deadline, &next))
+		    check_add_overflow(next, ft->rec->deadline, &next))
 			next = KTIME_MAX;
 	} else {
-		next = twheel_fd_sat_add(ft->ev_fired, twheel_fd_period(ft));
+		next = twheel_fd_sat_add(ft->rec->fired, twheel_fd_period(ft));
 	}
-	ft->park_deadline = min_t(u64, next, KTIME_MAX);
+	ft->rec->park_deadline = min_t(u64, next, KTIME_MAX);
 	ft->parked = true;
 }
 
@@ -747,9 +936,9 @@ static noinline void twheel_fd_catch_up_clock_locked(struct twheel_fd_timer *ft)
 
 	lockdep_assert_held(&ft->tf->lock);
 
-	switch (twheel_clock_link_catch_up(ft->clk, &ex)) {
+	switch (twheel_clock_link_catch_up(ft->rec->clk, &ex)) {
 	case TWHEEL_CLOCK_SET:
-		ft->ev_flags |= TWHEEL_EVENT_CLOCK_SET;
+		ft->rec->flags |= TWHEEL_EVENT_CLOCK_SET;
 		twheel_fd_clock_end_locked(ft);
 		break;
 	case TWHEEL_CLOCK_FIRE:
@@ -757,10 +946,10 @@ static noinline void twheel_fd_catch_up_clock_locked(struct twheel_fd_timer *ft)
 	default:
 		return;
 	}
-	ft->ev_deadline = ex.deadline;
-	ft->ev_fired = ex.now;
-	ft->ev_user_data = ft->user_data;
-	ft->count = twheel_fd_sat_add(ft->count, ex.count);
+	ft->rec->deadline = ex.deadline;
+	ft->rec->fired = ex.now;
+	ft->rec->user_data = ft->user_data;
+	ft->rec->count = twheel_fd_sat_add(ft->rec->count, ex.count);
 }
 
 /*
@@ -779,15 +968,15 @@ static void twheel_fd_catch_up_locked(struct twheel_fd_timer *ft)
 		return;
 	}
 	now = ktime_get_ns();
-	if (now < ft->park_deadline)
+	if (now < ft->rec->park_deadline)
 		return;
 	period = twheel_fd_period(ft);
-	n = div64_u64(now - ft->park_deadline, period);
+	n = div64_u64(now - ft->rec->park_deadline, period);
 	/* park_deadline + n * period <= now: no overflow. */
-	ft->ev_deadline = ft->park_deadline + n * period;
-	ft->ev_fired = now;
-	ft->ev_user_data = ft->user_data;
-	ft->count = twheel_fd_sat_add(ft->count, n + 1);
+	ft->rec->deadline = ft->rec->park_deadline + n * period;
+	ft->rec->fired = now;
+	ft->rec->user_data = ft->user_data;
+	ft->rec->count = twheel_fd_sat_add(ft->rec->count, n + 1);
 	/*
 	 * The next expiry: a period after the latest one counted for a
 	 * fixed-rate timer; for a fixed-delay one a period after this, the
@@ -795,9 +984,9 @@ static void twheel_fd_catch_up_locked(struct twheel_fd_timer *ft)
 	 * it came as soon as 1 ns after the read (seen on PREEMPT_RT: a second
 	 * event of the timer in the same read()).
 	 */
-	next = ft->mode == TWHEEL_FIXED_DELAY ? now : ft->ev_deadline;
-	ft->park_deadline = min_t(u64, twheel_fd_sat_add(next, period),
-				  KTIME_MAX);
+	next = ft->mode == TWHEEL_FIXED_DELAY ? now : ft->rec->deadline;
+	ft->rec->park_deadline = min_t(u64, twheel_fd_sat_add(next, period),
+				       KTIME_MAX);
 }
 
 /*
@@ -839,7 +1028,7 @@ static bool twheel_fd_extend_locked(struct twheel_fd *tf,
 	lockdep_assert_held(&tf->lock);
 
 	if (!slot || ft->mode != TWHEEL_ONESHOT || !ft->live ||
-	    twheel_pending(&ft->timer))
+	    ft->starved || twheel_pending(&ft->timer))
 		return false;
 	want = min_t(u64, READ_ONCE(*slot), KTIME_MAX);
 	due = ktime_to_ns(twheel_deadline(&ft->timer));
@@ -864,11 +1053,11 @@ twheel_fd_record_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 {
 	lockdep_assert_held(&tf->lock);
 
-	ft->count = twheel_fd_sat_add(ft->count, n);
-	ft->ev_deadline = deadline;
-	ft->ev_fired = fired;
-	ft->ev_user_data = ft->user_data;
-	ft->ev_flags = flags;
+	ft->rec->count = twheel_fd_sat_add(ft->rec->count, n);
+	ft->rec->deadline = deadline;
+	ft->rec->fired = fired;
+	ft->rec->user_data = ft->user_data;
+	ft->rec->flags = flags;
 	if (!ft->on_list && !ft->in_flight)
 		twheel_fd_queue_tail_locked(tf, ft);
 	if (tf->evctx)
@@ -889,14 +1078,14 @@ static noinline bool twheel_fd_expire_clock_locked(struct twheel_fd *tf,
 						   struct twheel_fd_timer *ft)
 {
 	bool periodic = ft->mode != TWHEEL_ONESHOT;
-	bool park = periodic && ft->count;
+	bool park = periodic && ft->rec->count;
 	struct twheel_clock_expiry ex;
 	u8 flags = periodic ? TWHEEL_EVENT_PERIODIC : 0;
 
 	lockdep_assert_held(&tf->lock);
 
 	/* MODIFY arms under tf->lock, which we hold: the link is stable. */
-	switch (twheel_clock_link_expire(ft->clk, park, &ex)) {
+	switch (twheel_clock_link_expire(ft->rec->clk, park, &ex)) {
 	case TWHEEL_CLOCK_FIRE:
 		/* Parked: pending, unfiled, until read() (twheel_fd_resume()). */
 		ft->parked = park;
@@ -914,6 +1103,67 @@ static noinline bool twheel_fd_expire_clock_locked(struct twheel_fd *tf,
 }
 
 /*
+ * No record to be had for @n expiries of a one-shot timer on
+ * CLOCK_MONOTONIC (tf->recs is empty, and the slab has none without
+ * sleeping): they are owed, not lost. The timer is starved, counted in
+ * tf->nstarved, and the reader is woken: read() gives it a record,
+ * allocated where it may sleep, before it takes any event
+ * (twheel_fd_unstarve()), as do MODIFY and CANCEL before they touch it.
+ * Its event then has the deadline the core kept for it (nobody arms a
+ * starved timer) and, as fired, the time it was recorded: later than the
+ * expiry ran, never earlier.
+ */
+static noinline void twheel_fd_starve_locked(struct twheel_fd *tf,
+					     struct twheel_fd_timer *ft, u64 n)
+{
+	lockdep_assert_held(&tf->lock);
+
+	if (!ft->starved) {
+		ft->starved = true;
+		ft->starved_count = 0;
+		WRITE_ONCE(tf->nstarved, tf->nstarved + 1);
+	}
+	ft->starved_count = twheel_fd_sat_add(ft->starved_count, n);
+	if (tf->evctx)
+		twheel_eventfd_signal(tf->evctx);
+}
+
+/*
+ * Gives a starved timer its record (from @pre, tf->recs, @spare or the slab
+ * without sleeping) and queues the event it is owed. Under tf->lock.
+ * Return: 0, or -ENOMEM with no record to be had (it stays starved).
+ */
+static noinline int twheel_fd_unstarve_locked(struct twheel_fd *tf,
+					      struct twheel_fd_timer *ft,
+					      struct twheel_fd_prealloc *pre,
+					      struct twheel_fd_rec **spare)
+{
+	struct twheel_fd_rec *rec = twheel_fd_rec_take_locked(tf, pre);
+	u64 count = ft->starved_count;
+
+	lockdep_assert_held(&tf->lock);
+
+	if (!rec && spare) {
+		rec = *spare;
+		*spare = NULL;
+	}
+	if (!rec)
+		rec = kmem_cache_alloc(twheel_fd_rec_cache,
+				       GFP_NOWAIT | __GFP_NOWARN);
+	if (!rec)
+		return -ENOMEM;
+	ft->starved = false;
+	WRITE_ONCE(tf->nstarved, tf->nstarved - 1);
+	twheel_fd_rec_attach(ft, rec);
+	rec->count = count;
+	rec->deadline = ktime_to_ns(twheel_deadline(&ft->timer));
+	rec->fired = ktime_get_ns();
+	rec->user_data = ft->user_data;
+	twheel_fd_queue_tail_locked(tf, ft);
+	return 0;
+}
+
+/*
  * The callback, in softirq context. The timer and the file outlive it: an
  * object is recycled or freed only once no callback runs for it, and the
  * file only after every object.
@@ -923,6 +1173,8 @@ static void twheel_fd_expire(struct twheel_timer *timer, u64 missed)
 	struct twheel_fd_timer *ft = container_of(timer, struct twheel_fd_timer,
 						  timer);
 	struct twheel_fd *tf = ft->tf;
+	struct twheel_fd_rec *rec;
+	u64 n = twheel_fd_sat_add(missed, 1);
 	bool unread;
 
 	spin_lock(&tf->lock);
@@ -937,9 +1189,30 @@ static void twheel_fd_expire(struct twheel_timer *timer, u64 missed)
 		spin_unlock(&tf->lock);
 		return;
 	}
-	unread = ft->count;
-	twheel_fd_record_locked(tf, ft, twheel_fd_sat_add(missed, 1),
-				ktime_to_ns(twheel_deadline(timer)), ktime_get_ns(),
+	rec = twheel_fd_rec_of(ft);
+	if (!rec) {
+		/* A one-shot timer: periodic ones always have a record. */
+		rec = twheel_fd_rec_take_locked(tf, NULL);
+		if (unlikely(!rec))
+			rec = kmem_cache_alloc(twheel_fd_rec_cache,
+					       GFP_NOWAIT | __GFP_NOWARN);
+		if (unlikely(!rec)) {
+			twheel_fd_starve_locked(tf, ft, n);
+			spin_unlock(&tf->lock);
+			twheel_fd_wake(tf);
+			return;
+		}
+		if (unlikely(ft->starved)) {
+			/* Owed from before: MODIFY's arming raced an expiry. */
+			n = twheel_fd_sat_add(n, ft->starved_count);
+			ft->starved = false;
+			WRITE_ONCE(tf->nstarved, tf->nstarved - 1);
+		}
+		twheel_fd_rec_attach(ft, rec);
+	}
+	unread = rec->count;
+	twheel_fd_record_locked(tf, ft, n, ktime_to_ns(twheel_deadline(timer)),
+				ktime_get_ns(),
 				ft->mode == TWHEEL_ONESHOT ? 0 : TWHEEL_EVENT_PERIODIC);
 	if (ft->mode != TWHEEL_ONESHOT && unread)
 		twheel_fd_park_locked(ft, missed);
@@ -1075,7 +1348,8 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 	struct twheel_fd_timer *ft;
 	unsigned int have, i;
 	int table_err = 0, ret = 0;
-	LIST_HEAD(fresh);
+	LLIST_HEAD(fresh);
+	struct llist_node *last = NULL;
 
 	lockdep_assert_held(&tf->ctl_mutex);
 
@@ -1119,16 +1393,19 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 			break;
 		}
 		ft->tf = tf;
-		/* Spare objects have no clock link (twheel_fd_clock_put()). */
+		/* Spare objects have no record (twheel_fd_recycle_locked()). */
 		ft->clock = false;
 		ft->cancelling = false;
-		ft->clk = NULL;
+		ft->starved = false;
+		ft->rec = NULL;
 		twheel_periodic_timer_init(&ft->pt, twheel_fd_expire);
-		list_add(&ft->ready_node, &fresh);
+		if (!last)
+			last = &ft->free_node;
+		__llist_add(&ft->free_node, &fresh);
 	}
 	if (i > have) {
 		spin_lock_bh(&tf->lock);
-		list_splice(&fresh, &tf->spare);
+		__llist_add_batch(fresh.first, last, &tf->spare);
 		WRITE_ONCE(tf->nspare, tf->nspare + i - have);
 		spin_unlock_bh(&tf->lock);
 	}
@@ -1136,12 +1413,13 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 }
 
 /*
- * Arms @ft on another clock: its own link, or one from @links. Both locks
- * held. Return: as twheel_clock_link_arm(), or -ENOMEM with no link left.
+ * Arms @ft, which has a record, on another clock: its own link, or one from
+ * @pre. Both locks held. Return: as twheel_clock_link_arm(), or -ENOMEM
+ * with no link left.
  */
 static int twheel_fd_arm_clock_locked(struct twheel_fd_timer *ft,
 				      const struct twheel_fd_arming *arm,
-				      struct list_head *links)
+				      struct twheel_fd_prealloc *pre)
 {
 	struct twheel_clock_link *link;
 
@@ -1149,19 +1427,20 @@ static int twheel_fd_arm_clock_locked(struct twheel_fd_timer *ft,
 	lockdep_assert_held(&ft->tf->lock);
 
 	if (!ft->clock) {
-		if (list_empty(links))
+		if (list_empty(&pre->links))
 			return -ENOMEM;
-		link = list_first_entry(links, struct twheel_clock_link, node);
+		link = list_first_entry(&pre->links, struct twheel_clock_link,
+					node);
 		list_del_init(&link->node);
 		link->clock = arm->clock;
 		link->was_set = false;
-		ft->clk = link;
+		ft->rec->clk = link;
 		ft->clock = true;
-	} else if (ft->clk->clock != arm->clock) {
+	} else if (ft->rec->clk->clock != arm->clock) {
 		/* Another clock's list: leave that one first. */
-		twheel_clock_link_unlink(ft->clk);
+		twheel_clock_link_unlink(ft->rec->clk);
 	}
-	return twheel_clock_link_arm(ft->clk, &ft->timer, arm->clock,
+	return twheel_clock_link_arm(ft->rec->clk, &ft->timer, arm->clock,
 				     arm->deadline, arm->period, arm->mode,
 				     arm->cflags);
 }
@@ -1174,10 +1453,12 @@ static int twheel_fd_arm_clock_locked(struct twheel_fd_timer *ft,
 static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 				     struct twheel_timer_spec *spec,
 				     int prep_err, ktime_t *now,
-				     struct list_head *links)
+				     struct twheel_fd_prealloc *pre)
 {
+	bool clock = spec->clockid != TWHEEL_CLOCK_MONOTONIC;
 	struct twheel_fd_arming arm;
 	struct twheel_fd_timer *ft;
+	struct twheel_fd_rec *rec = NULL;
 	int ret;
 
 	lockdep_assert_held(&tf->lock);
@@ -1187,11 +1468,16 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 		return ret;
 	if (tf->ntimers >= tf->max_timers)
 		return -ENOSPC;
-	if (list_empty(&tf->spare) || !twheel_fd_table_has_free(&tf->table))
+	if (!tf->spare.first || !twheel_fd_table_has_free(&tf->table))
 		return prep_err ?: -ENOMEM;
+	if (unlikely(arm.mode != TWHEEL_ONESHOT || clock)) {
+		rec = twheel_fd_rec_take_locked(tf, pre);
+		if (!rec)
+			return -ENOMEM;
+	}
 
-	ft = list_first_entry(&tf->spare, struct twheel_fd_timer, ready_node);
-	tw_list_del_init(&ft->ready_node);
+	ft = llist_entry(tf->spare.first, struct twheel_fd_timer, free_node);
+	tf->spare.first = ft->free_node.next;
 	WRITE_ONCE(tf->nspare, tf->nspare - 1);
 	tf->ntimers++;
 
@@ -1202,23 +1488,21 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 	ft->parked = false;
 	ft->on_list = false;
 	ft->in_flight = false;
-	ft->count = 0;
+	if (unlikely(rec))
+		twheel_fd_rec_attach(ft, rec);
 	twheel_fd_publish_deadline(tf, ft, arm.deadline);
 
-	if (unlikely(spec->clockid != TWHEEL_CLOCK_MONOTONIC))
-		ret = twheel_fd_arm_clock_locked(ft, &arm, links);
+	if (unlikely(clock))
+		ret = twheel_fd_arm_clock_locked(ft, &arm, pre);
 	else
 		ret = twheel_fd_core_arm(ft, arm.deadline, arm.period,
 					 arm.mode);
 	if (ret < 0) {
-		/* Never armed: straight back to the spare list. */
-		if (ft->clock)
-			twheel_fd_clock_put(ft);
+		/* Never armed: back to the spare list it just left. */
 		ft->live = false;
 		twheel_fd_table_remove(&tf->table, ft->id);
 		tf->ntimers--;
-		list_add(&ft->ready_node, &tf->spare);
-		WRITE_ONCE(tf->nspare, tf->nspare + 1);
+		twheel_fd_recycle_locked(tf, ft, NULL);
 		return ret;
 	}
 	spec->id = ft->id;
@@ -1233,14 +1517,17 @@ static noinline int twheel_fd_modify_clock_locked(struct twheel_fd *tf,
 						  struct twheel_fd_timer *ft,
 						  const struct twheel_timer_spec *spec,
 						  const struct twheel_fd_arming *arm,
-						  struct list_head *links)
+						  struct twheel_fd_prealloc *pre)
 {
 	bool to_clock = spec->clockid != TWHEEL_CLOCK_MONOTONIC;
 	bool parked;
 	int ret;
 
-	if (to_clock && !ft->clock && list_empty(links))
+	if (to_clock && !ft->clock && list_empty(&pre->links))
 		return -ENOMEM;
+	ret = twheel_fd_rec_need_locked(tf, ft, pre);
+	if (ret)
+		return ret;
 	parked = twheel_fd_unpark_locked(ft);
 	if (!to_clock) {
 		/* The running expiry, if any, now takes the monotonic path. */
@@ -1250,7 +1537,7 @@ static noinline int twheel_fd_modify_clock_locked(struct twheel_fd *tf,
 	ft->user_data = spec->user_data;
 	twheel_fd_publish_deadline(tf, ft, arm->deadline);
 	if (to_clock)
-		ret = twheel_fd_arm_clock_locked(ft, arm, links);
+		ret = twheel_fd_arm_clock_locked(ft, arm, pre);
 	else
 		ret = twheel_arm(&ft->timer, arm->deadline, arm->period,
 				 arm->mode);
@@ -1260,7 +1547,7 @@ static noinline int twheel_fd_modify_clock_locked(struct twheel_fd *tf,
 /* TWHEEL_OP_MODIFY: 1 if it was pending, 0 if not. */
 static int twheel_fd_modify_locked(struct twheel_fd *tf,
 				   const struct twheel_timer_spec *spec,
-				   ktime_t *now, struct list_head *links)
+				   ktime_t *now, struct twheel_fd_prealloc *pre)
 {
 	struct twheel_fd_arming arm;
 	struct twheel_fd_timer *ft;
@@ -1276,8 +1563,19 @@ static int twheel_fd_modify_locked(struct twheel_fd *tf,
 	ft = twheel_fd_lookup(tf, spec->id);
 	if (!ft)
 		return -ENOENT;
+	/* Its owed event first: the arming below moves its deadline. */
+	if (unlikely(ft->starved)) {
+		ret = twheel_fd_unstarve_locked(tf, ft, pre, NULL);
+		if (ret)
+			return ret;
+	}
 	if (unlikely(ft->clock || spec->clockid != TWHEEL_CLOCK_MONOTONIC))
-		return twheel_fd_modify_clock_locked(tf, ft, spec, &arm, links);
+		return twheel_fd_modify_clock_locked(tf, ft, spec, &arm, pre);
+	if (unlikely(arm.mode != TWHEEL_ONESHOT)) {
+		ret = twheel_fd_rec_need_locked(tf, ft, pre);
+		if (ret)
+			return ret;
+	}
 
 	/*
 	 * An expiry of the previous arming may still be running, and will
@@ -1308,7 +1606,7 @@ static int twheel_fd_modify_locked(struct twheel_fd *tf,
 static __always_inline int
 twheel_fd_cancel_finish_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 			       bool pending, bool discard,
-			       struct list_head *doomed)
+			       struct llist_head *doomed)
 {
 	lockdep_assert_held(&tf->lock);
 
@@ -1318,9 +1616,9 @@ twheel_fd_cancel_finish_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 	if (twheel_fd_unpark_locked(ft))
 		pending = true;
 	if (discard && ft->on_list) {
-		tw_list_del_init(&ft->ready_node);
+		tw_list_del_init(&ft->rec->node);
 		ft->on_list = false;
-		ft->count = 0;
+		ft->rec->count = 0;
 		WRITE_ONCE(tf->nqueued, tf->nqueued - 1);
 	}
 	if (ft->on_list || ft->in_flight) {
@@ -1329,7 +1627,7 @@ twheel_fd_cancel_finish_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 		 * event of a periodic timer says that no more will follow.
 		 */
 		if (ft->mode != TWHEEL_ONESHOT)
-			ft->ev_flags |= TWHEEL_EVENT_CANCELLED;
+			ft->rec->flags |= TWHEEL_EVENT_CANCELLED;
 	} else {
 		tf->ntimers--;
 		twheel_fd_recycle_locked(tf, ft, doomed);
@@ -1345,13 +1643,23 @@ twheel_fd_cancel_finish_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
  */
 static __always_inline int
 twheel_fd_cancel_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
-			      bool discard, struct list_head *doomed)
+			      bool discard, struct llist_head *doomed,
+			      struct twheel_fd_prealloc *pre)
 	__must_hold(&tf->lock)
 {
+	struct twheel_fd_rec *spare = NULL;
 	bool pending, running;
+	int ret;
 
 	lockdep_assert_held(&tf->ctl_mutex);
 	lockdep_assert_held(&tf->lock);
+
+	/* Its owed event becomes an orphan's, as a queued one would. */
+	if (unlikely(ft->starved) && !discard) {
+		ret = twheel_fd_unstarve_locked(tf, ft, pre, NULL);
+		if (ret)
+			return ret;
+	}
 
 	/*
 	 * Nobody can arm it after this but its own callback, which we wait
@@ -1363,23 +1671,40 @@ twheel_fd_cancel_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 	 */
 	pending = false;
 	if (unlikely(ft->clock))
-		pending = twheel_clock_link_unlink(ft->clk);
+		pending = twheel_clock_link_unlink(ft->rec->clk);
 	pending |= twheel_fd_core_cancel(ft, &running);
 	if (running && twheel_running(&ft->timer)) {
 		/* Its callback takes tf->lock. */
 		ft->cancelling = true;
 		twheel_fd_unlock_ops(tf);
 		pending |= twheel_cancel_sync(&ft->timer);
+		/* Should that expiry have found no record, it is owed one. */
+		if (!discard)
+			spare = kmem_cache_alloc(twheel_fd_rec_cache,
+						 GFP_KERNEL_ACCOUNT);
 		twheel_fd_lock_ops(tf);
 		ft->cancelling = false;
 	}
+	if (unlikely(ft->starved)) {
+		if (discard) {
+			ft->starved = false;
+			ft->rec = NULL;
+			WRITE_ONCE(tf->nstarved, tf->nstarved - 1);
+		} else if (twheel_fd_unstarve_locked(tf, ft, pre, &spare)) {
+			/* Fired, not pending: a consistent state to leave. */
+			return -ENOMEM;
+		}
+	}
+	if (unlikely(spare))
+		twheel_fd_rec_put_locked(tf, spare);
 	return twheel_fd_cancel_finish_locked(tf, ft, pending, discard, doomed);
 }
 
 /* TWHEEL_OP_CANCEL: 1 if it was pending, 0 if not. */
 static int twheel_fd_cancel_locked(struct twheel_fd *tf,
 				   const struct twheel_timer_spec *s,
-				   struct list_head *doomed)
+				   struct llist_head *doomed,
+				   struct twheel_fd_prealloc *pre)
 	__must_hold(&tf->lock)
 {
 	struct twheel_fd_timer *ft;
@@ -1390,23 +1715,23 @@ static int twheel_fd_cancel_locked(struct twheel_fd *tf,
 	ft = twheel_fd_lookup(tf, s->id);
 	if (!ft)
 		return -ENOENT;
-	return twheel_fd_cancel_timer_locked(tf, ft, false, doomed);
+	return twheel_fd_cancel_timer_locked(tf, ft, false, doomed, pre);
 }
 
 static int twheel_fd_run_op_locked(struct twheel_fd *tf, struct twheel_op *op,
 				   int prep_err, ktime_t *now,
-				   struct list_head *doomed,
-				   struct list_head *links)
+				   struct llist_head *doomed,
+				   struct twheel_fd_prealloc *pre)
 	__must_hold(&tf->lock)
 {
 	switch (op->op) {
 	case TWHEEL_OP_SCHEDULE:
 		return twheel_fd_schedule_locked(tf, &op->spec, prep_err, now,
-						 links);
+						 pre);
 	case TWHEEL_OP_MODIFY:
-		return twheel_fd_modify_locked(tf, &op->spec, now, links);
+		return twheel_fd_modify_locked(tf, &op->spec, now, pre);
 	case TWHEEL_OP_CANCEL:
-		return twheel_fd_cancel_locked(tf, &op->spec, doomed);
+		return twheel_fd_cancel_locked(tf, &op->spec, doomed, pre);
 	default:
 		return -EINVAL;
 	}
@@ -1424,20 +1749,32 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 				      struct twheel_op *ops, unsigned int count,
 				      ktime_t *now)
 {
-	unsigned int done, nsched = 0, nclock = 0, i, again = 0;
-	LIST_HEAD(doomed);
-	LIST_HEAD(links);
+	unsigned int done, nsched = 0, nclock = 0, nrec = 0, nstarved, i;
+	unsigned int again = 0;
+	struct twheel_fd_prealloc pre;
+	LLIST_HEAD(doomed);
 	int prep_err = 0, r;
 
+	INIT_LIST_HEAD(&pre.links);
+	INIT_LIST_HEAD(&pre.recs);
+	nstarved = READ_ONCE(tf->nstarved);
 	for (i = 0; i < count; i++) {
+		bool arms = ops[i].op == TWHEEL_OP_SCHEDULE ||
+			    ops[i].op == TWHEEL_OP_MODIFY;
+		bool clock = ops[i].spec.clockid != TWHEEL_CLOCK_MONOTONIC;
+
 		nsched += ops[i].op == TWHEEL_OP_SCHEDULE;
-		nclock += ops[i].spec.clockid != TWHEEL_CLOCK_MONOTONIC &&
-			  (ops[i].op == TWHEEL_OP_SCHEDULE ||
-			   ops[i].op == TWHEEL_OP_MODIFY);
+		nclock += arms && clock;
+		/* Timers that need a record, and starved ones that may. */
+		nrec += (arms && (clock || ops[i].spec.flags &
+				  TWHEEL_TIMER_PERIODIC)) ||
+			(nstarved && ops[i].op != TWHEEL_OP_SCHEDULE);
 	}
-	/* The links of timers on other clocks: allocated while we may sleep. */
+	/* Links and records: allocated while we may sleep. */
 	if (unlikely(nclock))
-		twheel_fd_links_alloc(&links, nclock);
+		twheel_fd_links_alloc(&pre.links, nclock);
+	if (unlikely(nrec))
+		twheel_fd_recs_alloc(&pre.recs, nrec);
 
 	mutex_lock(&tf->ctl_mutex);
 	if (nsched)
@@ -1446,7 +1783,7 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 	tf->reserved = nsched;
 	for (done = 0; done < count; done++) {
 		if (unlikely(ops[done].op == TWHEEL_OP_SCHEDULE && !prep_err &&
-			     (list_empty(&tf->spare) ||
+			     (!tf->spare.first ||
 			      !twheel_fd_table_has_free(&tf->table)) &&
 			     again++ < 2)) {
 			/*
@@ -1463,7 +1800,7 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 		if (ops[done].op == TWHEEL_OP_SCHEDULE)
 			tf->reserved = --nsched;
 		r = twheel_fd_run_op_locked(tf, &ops[done], prep_err, now,
-					    &doomed, &links);
+					    &doomed, &pre);
 		ops[done].result = r;
 		if (r < 0)
 			break;
@@ -1478,7 +1815,8 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 	twheel_fd_unlock_ops(tf);
 	mutex_unlock(&tf->ctl_mutex);
 
-	twheel_fd_links_free(&links);
+	twheel_fd_links_free(&pre.links);
+	twheel_fd_recs_free(&pre.recs);
 	twheel_fd_destroy_list(tf, &doomed);
 	return done;
 }
@@ -1528,11 +1866,24 @@ err_fault:
  * May an op under tf->lock alone touch @ft? Not if a reader holds it
  * (in_flight: read() settles it under ctl_mutex, with tf->lock dropped),
  * not while a cancel under ctl_mutex waits for its callback (cancelling),
- * and not on another clock (its link is allocated under ctl_mutex).
+ * not on another clock (its link is allocated under ctl_mutex), and not if
+ * it is starved (its record may have to be allocated).
  */
 static __always_inline bool twheel_fd_lockless_ok(const struct twheel_fd_timer *ft)
 {
-	return !ft->in_flight && !ft->cancelling && !ft->clock;
+	return !ft->in_flight && !ft->cancelling && !ft->clock && !ft->starved;
+}
+
+/*
+ * Has the arming of @spec under tf->lock alone the record it may need? A
+ * periodic timer needs one, which then comes from tf->recs.
+ */
+static __always_inline bool twheel_fd_lockless_rec_ok(const struct twheel_fd *tf,
+						      const struct twheel_timer_spec *spec,
+						      const struct twheel_fd_timer *ft)
+{
+	return !(spec->flags & TWHEEL_TIMER_PERIODIC) || tf->nrecs ||
+	       (ft && ft->rec);
 }
 
 /*
@@ -1571,7 +1922,8 @@ static int twheel_fd_schedule_one(struct twheel_fd *tf,
 		twheel_fd_lock_ops(tf);
 		/* What a batch made for itself stays its own (@reserved). */
 		if (likely(tf->nspare > tf->reserved &&
-			   twheel_fd_table_nfree(&tf->table) > tf->reserved)) {
+			   twheel_fd_table_nfree(&tf->table) > tf->reserved &&
+			   twheel_fd_lockless_rec_ok(tf, spec, NULL))) {
 			ret = twheel_fd_schedule_locked(tf, spec, 0, &now, NULL);
 			twheel_fd_unlock_ops(tf);
 			return ret;
@@ -1588,7 +1940,7 @@ static long twheel_fd_ioc_schedule(struct twheel_fd *tf,
 	/* Filled whole by twheel_fd_get_struct() before any use. */
 	struct twheel_timer_spec spec __uninitialized;
 	struct twheel_fd_timer *ft;
-	LIST_HEAD(doomed);
+	LLIST_HEAD(doomed);
 	int ret;
 
 	if (twheel_fd_get_struct(&spec, uspec))
@@ -1607,7 +1959,7 @@ static long twheel_fd_ioc_schedule(struct twheel_fd *tf,
 	twheel_fd_lock_ops(tf);
 	ft = twheel_fd_lookup(tf, spec.id);
 	if (ft)
-		twheel_fd_cancel_timer_locked(tf, ft, true, &doomed);
+		twheel_fd_cancel_timer_locked(tf, ft, true, &doomed, NULL);
 	twheel_fd_unlock_ops(tf);
 	mutex_unlock(&tf->ctl_mutex);
 	twheel_fd_destroy_list(tf, &doomed);
@@ -1629,7 +1981,8 @@ static long twheel_fd_ioc_modify(struct twheel_fd *tf,
 		twheel_fd_lock_ops(tf);
 		ft = twheel_fd_lookup(tf, spec.id);
 		/* No such id: the op's checks give EINVAL or ENOENT. */
-		if (likely(!ft || twheel_fd_lockless_ok(ft))) {
+		if (likely(!ft || (twheel_fd_lockless_ok(ft) &&
+				   twheel_fd_lockless_rec_ok(tf, &spec, ft)))) {
 			ret = twheel_fd_modify_locked(tf, &spec, &now, NULL);
 			twheel_fd_unlock_ops(tf);
 			return ret;
@@ -1647,7 +2000,7 @@ static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 	struct twheel_cancel c __uninitialized;
 	bool cancelled = false, pending = false, running;
 	ktime_t now = 0;
-	LIST_HEAD(doomed);
+	LLIST_HEAD(doomed);
 	long ret;
 
 	if (twheel_fd_get_struct(&c, uc))
@@ -1667,7 +2020,7 @@ static long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 			ret = twheel_fd_cancel_finish_locked(tf, ft, pending,
 							     false, &doomed);
 			twheel_fd_unlock_ops(tf);
-			if (unlikely(!list_empty(&doomed)))
+			if (unlikely(!llist_empty(&doomed)))
 				twheel_fd_destroy_list(tf, &doomed);
 			return ret;
 		}
@@ -1887,7 +2240,7 @@ static long twheel_fd_ioc_info(struct twheel_fd *tf,
 	info.max_timers = tf->max_timers;
 	spin_lock_bh(&tf->lock);
 	info.timers = tf->ntimers;
-	info.queued = tf->nqueued;
+	info.queued = tf->nqueued + tf->nstarved;
 	spin_unlock_bh(&tf->lock);
 	info.flags = TWHEEL_INFO_MAP | TWHEEL_INFO_CLOCKS |
 		     TWHEEL_INFO_SHORT_OPS;
@@ -1937,13 +2290,14 @@ static unsigned int twheel_fd_pop(struct twheel_fd *tf,
 				  unsigned int max)
 {
 	struct twheel_fd_timer *ft;
+	struct twheel_fd_rec *rec;
 	unsigned int n = 0;
 
 	spin_lock_bh(&tf->lock);
 	while (n < max && !list_empty(&tf->ready)) {
-		ft = list_first_entry(&tf->ready, struct twheel_fd_timer,
-				      ready_node);
-		tw_list_del_init(&ft->ready_node);
+		rec = list_first_entry(&tf->ready, struct twheel_fd_rec, node);
+		ft = rec->ft;
+		tw_list_del_init(&rec->node);
 		ft->on_list = false;
 		ft->in_flight = true;
 		WRITE_ONCE(tf->nqueued, tf->nqueued - 1);
@@ -1952,13 +2306,13 @@ static unsigned int twheel_fd_pop(struct twheel_fd *tf,
 
 		ev[n] = (struct twheel_event) {
 			.id		= ft->id,
-			.user_data	= ft->ev_user_data,
-			.deadline	= ft->ev_deadline,
-			.fired		= ft->ev_fired,
-			.count		= ft->count,
-			.flags		= ft->ev_flags,
+			.user_data	= ft->rec->user_data,
+			.deadline	= ft->rec->deadline,
+			.fired		= ft->rec->fired,
+			.count		= ft->rec->count,
+			.flags		= ft->rec->flags,
 		};
-		ft->count = 0;
+		ft->rec->count = 0;
 		fts[n++] = ft;
 	}
 	spin_unlock_bh(&tf->lock);
@@ -1972,17 +2326,20 @@ static unsigned int twheel_fd_pop(struct twheel_fd *tf,
  */
 static void twheel_fd_reader_done_locked(struct twheel_fd *tf,
 					 struct twheel_fd_timer *ft, bool *woke,
-					 struct list_head *doomed)
+					 struct llist_head *doomed)
 {
 	lockdep_assert_held(&tf->lock);
 
 	ft->in_flight = false;
-	if (ft->count) {
+	if (ft->rec->count) {
 		twheel_fd_queue_tail_locked(tf, ft);
 		*woke = true;
 	} else if (!ft->live) {
 		tf->ntimers--;
 		twheel_fd_recycle_locked(tf, ft, doomed);
+	} else {
+		/* MODIFY armed it again: pending, with no event. */
+		twheel_fd_rec_trim_locked(tf, ft);
 	}
 }
 
@@ -1993,7 +2350,7 @@ static void twheel_fd_reader_done_locked(struct twheel_fd *tf,
  */
 static bool twheel_fd_release_oneshot(struct twheel_fd *tf,
 				      struct twheel_fd_timer *ft,
-				      struct list_head *doomed)
+				      struct llist_head *doomed)
 {
 	bool armed = true, woke = false;
 
@@ -2012,7 +2369,7 @@ static bool twheel_fd_release_oneshot(struct twheel_fd *tf,
 		if (!twheel_cancel_sync(&ft->timer))
 			armed = false;
 		else if (ft->clock)
-			armed = twheel_clock_link_refile(ft->clk);
+			armed = twheel_clock_link_refile(ft->rec->clk);
 		else
 			WARN_ON_ONCE(twheel_arm(&ft->timer,
 						twheel_deadline(&ft->timer),
@@ -2038,7 +2395,7 @@ static bool twheel_fd_release_oneshot(struct twheel_fd *tf,
  * free it if it was cancelled meanwhile. @ft is in_flight.
  */
 static bool twheel_fd_resume(struct twheel_fd *tf, struct twheel_fd_timer *ft,
-			     struct list_head *doomed)
+			     struct llist_head *doomed)
 {
 	bool woke = false;
 
@@ -2050,9 +2407,9 @@ static bool twheel_fd_resume(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 		/* Under tf->lock, as in twheel_fd_modify(). */
 		if (unlikely(ft->clock))
 			/* Its next deadline is in its link, still pending. */
-			WARN_ON_ONCE(!twheel_clock_link_refile(ft->clk));
+			WARN_ON_ONCE(!twheel_clock_link_refile(ft->rec->clk));
 		else
-			WARN_ON_ONCE(twheel_arm(&ft->timer, ft->park_deadline,
+			WARN_ON_ONCE(twheel_arm(&ft->timer, ft->rec->park_deadline,
 						twheel_fd_period(ft),
 						ft->mode) < 0);
 	}
@@ -2063,7 +2420,7 @@ static bool twheel_fd_resume(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 
 /* Under ctl_mutex, what twheel_fd_finish() could not do under tf->lock. */
 static bool twheel_fd_settle(struct twheel_fd *tf, struct twheel_fd_timer *ft,
-			     struct list_head *doomed)
+			     struct llist_head *doomed)
 {
 	lockdep_assert_held(&tf->ctl_mutex);
 
@@ -2083,25 +2440,26 @@ static void twheel_fd_finish(struct twheel_fd *tf,
 			     struct twheel_fd_timer **fts,
 			     unsigned int n, unsigned int ok)
 {
-	struct twheel_fd_timer *ft, *tmp;
-	LIST_HEAD(release);
-	LIST_HEAD(doomed);
+	unsigned long settle = 0;
+	struct twheel_fd_timer *ft;
+	LLIST_HEAD(doomed);
 	bool woke = false;
 	unsigned int i;
 
+	BUILD_BUG_ON(TWHEEL_FD_READ_CHUNK > BITS_PER_LONG);
 	spin_lock_bh(&tf->lock);
 	for (i = n; i-- > ok; ) {
 		ft = fts[i];
 		ft->in_flight = false;
-		ft->count = twheel_fd_sat_add(ft->count, ev[i].count);
-		list_add(&ft->ready_node, &tf->ready);
+		ft->rec->count = twheel_fd_sat_add(ft->rec->count, ev[i].count);
+		tw_list_add(&ft->rec->node, &tf->ready);
 		ft->on_list = true;
 		WRITE_ONCE(tf->nqueued, tf->nqueued + 1);
 		woke = true;
 	}
 	for (i = 0; i < ok; i++) {
 		ft = fts[i];
-		if (ft->count) {
+		if (ft->rec->count) {
 			/* It fired again while its event was being read. */
 			ft->in_flight = false;
 			twheel_fd_queue_tail_locked(tf, ft);
@@ -2113,25 +2471,71 @@ static void twheel_fd_finish(struct twheel_fd *tf,
 			twheel_fd_recycle_locked(tf, ft, &doomed);
 		} else if (ft->mode == TWHEEL_ONESHOT || ft->parked) {
 			/* Stays in_flight until settled under ctl_mutex. */
-			list_add_tail(&ft->ready_node, &release);
+			settle |= BIT(i);
 		} else {
 			ft->in_flight = false;
 		}
 	}
 	spin_unlock_bh(&tf->lock);
 
-	if (!list_empty(&release)) {
+	if (settle) {
 		mutex_lock(&tf->ctl_mutex);
-		list_for_each_entry_safe(ft, tmp, &release, ready_node) {
-			list_del_init(&ft->ready_node);
-			woke |= twheel_fd_settle(tf, ft, &doomed);
-		}
+		for_each_set_bit(i, &settle, ok)
+			woke |= twheel_fd_settle(tf, fts[i], &doomed);
 		mutex_unlock(&tf->ctl_mutex);
 	}
 	twheel_fd_destroy_list(tf, &doomed);
 
 	if (woke)
 		twheel_fd_wake(tf);
+}
+
+/* Slots looked at per hold of tf->lock by twheel_fd_unstarve(). */
+#define TWHEEL_FD_SCAN_ROUND	512
+
+/*
+ * Gives the starved timers their records (twheel_fd_starve_locked()),
+ * allocated here, where we may sleep and charge the reader's memory
+ * cgroup, and queues their events. Under ctl_mutex, so that the table does
+ * not grow meanwhile; looks at TWHEEL_FD_SCAN_ROUND slots at most per hold
+ * of tf->lock, and at each slot once. Only after an expiry found no memory
+ * to be had. Return: 0, or -ENOMEM if no record could be had.
+ */
+static noinline int twheel_fd_unstarve(struct twheel_fd *tf)
+{
+	struct twheel_fd_prealloc pre;
+	struct twheel_fd_timer *ft;
+	u32 slot = 0, end;
+	int ret = 0;
+
+	INIT_LIST_HEAD(&pre.links);
+	INIT_LIST_HEAD(&pre.recs);
+	mutex_lock(&tf->ctl_mutex);
+	while (READ_ONCE(tf->nstarved) && slot < tf->table.nslots) {
+		if (list_empty(&pre.recs)) {
+			twheel_fd_recs_alloc(&pre.recs,
+					     min_t(unsigned int,
+						   READ_ONCE(tf->nstarved),
+						   TWHEEL_FD_LOCK_ROUND));
+			if (list_empty(&pre.recs)) {
+				ret = -ENOMEM;
+				break;
+			}
+		}
+		end = min_t(u32, slot + TWHEEL_FD_SCAN_ROUND, tf->table.nslots);
+		spin_lock_bh(&tf->lock);
+		for (; slot < end && tf->nstarved && !list_empty(&pre.recs);
+		     slot++) {
+			ft = twheel_fd_slot_timer(tf, slot);
+			if (ft && ft->starved)
+				twheel_fd_unstarve_locked(tf, ft, &pre, NULL);
+		}
+		spin_unlock_bh(&tf->lock);
+		cond_resched();
+	}
+	mutex_unlock(&tf->ctl_mutex);
+	twheel_fd_recs_free(&pre.recs);
+	return ret;
 }
 
 static ssize_t twheel_fd_read(struct file *file, char __user *buf,
@@ -2154,6 +2558,11 @@ static ssize_t twheel_fd_read(struct file *file, char __user *buf,
 		return -EINVAL;
 
 	while (done < max) {
+		if (unlikely(READ_ONCE(tf->nstarved))) {
+			ret = twheel_fd_unstarve(tf);
+			if (ret && !done && !READ_ONCE(tf->nqueued))
+				return ret;
+		}
 		n = twheel_fd_pop(tf, ev, fts,
 				  min_t(size_t, max - done, ARRAY_SIZE(ev)));
 		if (!n) {
@@ -2162,7 +2571,8 @@ static ssize_t twheel_fd_read(struct file *file, char __user *buf,
 			if (file->f_flags & O_NONBLOCK)
 				return -EAGAIN;
 			ret = wait_event_interruptible(tf->wq,
-						       READ_ONCE(tf->nqueued));
+						       READ_ONCE(tf->nqueued) ||
+						       READ_ONCE(tf->nstarved));
 			if (ret)
 				return ret;
 			continue;
@@ -2190,7 +2600,7 @@ static __poll_t twheel_fd_poll(struct file *file, poll_table *wait)
 	poll_wait(file, &tf->wq, wait);
 
 	spin_lock_bh(&tf->lock);
-	if (tf->nqueued)
+	if (tf->nqueued || tf->nstarved)
 		mask = EPOLLIN | EPOLLRDNORM;
 	spin_unlock_bh(&tf->lock);
 	return mask;
@@ -2257,7 +2667,8 @@ static int twheel_fd_open(struct inode *inode, struct file *file)
 	twheel_fd_table_init(&tf->table, tf->max_timers);
 	spin_lock_init(&tf->lock);
 	INIT_LIST_HEAD(&tf->ready);
-	INIT_LIST_HEAD(&tf->spare);
+	init_llist_head(&tf->spare);
+	INIT_LIST_HEAD(&tf->recs);
 	init_waitqueue_head(&tf->wq);
 
 	file->private_data = tf;
@@ -2363,13 +2774,14 @@ out_unlock:
 static int twheel_fd_release(struct inode *inode, struct file *file)
 {
 	struct twheel_fd *tf = file->private_data;
-	struct twheel_fd_timer *ft, *tmp;
+	struct twheel_fd_rec *rec, *tmp;
+	struct twheel_fd_timer *ft;
 	unsigned int slot, i;
 
 	for (slot = 0; slot < tf->table.nslots; slot++) {
 		ft = twheel_fd_slot_timer(tf, slot);
 		if (ft && ft->clock)
-			twheel_clock_link_unlink(ft->clk);
+			twheel_clock_link_unlink(ft->rec->clk);
 		if (ft)
 			twheel_cancel(&ft->timer);
 		if (slot % TWHEEL_FD_LOCK_ROUND == 0)
@@ -2386,10 +2798,10 @@ static int twheel_fd_release(struct inode *inode, struct file *file)
 			twheel_cancel_sync(&ft->timer);
 		cond_resched();
 	}
-	list_for_each_entry_safe(ft, tmp, &tf->ready, ready_node) {
-		list_del(&ft->ready_node);
-		if (!ft->live)
-			twheel_fd_timer_destroy(tf, ft);
+	list_for_each_entry_safe(rec, tmp, &tf->ready, node) {
+		list_del(&rec->node);
+		if (!rec->ft->live)
+			twheel_fd_timer_destroy(tf, rec->ft);
 		cond_resched();
 	}
 	for (slot = 0; slot < tf->table.nslots; slot++) {
@@ -2399,6 +2811,7 @@ static int twheel_fd_release(struct inode *inode, struct file *file)
 		cond_resched();
 	}
 	twheel_fd_destroy_list(tf, &tf->spare);
+	twheel_fd_recs_free(&tf->recs);
 	twheel_fd_table_destroy(&tf->table);
 
 	if (tf->deadlines) {
@@ -2421,13 +2834,15 @@ static int twheel_fd_release(struct inode *inode, struct file *file)
 static void twheel_fd_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct twheel_fd *tf = file->private_data;
-	unsigned int ntimers, nqueued, nspare;
+	unsigned int ntimers, nqueued, nspare, nrecs, nstarved;
 	u64 extended;
 
 	spin_lock_bh(&tf->lock);
 	ntimers = tf->ntimers;
 	nqueued = tf->nqueued;
 	nspare = tf->nspare;
+	nrecs = tf->nrecs;
+	nstarved = tf->nstarved;
 	extended = tf->extended;
 	spin_unlock_bh(&tf->lock);
 
@@ -2436,6 +2851,8 @@ static void twheel_fd_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "twheel-max-timers:\t%u\n", tf->max_timers);
 	seq_printf(m, "twheel-slots:\t%u\n", READ_ONCE(tf->table.nslots));
 	seq_printf(m, "twheel-spare:\t%u\n", nspare);
+	seq_printf(m, "twheel-spare-records:\t%u\n", nrecs);
+	seq_printf(m, "twheel-starved:\t%u\n", nstarved);
 	seq_printf(m, "twheel-extended:\t%llu\n", extended);
 	seq_printf(m, "twheel-mapped:\t%u\n", tf->deadlines ? 1 : 0);
 	seq_printf(m, "twheel-charged:\t%ld\n",
@@ -2498,13 +2915,22 @@ int twheel_chardev_init(void)
 	twheel_fd_timer_cache = KMEM_CACHE(twheel_fd_timer, SLAB_ACCOUNT);
 	if (!twheel_fd_timer_cache)
 		return -ENOMEM;
+	/* Apart from others, so that failslab can aim at it (tests). */
+	twheel_fd_rec_cache = KMEM_CACHE(twheel_fd_rec,
+					 SLAB_ACCOUNT | TWHEEL_SLAB_NO_MERGE);
+	if (!twheel_fd_rec_cache) {
+		ret = -ENOMEM;
+		goto err_destroy_timer_cache;
+	}
 
 	ret = misc_register(&twheel_miscdev);
 	if (ret)
-		goto err_destroy_cache;
+		goto err_destroy_rec_cache;
 	return 0;
 
-err_destroy_cache:
+err_destroy_rec_cache:
+	kmem_cache_destroy(twheel_fd_rec_cache);
+err_destroy_timer_cache:
 	kmem_cache_destroy(twheel_fd_timer_cache);
 	return ret;
 }
@@ -2518,5 +2944,6 @@ err_destroy_cache:
 void twheel_chardev_exit(void)
 {
 	misc_deregister(&twheel_miscdev);
+	kmem_cache_destroy(twheel_fd_rec_cache);
 	kmem_cache_destroy(twheel_fd_timer_cache);
 }

@@ -9,6 +9,7 @@
 
 #include <linux/eventfd.h>
 #include <linux/mm.h>
+#include <linux/slab.h>
 #include <linux/version.h>
 
 /*
@@ -37,5 +38,15 @@ static inline void twheel_vm_flags_set(struct vm_area_struct *vma,
 	vma->vm_flags |= flags;
 #endif
 }
+
+/*
+ * 6.5 added SLAB_NO_MERGE; before, a cache of the same size and flags
+ * could share another's slabs, and with them its failslab setting.
+ */
+#ifdef SLAB_NO_MERGE
+#define TWHEEL_SLAB_NO_MERGE	SLAB_NO_MERGE
+#else
+#define TWHEEL_SLAB_NO_MERGE	0
+#endif
 
 #endif /* _TWHEEL_COMPAT_H */

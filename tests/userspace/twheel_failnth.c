@@ -15,6 +15,12 @@
  *   twheel_failnth busy NAME        with a /dev/twheel fd open and timers
  *                                   armed, delete_module(NAME) must fail
  *                                   (EWOULDBLOCK: the file pins the module)
+ *   twheel_failnth starve           every expiry finds no event record
+ *                                   (failslab aimed at the twheel_fd_rec
+ *                                   cache, allocations that cannot sleep
+ *                                   only): no event may be lost, early or
+ *                                   wrong, read() and MODIFY and CANCEL
+ *                                   must deliver every one
  *   twheel_failnth cycles N DIR     N times: load DIR/twheel.ko, then
  *                                   DIR/twheel_torture.ko pending=32 (it
  *                                   leaves 32 timers armed) and
@@ -1301,13 +1307,189 @@ static int cmd_cycles(unsigned int n, const char *dir)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* starve: expiries that find no record                                */
+/* ------------------------------------------------------------------ */
+
+#define STARVE_N	256
+#define REC_SLAB	"/sys/kernel/slab/twheel_fd_rec/failslab"
+
+static const char *const g_fs_knobs[] = {
+	"probability", "interval", "times", "space", "cache-filter",
+	"ignore-gfp-wait", "verbose", "task-filter",
+};
+static char g_fs_old[8][24];
+
+static void starve_restore(void)
+{
+	char path[96];
+	size_t i;
+
+	write_file(REC_SLAB, "0");
+	for (i = 0; i < 8; i++) {
+		if (!g_fs_old[i][0])
+			continue;
+		snprintf(path, sizeof(path), FAILSLAB "/%s", g_fs_knobs[i]);
+		write_file(path, g_fs_old[i]);
+	}
+}
+
+/* Every allocation of a record that cannot sleep fails; others do not. */
+static int starve_setup(void)
+{
+	static const char *const val[] = {
+		"100", "1", "-1", "0", "Y", "Y", "0", "N",
+	};
+	char path[96];
+	size_t i;
+
+	for (i = 0; i < 8; i++) {
+		snprintf(path, sizeof(path), FAILSLAB "/%s", g_fs_knobs[i]);
+		read_file(path, g_fs_old[i], sizeof(g_fs_old[i]));
+		if (!g_fs_old[i][0]) {
+			printf("# no %s (CONFIG_FAILSLAB, debugfs?)\n", path);
+			return -1;
+		}
+	}
+	atexit(starve_restore);
+	for (i = 0; i < 8; i++) {
+		snprintf(path, sizeof(path), FAILSLAB "/%s", g_fs_knobs[i]);
+		if (write_file(path, val[i])) {
+			printf("# cannot set %s: %s\n", path, strerror(errno));
+			return -1;
+		}
+	}
+	if (write_file(REC_SLAB, "1")) {
+		printf("# cannot set %s: %s\n", REC_SLAB, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static long long fdinfo_of(int fd, const char *key)
+{
+	char path[64], line[128];
+	size_t klen = strlen(key);
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':')
+			v = strtoll(line + klen + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/*
+ * STARVE_N one-shot timers 2-53 ms away all expire with no record to be
+ * had. Each must then be owed, not lost: INFO counts it as queued, poll()
+ * says readable, MODIFY and CANCEL of a starved timer deliver its event
+ * first, and read() delivers the rest, each once, with its deadline and
+ * user data, a count of 1, and a fired time not before the deadline.
+ */
+static void cmd_starve(void)
+{
+	static u64 ids[STARVE_N], due[STARVE_N];
+	static bool seen[STARVE_N];
+	struct twheel_event ev[32];
+	unsigned int got = 0, i;
+	u64 now = twheel_now();
+	struct pollfd pfd;
+	struct twheel tw;
+	int r, k, fd;
+
+	tw_open(&tw);
+	fd = tw.fd;
+	for (i = 0; i < STARVE_N; i++) {
+		due[i] = now + 2000000 + (u64)i * 200000;
+		r = twheel_schedule(&tw, due[i], 0, TWHEEL_TIMER_ABSTIME, i,
+				    &ids[i]);
+		if (r) {
+			fail("SCHEDULE %u: %s", i, strerror(-r));
+			return;
+		}
+	}
+	for (k = 0; k < 2000 && fdinfo_of(fd, "twheel-starved") < STARVE_N; k++)
+		usleep(5000);
+	if (fdinfo_of(fd, "twheel-starved") != STARVE_N) {
+		fail("%lld of %u timers starved within 10 s",
+		     fdinfo_of(fd, "twheel-starved"), STARVE_N);
+		return;
+	}
+	if (info_of(&tw).queued != STARVE_N)
+		fail("INFO: %u queued with %u owed events", info_of(&tw).queued,
+		     STARVE_N);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	if (poll(&pfd, 1, 0) != 1 || !(pfd.revents & POLLIN))
+		fail("poll() does not say readable with owed events");
+
+	/*
+	 * MODIFY of a starved timer: not pending; its owed event is queued
+	 * first, with the user data and deadline of the expiry it stands for.
+	 */
+	r = twheel_modify(&tw, ids[0], FAR, 0, 0, 1000);
+	if (r != 0)
+		fail("MODIFY of a starved timer: %d, want 0", r);
+	/* CANCEL of another: not pending; its event stays to be read. */
+	r = twheel_cancel(&tw, ids[1]);
+	if (r != 0)
+		fail("CANCEL of a starved timer: %d, want 0", r);
+	if (fdinfo_of(fd, "twheel-starved") != STARVE_N - 2)
+		fail("%lld starved after MODIFY and CANCEL, want %u",
+		     fdinfo_of(fd, "twheel-starved"), STARVE_N - 2);
+
+	while (got < STARVE_N) {
+		r = twheel_read_timeout(&tw, ev, 32, 10ULL * NSEC_PER_SEC);
+		if (r <= 0) {
+			fail("read after %u events: %s", got,
+			     r < 0 ? strerror(-r) : "none");
+			return;
+		}
+		for (k = 0; k < r; k++, got++) {
+			u64 u = ev[k].user_data;
+
+			if (u >= STARVE_N || ev[k].id != ids[u] || seen[u]) {
+				fail("event %u: id %llx user_data %llu: unknown or twice",
+				     got, (unsigned long long)ev[k].id,
+				     (unsigned long long)u);
+				continue;
+			}
+			seen[u] = true;
+			if (ev[k].count != 1 || ev[k].deadline != due[u] ||
+			    ev[k].fired < due[u] || ev[k].flags)
+				fail("timer %llu: count %llu deadline %llu (want %llu) fired %llu flags %x",
+				     (unsigned long long)u,
+				     (unsigned long long)ev[k].count,
+				     (unsigned long long)ev[k].deadline,
+				     (unsigned long long)due[u],
+				     (unsigned long long)ev[k].fired,
+				     ev[k].flags);
+		}
+	}
+	/* The modified timer is pending again, for an hour. */
+	r = twheel_cancel(&tw, ids[0]);
+	if (r != 1)
+		fail("CANCEL of the modified timer: %d, want 1", r);
+	if (fdinfo_of(fd, "twheel-starved") != 0 || info_of(&tw).timers != 0)
+		fail("after reading all: %lld starved, %u timers",
+		     fdinfo_of(fd, "twheel-starved"), info_of(&tw).timers);
+	close(fd);
+	printf("# starve: %u owed events delivered, none lost, none early\n",
+	       got);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: twheel_failnth paths [FILTER]\n"
 		"       twheel_failnth modload KO [PARAMS [STRIDE]]\n"
 		"       twheel_failnth busy MODULE\n"
-		"       twheel_failnth cycles N DIR\n");
+		"       twheel_failnth cycles N DIR\n"
+		"       twheel_failnth starve\n");
 	exit(2);
 }
 
@@ -1318,6 +1500,10 @@ int main(int argc, char **argv)
 		usage();
 	if (!strcmp(argv[1], "busy") && argc == 3) {
 		busy(argv[2], false);
+	} else if (!strcmp(argv[1], "starve") && argc == 2) {
+		if (starve_setup())
+			return 77;
+		cmd_starve();
 	} else if (!strcmp(argv[1], "cycles") && argc == 4) {
 		cmd_cycles((unsigned int)atoi(argv[2]), argv[3]);
 	} else if (!strcmp(argv[1], "paths") && argc <= 3) {

@@ -410,6 +410,7 @@ failnth() {
 	step "fail-nth"
 	load_twheel || { result "not ok" failnth-paths "cannot load twheel"; return 1; }
 	run failnth-paths 300 /bin/twheel_failnth paths
+	run failnth-starve 120 /bin/twheel_failnth starve
 	rmmod twheel
 	if loaded twheel; then
 		result "not ok" failnth-module-load "twheel cannot be unloaded"
