@@ -1544,25 +1544,22 @@ static noinline int twheel_fd_modify_clock_locked(struct twheel_fd *tf,
 	return ret < 0 ? ret : ret || parked;
 }
 
-/* TWHEEL_OP_MODIFY: 1 if it was pending, 0 if not. */
-static int twheel_fd_modify_locked(struct twheel_fd *tf,
-				   const struct twheel_timer_spec *spec,
-				   ktime_t *now, struct twheel_fd_prealloc *pre)
+/*
+ * TWHEEL_OP_MODIFY of @ft, the timer of @spec->id, to @arm, what @spec
+ * checked out as: 1 if it was pending, 0 if not.
+ */
+static __always_inline int
+twheel_fd_modify_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
+			      const struct twheel_timer_spec *spec,
+			      const struct twheel_fd_arming *arm_in,
+			      struct twheel_fd_prealloc *pre)
 {
-	struct twheel_fd_arming arm;
-	struct twheel_fd_timer *ft;
+	struct twheel_fd_arming arm = *arm_in;
 	bool parked;
 	int ret;
 
 	lockdep_assert_held(&tf->lock);
 
-	ret = twheel_fd_check_spec(spec, &arm, now);
-	if (ret)
-		return ret;
-
-	ft = twheel_fd_lookup(tf, spec->id);
-	if (!ft)
-		return -ENOENT;
 	/* Its owed event first: the arming below moves its deadline. */
 	if (unlikely(ft->starved)) {
 		ret = twheel_fd_unstarve_locked(tf, ft, pre, NULL);
@@ -1595,6 +1592,26 @@ static int twheel_fd_modify_locked(struct twheel_fd *tf,
 
 	/* A parked periodic timer was pending, as far as its user knows. */
 	return ret < 0 ? ret : ret || parked;
+}
+
+/* TWHEEL_OP_MODIFY: 1 if it was pending, 0 if not. */
+static int twheel_fd_modify_locked(struct twheel_fd *tf,
+				   const struct twheel_timer_spec *spec,
+				   ktime_t *now, struct twheel_fd_prealloc *pre)
+{
+	struct twheel_fd_arming arm;
+	struct twheel_fd_timer *ft;
+	int ret;
+
+	lockdep_assert_held(&tf->lock);
+
+	ret = twheel_fd_check_spec(spec, &arm, now);
+	if (ret)
+		return ret;
+	ft = twheel_fd_lookup(tf, spec->id);
+	if (!ft)
+		return -ENOENT;
+	return twheel_fd_modify_timer_locked(tf, ft, spec, &arm, pre);
 }
 
 /*
@@ -1971,6 +1988,7 @@ static long twheel_fd_ioc_modify(struct twheel_fd *tf,
 {
 	/* Filled whole by twheel_fd_get_struct() before any use. */
 	struct twheel_timer_spec spec __uninitialized;
+	struct twheel_fd_arming arm;
 	struct twheel_fd_timer *ft;
 	ktime_t now = 0;
 	long ret;
@@ -1978,12 +1996,20 @@ static long twheel_fd_ioc_modify(struct twheel_fd *tf,
 	if (twheel_fd_get_struct(&spec, uspec))
 		return -EFAULT;
 	if (likely(spec.clockid == TWHEEL_CLOCK_MONOTONIC)) {
+		/* Checked, and the clock read, before interrupts go off. */
+		ret = twheel_fd_check_spec(&spec, &arm, &now);
+		if (ret)
+			return ret;
 		twheel_fd_lock_ops(tf);
 		ft = twheel_fd_lookup(tf, spec.id);
-		/* No such id: the op's checks give EINVAL or ENOENT. */
-		if (likely(!ft || (twheel_fd_lockless_ok(ft) &&
-				   twheel_fd_lockless_rec_ok(tf, &spec, ft)))) {
-			ret = twheel_fd_modify_locked(tf, &spec, &now, NULL);
+		if (!ft) {
+			twheel_fd_unlock_ops(tf);
+			return -ENOENT;
+		}
+		if (likely(twheel_fd_lockless_ok(ft) &&
+			   twheel_fd_lockless_rec_ok(tf, &spec, ft))) {
+			ret = twheel_fd_modify_timer_locked(tf, ft, &spec, &arm,
+							    NULL);
 			twheel_fd_unlock_ops(tf);
 			return ret;
 		}
