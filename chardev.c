@@ -1589,6 +1589,9 @@ twheel_fd_modify_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 	ft->user_data = spec->user_data;
 	twheel_fd_publish_deadline(tf, ft, arm.deadline);
 	ret = twheel_fd_core_arm(ft, arm.deadline, arm.period, arm.mode);
+	/* Periodic no more: a pending one-shot timer needs no record. */
+	if (unlikely(ft->rec))
+		twheel_fd_rec_trim_locked(tf, ft);
 
 	/* A parked periodic timer was pending, as far as its user knows. */
 	return ret < 0 ? ret : ret || parked;
