@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * twheel: the data of an open /dev/twheel, shared by chardev.c (the file,
+ * its timer objects and its operations) and fd_event.c (event records,
+ * expiries and read()). The design, the states of a timer and the locking
+ * are described at the top of chardev.c.
+ */
+#ifndef _TWHEEL_FD_H
+#define _TWHEEL_FD_H
+
+#include <linux/compiler.h>
+#include <linux/fs.h>
+#include <linux/list.h>
+#include <linux/llist.h>
+#include <linux/lockdep.h>
+#include <linux/mutex.h>
+#include <linux/overflow.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+
+#include "twheel.h"
+#include "fd_table.h"
+#include "tw_list.h"
+#include "uapi/twheel.h"
+
+struct eventfd_ctx;
+struct twheel_fd_prealloc;
+struct twheel_user;
+
+/* Events taken off the ready list per round of read(); lives on the stack. */
+#define TWHEEL_FD_READ_CHUNK		8
+
+/* Most operations of a batch run per hold of tf->lock (bottom halves off). */
+#define TWHEEL_FD_LOCK_ROUND		64
+
+/* Most released objects a file keeps for reuse: one full batch. */
+#define TWHEEL_FD_SPARE_MAX		TWHEEL_BATCH_MAX
+
+/**
+ * struct twheel_fd - the context of one open /dev/twheel
+ * @ctl_mutex: serialises the work that drops @lock halfway (see the top of
+ *	chardev.c)
+ * @table: id -> struct twheel_fd_timer for the live ids; changed under
+ *	@lock, grown only under @ctl_mutex too (twheel_fd_prepare())
+ * @max_timers: the cap on @ntimers and on the table's slots; set at open,
+ *	constant afterwards
+ * @user: the user charged for this file's units; constant
+ * @cap_exempt: the opener had CAP_SYS_RESOURCE: the per-user cap does not
+ *	apply (the per-file and global caps do); constant
+ * @charged: cap units this file holds (objects, table and array pages);
+ *	atomic, since objects are freed both under @ctl_mutex and by read()
+ * @deadlines: the deadline array shared by mmap(), one u64 per slot, or
+ *	NULL until the first mmap(); set once under @ctl_mutex with a release
+ *	store, read by the callback with an acquire load. Its contents are the
+ *	program's: the kernel stores the deadline of every arming there and
+ *	reads it once per expiry, never trusting what it finds.
+ * @dl_pages: the pages of @deadlines; @dl_npages of them; under @ctl_mutex
+ * @dl_npages: see @dl_pages
+ * @lock: protects @ready, @nqueued, @ntimers, @spare, @nspare, @recs,
+ *	@nrecs, @nstarved, @extended, @evctx and the event record of every
+ *	timer (see struct twheel_fd_timer). Taken by the callback in softirq
+ *	context, so with bottom halves disabled everywhere else.
+ * @ready: the records of the timers with a queued event, in the order
+ *	their expiries ran; linked through twheel_fd_rec::node; under @lock
+ * @nqueued: length of @ready; written under @lock, read locklessly by
+ *	the wait condition of read()
+ * @ntimers: timers this file holds (live ids, plus orphans whose event is
+ *	queued), against @max_timers; under @lock
+ * @spare: released objects ready for reuse, through free_node; under @lock
+ * @nspare: length of @spare; written under @lock, read locklessly by
+ *	twheel_fd_prepare() as an estimate
+ * @recs: spare event records (struct twheel_fd_rec), through their node;
+ *	at most TWHEEL_FD_RECS_MAX, and never more than the file has objects;
+ *	under @lock
+ * @nrecs: length of @recs; under @lock
+ * @nstarved: live timers whose expiry found no record to be had (see
+ *	twheel_fd_starve_locked()); written under @lock, read locklessly by
+ *	read() and poll()
+ * @reserved: SCHEDULE ops the batch holding @ctl_mutex has yet to run; the
+ *	single SCHEDULEs under @lock alone leave it that many spare objects
+ *	and free slots, so that what twheel_fd_prepare() made for it stays
+ *	there while it drops @lock; under @lock
+ * @extended: expiries that moved their timer to a later deadline found in
+ *	@deadlines instead of firing; under @lock
+ * @evctx: the registered eventfd, or NULL; under @lock, which the callback
+ *	holds while signalling it, so that TWHEEL_IOC_SET_EVENTFD can swap it
+ *	and put the old one after unlocking
+ * @wq: readers and pollers; woken after every expiry
+ */
+struct twheel_fd {
+	struct mutex		ctl_mutex;	/* ids, arming, cancelling */
+	struct twheel_fd_table	table;
+	unsigned int		max_timers;
+	struct twheel_user	*user;
+	bool			cap_exempt;
+	atomic_long_t		charged;
+	u64			*deadlines;
+	struct page		**dl_pages;
+	unsigned int		dl_npages;
+
+	spinlock_t		lock;		/* events; also taken in softirq */
+	struct list_head	ready;
+	unsigned int		nqueued;
+	unsigned int		ntimers;
+	struct llist_head	spare;
+	unsigned int		nspare;
+	struct list_head	recs;
+	unsigned int		nrecs;
+	unsigned int		nstarved;
+	unsigned int		reserved;
+	u64			extended;
+	struct eventfd_ctx	*evctx;
+
+	wait_queue_head_t	wq;
+};
+
+/**
+ * struct twheel_fd_rec - the event record of a timer, kept out of line
+ * @node: on tf->ready while its timer is on_list; on tf->recs while spare
+ * @ft: the timer it belongs to, while it belongs to one
+ * @clk: while the timer is on another clock: the clock, the deadline and
+ *	period on it and the membership of the clock's list (clock.c),
+ *	allocated for this timer only. Set and freed with both locks held, or
+ *	by the reader that recycles the timer. NULL otherwise.
+ * @park_deadline: while the timer is parked on CLOCK_MONOTONIC: when it is
+ *	next due. A parked timer on another clock keeps it in @clk instead.
+ *
+ * The event, written by the callback, taken and reset by read():
+ * @user_data: the timer's user_data when the latest expiry ran
+ * @deadline: deadline of the latest expiry, ns of the timer's clock
+ * @fired: when the latest expiry ran, on the same clock
+ * @count: expiries since the event was last read; 0 means no event
+ * @flags: TWHEEL_EVENT_*
+ *
+ * All under tf->lock. A pending one-shot timer on CLOCK_MONOTONIC, the
+ * common timer by far, has none: its expiry takes one (tf->recs, else the
+ * slab without sleeping), and the reader gives it back once the event is
+ * read. Periodic timers and timers on other clocks have one from the
+ * arming that made them so until they are recycled: their parking, their
+ * link and their expiries need it at any time. 80 bytes.
+ */
+struct twheel_fd_rec {
+	struct list_head		node;
+	struct twheel_fd_timer		*ft;
+	struct twheel_clock_link	*clk;
+	u64				park_deadline;
+	u64				user_data;
+	u64				deadline;
+	u64				fired;
+	u64				count;
+	u8				flags;
+};
+
+/**
+ * struct twheel_fd_timer - one timer of an open /dev/twheel
+ * @timer: the core's timer; armed and cancelled under tf->lock (its own
+ *	callback's re-filing of a one-shot timer included), and, without
+ *	tf->lock, by read()'s settling of an in_flight timer under
+ *	tf->ctl_mutex, which the ops under tf->lock alone leave alone
+ * @pt: the same timer as a periodic one (room for the core's period copy)
+ * @tf: the file the timer belongs to; constant
+ * @id: its id (see fd_table.h); set before it becomes live, constant until
+ *	the object is recycled
+ * @user_data: the latest one given by SCHEDULE or MODIFY; under tf->lock
+ * @free_node: on tf->spare or a list of objects to free, while recycled
+ *	(it then has no user_data)
+ * @rec: its event record (struct twheel_fd_rec), or NULL; under tf->lock.
+ *	Never NULL while @on_list, @in_flight, @parked or @clock, nor while
+ *	the timer is periodic.
+ * @starved_count: while @starved, in place of @rec: the expiries that
+ *	found no record, and are owed an event
+ * @mode: the mode of the latest arming. Written under tf->lock, with
+ *	tf->ctl_mutex also held but by the single ioctls of
+ *	twheel_fd_lockless_ok(), which never touch an in_flight timer: so
+ *	tf->ctl_mutex is enough to read it for the in_flight timers that
+ *	read() settles. Another exception, under tf->lock alone: a periodic timer on
+ *	another clock ended by a set (TWHEEL_TIMER_CANCEL_ON_SET) becomes
+ *	TWHEEL_ONESHOT, a fired one-shot timer that read() releases
+ *	(twheel_fd_clock_end_locked(), with WRITE_ONCE()). The readers under
+ *	tf->ctl_mutex alone, twheel_fd_settle() and
+ *	twheel_fd_release_oneshot() (READ_ONCE()), do right with either
+ *	value: an ended timer is not pending and its event is queued, so the
+ *	reader queues it again instead of releasing it.
+ * @live: @id is in tf->table and usable by the ioctls. Written under
+ *	tf->lock, like @mode.
+ * @parked: a periodic timer that expired while its previous event was
+ *	still unread, and was therefore not re-armed (lazy re-arming, see
+ *	twheel_fd_expire()); read() arms it again. Set by the callback under
+ *	tf->lock; cleared with both locks held, or under tf->lock by the
+ *	catch-up that finds a timer on another clock ended by a set. It
+ *	counts as pending.
+ * @cancelling: a cancel under tf->ctl_mutex waits for the timer's
+ *	callback with tf->lock dropped: the ops that take tf->lock alone
+ *	leave the timer alone (twheel_fd_lockless_ok()). Under tf->lock.
+ * @clock: the latest arming is on CLOCK_REALTIME or CLOCK_BOOTTIME and
+ *	rec->clk is set; written as that is. The one flag the monotonic
+ *	paths test.
+ * @on_list: its record is on tf->ready; under tf->lock
+ * @in_flight: taken off tf->ready by a reader that has not finished with it
+ *	yet; a timer is never both @on_list and @in_flight; under tf->lock
+ * @starved: a one-shot timer on CLOCK_MONOTONIC whose expiry found no
+ *	record: it is counted in tf->nstarved and read() gives it one
+ *	(twheel_fd_unstarve()); under tf->lock
+ *
+ * 112 bytes on x86-64 without lockdep: with its slot, 120 bytes a pending
+ * one-shot timer.
+ */
+struct twheel_fd_timer {
+	union {		/* @timer is what the code passes; @pt gives a period */
+		struct twheel_timer		timer;
+		struct twheel_periodic_timer	pt;
+	};
+	struct twheel_fd	*tf;
+	u64			id;
+	union {
+		u64			user_data;
+		struct llist_node	free_node;
+	};
+	union {
+		struct twheel_fd_rec	*rec;
+		u64			starved_count;
+	};
+	u8			mode;
+	bool			live;
+	bool			parked;
+	bool			on_list;
+	bool			in_flight;
+	bool			clock;
+	bool			cancelling;
+	bool			starved;
+};
+
+#ifndef CONFIG_LOCKDEP
+static_assert(sizeof(struct twheel_fd_timer) <= 112);
+#endif
+
+/* chardev.c: the file, its objects and its operations */
+extern struct kmem_cache *twheel_fd_rec_cache;
+void twheel_fd_clock_put(struct twheel_fd_timer *ft);
+void twheel_fd_destroy_list(struct twheel_fd *tf, struct llist_head *doomed);
+
+/* fd_event.c: event records, expiries and read() */
+struct twheel_fd_rec *twheel_fd_rec_take_locked(struct twheel_fd *tf,
+						struct twheel_fd_prealloc *pre);
+void twheel_fd_rec_attach(struct twheel_fd_timer *ft, struct twheel_fd_rec *rec);
+void twheel_fd_rec_put_locked(struct twheel_fd *tf, struct twheel_fd_rec *rec);
+int twheel_fd_rec_need_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
+			      struct twheel_fd_prealloc *pre);
+void twheel_fd_rec_trim_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft);
+void twheel_fd_recs_alloc(struct list_head *recs, unsigned int n);
+void twheel_fd_recs_free(struct list_head *recs);
+void twheel_fd_end_parking_locked(struct twheel_fd_timer *ft);
+int twheel_fd_unstarve_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
+			      struct twheel_fd_prealloc *pre,
+			      struct twheel_fd_rec **spare);
+void twheel_fd_expire(struct twheel_timer *timer, u64 missed);
+ssize_t twheel_fd_read(struct file *file, char __user *buf, size_t count,
+		       loff_t *ppos);
+__poll_t twheel_fd_poll(struct file *file, poll_table *wait);
+
+/* The timer of a live id, or NULL (fd_table.h: the table keeps &ft->id). */
+static __always_inline struct twheel_fd_timer *
+twheel_fd_lookup(const struct twheel_fd *tf, u64 id)
+{
+	u64 *idp = twheel_fd_table_lookup(&tf->table, id);
+
+	return idp ? container_of(idp, struct twheel_fd_timer, id) : NULL;
+}
+
+/*
+ * The period of a periodic timer on CLOCK_MONOTONIC: the core's copy
+ * (twheel_periodic_timer::period), which every arming of the timer writes
+ * and which only chardev.c arms, under tf->lock; a parked timer keeps the
+ * period of the arming it parked. No copy of our own: eight bytes less per
+ * timer. Timers on other clocks keep theirs in their link.
+ */
+static __always_inline u64 twheel_fd_period(const struct twheel_fd_timer *ft)
+{
+	lockdep_assert_held(&ft->tf->lock);
+	return READ_ONCE(ft->pt.period);
+}
+
+/* The timer holding a slot, or NULL if it is free. */
+static inline struct twheel_fd_timer *
+twheel_fd_slot_timer(const struct twheel_fd *tf, u32 slot)
+{
+	u64 *idp = twheel_fd_table_slot_obj(&tf->table, slot);
+
+	return idp ? container_of(idp, struct twheel_fd_timer, id) : NULL;
+}
+
+static inline u64 twheel_fd_sat_add(u64 a, u64 b)
+{
+	u64 sum;
+
+	if (check_add_overflow(a, b, &sum))
+		return U64_MAX;
+	return sum;
+}
+
+/* Its record, if it has one (a starved timer keeps a count there). */
+static __always_inline struct twheel_fd_rec *
+twheel_fd_rec_of(const struct twheel_fd_timer *ft)
+{
+	return ft->starved ? NULL : ft->rec;
+}
+
+/* At most this many spare records per file (5 KiB). */
+#define TWHEEL_FD_RECS_MAX	64
+
+/*
+ * What the ops of a batch may need beyond the objects, allocated while they
+ * may still sleep: clock links for the ops onto another clock, and records
+ * for those and for the periodic ones. NULL for the single ioctls under
+ * tf->lock alone, which take records from tf->recs only.
+ */
+struct twheel_fd_prealloc {
+	struct list_head	links;
+	struct list_head	recs;
+};
+
+/*
+ * An object that may be recycled ((a), (b) and (c) at the top of chardev.c) goes back to the spare list, or to @doomed if that is full, for
+ * twheel_fd_destroy_list() once tf->lock is dropped. Its record goes back
+ * too.
+ */
+static __always_inline void
+twheel_fd_recycle_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
+			 struct llist_head *doomed)
+{
+	struct twheel_fd_rec *rec = twheel_fd_rec_of(ft);
+
+	lockdep_assert_held(&tf->lock);
+
+	if (unlikely(ft->clock))
+		twheel_fd_clock_put(ft);
+	if (rec)
+		twheel_fd_rec_put_locked(tf, rec);
+	ft->rec = NULL;
+	ft->starved = false;
+	if (tf->nspare < TWHEEL_FD_SPARE_MAX) {
+		__llist_add(&ft->free_node, &tf->spare);
+		WRITE_ONCE(tf->nspare, tf->nspare + 1);
+	} else {
+		__llist_add(&ft->free_node, doomed);
+	}
+}
+
+static inline void twheel_fd_wake(struct twheel_fd *tf)
+{
+	/* Pairs with the barrier in prepare_to_wait() and in poll_wait(). */
+	if (wq_has_sleeper(&tf->wq))
+		wake_up_poll(&tf->wq, EPOLLIN | EPOLLRDNORM);
+}
+
+/* The slot of @ft in the mapped deadline array, if there is one. */
+static inline u64 *twheel_fd_deadline_slot(u64 *deadlines,
+					   const struct twheel_fd_timer *ft)
+{
+	return deadlines ? &deadlines[TWHEEL_FD_ID_SLOT(ft->id)] : NULL;
+}
+
+/*
+ * MODIFY or CANCEL of a parked timer: count the periods that passed, as
+ * read() would, and end the parking. Return: whether it was parked.
+ */
+static __always_inline bool twheel_fd_unpark_locked(struct twheel_fd_timer *ft)
+{
+	if (!ft->parked)
+		return false;
+	twheel_fd_end_parking_locked(ft);
+	return true;
+}
+
+#endif /* _TWHEEL_FD_H */
