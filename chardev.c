@@ -5,13 +5,16 @@
  * expiry to read(), are in fd_event.c; the data both share is in fd.h.
  *
  * Every open file is a context of its own (struct twheel_fd): a table of
- * timers named by ids (fd_table.c), a FIFO of timers that have expiries to
- * report, a waitqueue for read() and poll(), optionally an eventfd
+ * timers named by ids (fd_table.c), a FIFO of the event records of timers
+ * that have expiries to report, a waitqueue for read() and poll(), optionally an eventfd
  * signalled on every expiry, and optionally the deadline array that
  * mmap() shares with the program. Nothing is shared between open files.
  *
  * A timer of this interface (struct twheel_fd_timer) embeds a struct
- * twheel_timer and carries the record of its next event. Its states:
+ * twheel_timer; its event record (struct twheel_fd_rec) is out of line,
+ * taken by the expiry of a one-shot timer on CLOCK_MONOTONIC and given back
+ * by read(), held for as long as they are armed by the others (fd_event.c).
+ * Its states:
  *
  *   SCHEDULE -> ARMED:    id live (in tf->table), pending in the core.
  *   ARMED --expiry-->     if the program moved the timer's deadline later
@@ -21,7 +24,11 @@
  *                         record is updated (count += 1 + missed) and the
  *                         timer is put on tf->ready unless it is there
  *                         already. A periodic timer stays ARMED; a one-shot
- *                         one becomes FIRED (id still live).
+ *                         one becomes FIRED (id still live). A one-shot
+ *                         timer whose expiry finds no memory for its record
+ *                         becomes STARVED instead: FIRED, its event owed
+ *                         until read(), MODIFY or CANCEL queues it
+ *                         (twheel_fd_starve_locked()).
  *   MODIFY:               ARMED or FIRED -> ARMED; a queued event stays.
  *   read() of the event:  ARMED: count goes back to 0, nothing else.
  *                         FIRED: the id is released, the object recycled.
@@ -305,9 +312,10 @@ static void twheel_fd_timer_destroy(struct twheel_fd *tf,
  * allocates before it takes tf->lock, one per SCHEDULE or MODIFY onto such
  * a clock, and freed when the object is recycled or destroyed or MODIFY
  * moves it back to CLOCK_MONOTONIC, so that a monotonic timer's object
- * stays as small as it was. The link (56 B, in 64 B of kmalloc) fits in
- * the TWHEEL_TIMER_COST of its timer with the object (112 B), its record
- * (80 B) and its slot (8 B). Every arming of such a timer goes through the
+ * stays as small as it was. The link (56 B, in 64 B of kmalloc), the
+ * object (112 B), its record (80 B) and its slot (8 B) make 264 B, 8 more
+ * than the TWHEEL_TIMER_COST unit the timer is counted as: the caps bound
+ * such timers within 3%. Every arming of such a timer goes through the
  * link, and every cancel unlinks it before cancelling the core timer, so
  * that the clock-set work of clock.c cannot file it again.
  *
@@ -720,11 +728,21 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 		ret = twheel_fd_core_arm(ft, arm.deadline, arm.period,
 					 arm.mode);
 	if (ret < 0) {
-		/* Never armed: back to the spare list it just left. */
+		/*
+		 * Never armed: straight back to the spare list it just
+		 * left, however long that is now (a batch's twheel_fd_prepare()
+		 * may have filled it past TWHEEL_FD_SPARE_MAX meanwhile).
+		 */
 		ft->live = false;
 		twheel_fd_table_remove(&tf->table, ft->id);
 		tf->ntimers--;
-		twheel_fd_recycle_locked(tf, ft, NULL);
+		if (ft->clock)
+			twheel_fd_clock_put(ft);
+		if (ft->rec)
+			twheel_fd_rec_put_locked(tf, ft->rec);
+		ft->rec = NULL;
+		__llist_add(&ft->free_node, &tf->spare);
+		WRITE_ONCE(tf->nspare, tf->nspare + 1);
 		return ret;
 	}
 	spec->id = ft->id;
@@ -758,12 +776,49 @@ static noinline int twheel_fd_modify_clock_locked(struct twheel_fd *tf,
 	ft->mode = arm->mode;
 	ft->user_data = spec->user_data;
 	twheel_fd_publish_deadline(tf, ft, arm->deadline);
-	if (to_clock)
+	if (to_clock) {
 		ret = twheel_fd_arm_clock_locked(ft, arm, pre);
-	else
+	} else {
 		ret = twheel_arm(&ft->timer, arm->deadline, arm->period,
 				 arm->mode);
+		/* A pending one-shot timer on CLOCK_MONOTONIC needs none. */
+		twheel_fd_rec_trim_locked(tf, ft);
+	}
 	return ret < 0 ? ret : ret || parked;
+}
+
+/*
+ * twheel_fd_unstarve_locked() for an op under ctl_mutex: should no record be
+ * had without sleeping, one is allocated with tf->lock dropped, the timer
+ * marked cancelling meanwhile so that the ops under tf->lock alone leave it
+ * alone (and nobody else settles a starved timer without ctl_mutex).
+ * Return: 0, or -ENOMEM if even that failed; the timer is then as it was.
+ */
+static noinline int twheel_fd_unstarve_op_locked(struct twheel_fd *tf,
+						 struct twheel_fd_timer *ft,
+						 struct twheel_fd_prealloc *pre,
+						 struct twheel_fd_rec **spare)
+	__must_hold(&tf->lock)
+{
+	bool cancelling = ft->cancelling;
+	struct twheel_fd_rec *rec;
+	int ret;
+
+	lockdep_assert_held(&tf->ctl_mutex);
+
+	ret = twheel_fd_unstarve_locked(tf, ft, pre, spare);
+	if (ret != -ENOMEM)
+		return ret;
+	ft->cancelling = true;
+	twheel_fd_unlock_ops(tf);
+	rec = kmem_cache_alloc(twheel_fd_rec_cache, GFP_KERNEL_ACCOUNT);
+	twheel_fd_lock_ops(tf);
+	ft->cancelling = cancelling;
+	/* The callback of an arming that raced it may have given it one. */
+	ret = ft->starved ? twheel_fd_unstarve_locked(tf, ft, pre, &rec) : 0;
+	if (rec)
+		twheel_fd_rec_put_locked(tf, rec);
+	return ret;
 }
 
 /*
@@ -782,9 +837,13 @@ twheel_fd_modify_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 
 	lockdep_assert_held(&tf->lock);
 
-	/* Its owed event first: the arming below moves its deadline. */
+	/*
+	 * Its owed event first: the arming below moves its deadline. Only
+	 * under ctl_mutex: the ops under tf->lock alone leave starved timers
+	 * to the batch way (twheel_fd_lockless_ok()).
+	 */
 	if (unlikely(ft->starved)) {
-		ret = twheel_fd_unstarve_locked(tf, ft, pre, NULL);
+		ret = twheel_fd_unstarve_op_locked(tf, ft, pre, NULL);
 		if (ret)
 			return ret;
 	}
@@ -898,7 +957,7 @@ twheel_fd_cancel_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 
 	/* Its owed event becomes an orphan's, as a queued one would. */
 	if (unlikely(ft->starved) && !discard) {
-		ret = twheel_fd_unstarve_locked(tf, ft, pre, NULL);
+		ret = twheel_fd_unstarve_op_locked(tf, ft, pre, NULL);
 		if (ret)
 			return ret;
 	}
@@ -932,7 +991,7 @@ twheel_fd_cancel_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 			ft->starved = false;
 			ft->rec = NULL;
 			WRITE_ONCE(tf->nstarved, tf->nstarved - 1);
-		} else if (twheel_fd_unstarve_locked(tf, ft, pre, &spare)) {
+		} else if (twheel_fd_unstarve_op_locked(tf, ft, pre, &spare)) {
 			/* Fired, not pending: a consistent state to leave. */
 			return -ENOMEM;
 		}

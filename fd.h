@@ -69,16 +69,17 @@ struct twheel_user;
  *	the wait condition of read()
  * @ntimers: timers this file holds (live ids, plus orphans whose event is
  *	queued), against @max_timers; under @lock
- * @spare: released objects ready for reuse, through free_node; under @lock
+ * @spare: released objects ready for reuse, through free_node; at most
+ *	TWHEEL_FD_SPARE_MAX, plus those a batch's twheel_fd_prepare() makes for
+ *	itself; under @lock
  * @nspare: length of @spare; written under @lock, read locklessly by
  *	twheel_fd_prepare() as an estimate
  * @recs: spare event records (struct twheel_fd_rec), through their node;
- *	at most TWHEEL_FD_RECS_MAX, and never more than the file has objects;
- *	under @lock
+ *	at most TWHEEL_FD_RECS_MAX; under @lock
  * @nrecs: length of @recs; under @lock
  * @nstarved: live timers whose expiry found no record to be had (see
  *	twheel_fd_starve_locked()); written under @lock, read locklessly by
- *	read() and poll()
+ *	read() and by twheel_fd_run_ops() as an estimate
  * @reserved: SCHEDULE ops the batch holding @ctl_mutex has yet to run; the
  *	single SCHEDULEs under @lock alone leave it that many spare objects
  *	and free slots, so that what twheel_fd_prepare() made for it stays

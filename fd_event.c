@@ -92,7 +92,10 @@ int twheel_fd_rec_need_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 {
 	struct twheel_fd_rec *rec;
 
-	if (twheel_fd_rec_of(ft))
+	/* A starved timer's count is where its record would be. */
+	if (WARN_ON_ONCE(ft->starved))
+		return -EINVAL;
+	if (ft->rec)
 		return 0;
 	rec = twheel_fd_rec_take_locked(tf, pre);
 	if (!rec)
@@ -378,9 +381,12 @@ static noinline bool twheel_fd_expire_clock_locked(struct twheel_fd *tf,
  * tf->nstarved, and the reader is woken: read() gives it a record,
  * allocated where it may sleep, before it takes any event
  * (twheel_fd_unstarve()), as do MODIFY and CANCEL before they touch it.
- * Its event then has the deadline the core kept for it (nobody arms a
- * starved timer) and, as fired, the time it was recorded: later than the
- * expiry ran, never earlier.
+ * Its event then has the deadline the core kept for it and, as fired, the
+ * time it was recorded: later than the expiry ran, never earlier. Nobody
+ * arms a starved timer, but an arming by MODIFY can race the expiry it owes
+ * (the arming came first, the callback was already on its way): then, as
+ * for a record in that race, the event has the new arming's user data and
+ * deadline, and a later expiry of that arming adds to its count.
  */
 static noinline void twheel_fd_starve_locked(struct twheel_fd *tf,
 					     struct twheel_fd_timer *ft, u64 n)
@@ -721,24 +727,20 @@ static noinline int twheel_fd_unstarve(struct twheel_fd *tf)
 	INIT_LIST_HEAD(&pre.links);
 	INIT_LIST_HEAD(&pre.recs);
 	mutex_lock(&tf->ctl_mutex);
-	while (READ_ONCE(tf->nstarved) && slot < tf->table.nslots) {
-		if (list_empty(&pre.recs)) {
+	while (!ret && READ_ONCE(tf->nstarved) && slot < tf->table.nslots) {
+		/* Short of these, spare records and the slab without sleeping. */
+		if (list_empty(&pre.recs))
 			twheel_fd_recs_alloc(&pre.recs,
 					     min_t(unsigned int,
 						   READ_ONCE(tf->nstarved),
 						   TWHEEL_FD_LOCK_ROUND));
-			if (list_empty(&pre.recs)) {
-				ret = -ENOMEM;
-				break;
-			}
-		}
 		end = min_t(u32, slot + TWHEEL_FD_SCAN_ROUND, tf->table.nslots);
 		spin_lock_bh(&tf->lock);
-		for (; slot < end && tf->nstarved && !list_empty(&pre.recs);
-		     slot++) {
+		for (; slot < end && tf->nstarved && !ret; slot++) {
 			ft = twheel_fd_slot_timer(tf, slot);
 			if (ft && ft->starved)
-				twheel_fd_unstarve_locked(tf, ft, &pre, NULL);
+				ret = twheel_fd_unstarve_locked(tf, ft, &pre,
+								NULL);
 		}
 		spin_unlock_bh(&tf->lock);
 		cond_resched();
