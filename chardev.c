@@ -736,13 +736,7 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 		ft->live = false;
 		twheel_fd_table_remove(&tf->table, ft->id);
 		tf->ntimers--;
-		if (ft->clock)
-			twheel_fd_clock_put(ft);
-		if (ft->rec)
-			twheel_fd_rec_put_locked(tf, ft->rec);
-		ft->rec = NULL;
-		__llist_add(&ft->free_node, &tf->spare);
-		WRITE_ONCE(tf->nspare, tf->nspare + 1);
+		twheel_fd_recycle_locked(tf, ft, NULL);
 		return ret;
 	}
 	spec->id = ft->id;
@@ -796,29 +790,26 @@ static noinline int twheel_fd_modify_clock_locked(struct twheel_fd *tf,
  */
 static noinline int twheel_fd_unstarve_op_locked(struct twheel_fd *tf,
 						 struct twheel_fd_timer *ft,
-						 struct twheel_fd_prealloc *pre,
-						 struct twheel_fd_rec **spare)
+						 struct twheel_fd_prealloc *pre)
 	__must_hold(&tf->lock)
 {
 	bool cancelling = ft->cancelling;
 	struct twheel_fd_rec *rec;
-	int ret;
 
 	lockdep_assert_held(&tf->ctl_mutex);
 
-	ret = twheel_fd_unstarve_locked(tf, ft, pre, spare);
-	if (ret != -ENOMEM)
-		return ret;
+	if (!twheel_fd_unstarve_locked(tf, ft, pre))
+		return 0;
 	ft->cancelling = true;
 	twheel_fd_unlock_ops(tf);
 	rec = kmem_cache_alloc(twheel_fd_rec_cache, GFP_KERNEL_ACCOUNT);
 	twheel_fd_lock_ops(tf);
 	ft->cancelling = cancelling;
-	/* The callback of an arming that raced it may have given it one. */
-	ret = ft->starved ? twheel_fd_unstarve_locked(tf, ft, pre, &rec) : 0;
+	/* Where twheel_fd_unstarve_locked() finds it. */
 	if (rec)
 		twheel_fd_rec_put_locked(tf, rec);
-	return ret;
+	/* The callback of an arming that raced it may have given it one. */
+	return ft->starved ? twheel_fd_unstarve_locked(tf, ft, pre) : 0;
 }
 
 /*
@@ -843,7 +834,7 @@ twheel_fd_modify_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 	 * to the batch way (twheel_fd_lockless_ok()).
 	 */
 	if (unlikely(ft->starved)) {
-		ret = twheel_fd_unstarve_op_locked(tf, ft, pre, NULL);
+		ret = twheel_fd_unstarve_op_locked(tf, ft, pre);
 		if (ret)
 			return ret;
 	}
@@ -948,16 +939,18 @@ twheel_fd_cancel_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 			      struct twheel_fd_prealloc *pre)
 	__must_hold(&tf->lock)
 {
-	struct twheel_fd_rec *spare = NULL;
 	bool pending, running;
 	int ret;
 
 	lockdep_assert_held(&tf->ctl_mutex);
 	lockdep_assert_held(&tf->lock);
 
-	/* Its owed event becomes an orphan's, as a queued one would. */
+	/*
+	 * Its owed event becomes an orphan's, as a queued one would: before
+	 * the cancel, so that ENOMEM changes nothing.
+	 */
 	if (unlikely(ft->starved) && !discard) {
-		ret = twheel_fd_unstarve_op_locked(tf, ft, pre, NULL);
+		ret = twheel_fd_unstarve_op_locked(tf, ft, pre);
 		if (ret)
 			return ret;
 	}
@@ -979,25 +972,20 @@ twheel_fd_cancel_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 		ft->cancelling = true;
 		twheel_fd_unlock_ops(tf);
 		pending |= twheel_cancel_sync(&ft->timer);
-		/* Should that expiry have found no record, it is owed one. */
-		if (!discard)
-			spare = kmem_cache_alloc(twheel_fd_rec_cache,
-						 GFP_KERNEL_ACCOUNT);
 		twheel_fd_lock_ops(tf);
 		ft->cancelling = false;
 	}
+	/* That expiry may have found no record: it is owed one. */
 	if (unlikely(ft->starved)) {
 		if (discard) {
 			ft->starved = false;
 			ft->rec = NULL;
 			WRITE_ONCE(tf->nstarved, tf->nstarved - 1);
-		} else if (twheel_fd_unstarve_op_locked(tf, ft, pre, &spare)) {
+		} else if (twheel_fd_unstarve_op_locked(tf, ft, pre)) {
 			/* Fired, not pending: a consistent state to leave. */
 			return -ENOMEM;
 		}
 	}
-	if (unlikely(spare))
-		twheel_fd_rec_put_locked(tf, spare);
 	return twheel_fd_cancel_finish_locked(tf, ft, pending, discard, doomed);
 }
 
@@ -1050,15 +1038,13 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 				      struct twheel_op *ops, unsigned int count,
 				      ktime_t *now)
 {
-	unsigned int done, nsched = 0, nclock = 0, nrec = 0, nstarved, i;
-	unsigned int again = 0;
+	unsigned int done, nsched = 0, nclock = 0, nrec = 0, i, again = 0;
 	struct twheel_fd_prealloc pre;
 	LLIST_HEAD(doomed);
 	int prep_err = 0, r;
 
 	INIT_LIST_HEAD(&pre.links);
 	INIT_LIST_HEAD(&pre.recs);
-	nstarved = READ_ONCE(tf->nstarved);
 	for (i = 0; i < count; i++) {
 		bool arms = ops[i].op == TWHEEL_OP_SCHEDULE ||
 			    ops[i].op == TWHEEL_OP_MODIFY;
@@ -1066,10 +1052,9 @@ static unsigned int twheel_fd_run_ops(struct twheel_fd *tf,
 
 		nsched += ops[i].op == TWHEEL_OP_SCHEDULE;
 		nclock += arms && clock;
-		/* Timers that need a record, and starved ones that may. */
-		nrec += (arms && (clock || ops[i].spec.flags &
-				  TWHEEL_TIMER_PERIODIC)) ||
-			(nstarved && ops[i].op != TWHEEL_OP_SCHEDULE);
+		/* Timers that need a record; starved ones get theirs later. */
+		nrec += arms && (clock || ops[i].spec.flags &
+				 TWHEEL_TIMER_PERIODIC);
 	}
 	/* Links and records: allocated while we may sleep. */
 	if (unlikely(nclock))

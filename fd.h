@@ -79,7 +79,7 @@ struct twheel_user;
  * @nrecs: length of @recs; under @lock
  * @nstarved: live timers whose expiry found no record to be had (see
  *	twheel_fd_starve_locked()); written under @lock, read locklessly by
- *	read() and by twheel_fd_run_ops() as an estimate
+ *	read()
  * @reserved: SCHEDULE ops the batch holding @ctl_mutex has yet to run; the
  *	single SCHEDULEs under @lock alone leave it that many spare objects
  *	and free slots, so that what twheel_fd_prepare() made for it stays
@@ -255,8 +255,7 @@ void twheel_fd_recs_alloc(struct list_head *recs, unsigned int n);
 void twheel_fd_recs_free(struct list_head *recs);
 void twheel_fd_end_parking_locked(struct twheel_fd_timer *ft);
 int twheel_fd_unstarve_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
-			      struct twheel_fd_prealloc *pre,
-			      struct twheel_fd_rec **spare);
+			      struct twheel_fd_prealloc *pre);
 void twheel_fd_expire(struct twheel_timer *timer, u64 missed);
 ssize_t twheel_fd_read(struct file *file, char __user *buf, size_t count,
 		       loff_t *ppos);
@@ -324,9 +323,11 @@ struct twheel_fd_prealloc {
 };
 
 /*
- * An object that may be recycled ((a), (b) and (c) at the top of chardev.c) goes back to the spare list, or to @doomed if that is full, for
- * twheel_fd_destroy_list() once tf->lock is dropped. Its record goes back
- * too.
+ * An object that may be recycled ((a), (b) and (c) at the top of
+ * chardev.c) goes back to the spare list, or to @doomed if that is full,
+ * for twheel_fd_destroy_list() once tf->lock is dropped; with no @doomed
+ * (an object that was never armed) to the spare list whatever its length.
+ * Its record goes back too.
  */
 static __always_inline void
 twheel_fd_recycle_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
@@ -342,7 +343,7 @@ twheel_fd_recycle_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 		twheel_fd_rec_put_locked(tf, rec);
 	ft->rec = NULL;
 	ft->starved = false;
-	if (tf->nspare < TWHEEL_FD_SPARE_MAX) {
+	if (tf->nspare < TWHEEL_FD_SPARE_MAX || !doomed) {
 		__llist_add(&ft->free_node, &tf->spare);
 		WRITE_ONCE(tf->nspare, tf->nspare + 1);
 	} else {

@@ -70,6 +70,16 @@ void twheel_fd_rec_attach(struct twheel_fd_timer *ft, struct twheel_fd_rec *rec)
 	ft->rec = rec;
 }
 
+/* A record from @pre or tf->recs, else from the slab without sleeping. */
+static struct twheel_fd_rec *twheel_fd_rec_get_locked(struct twheel_fd *tf,
+						      struct twheel_fd_prealloc *pre)
+{
+	struct twheel_fd_rec *rec = twheel_fd_rec_take_locked(tf, pre);
+
+	return rec ?: kmem_cache_alloc(twheel_fd_rec_cache,
+				       GFP_NOWAIT | __GFP_NOWARN);
+}
+
 /* Gives @rec back: to tf->recs, or to the slab if that is full. */
 void twheel_fd_rec_put_locked(struct twheel_fd *tf, struct twheel_fd_rec *rec)
 {
@@ -404,27 +414,19 @@ static noinline void twheel_fd_starve_locked(struct twheel_fd *tf,
 }
 
 /*
- * Gives a starved timer its record (from @pre, tf->recs, @spare or the slab
- * without sleeping) and queues the event it is owed. Under tf->lock.
+ * Gives a starved timer its record (from @pre, tf->recs or the slab without
+ * sleeping) and queues the event it is owed. Under tf->lock.
  * Return: 0, or -ENOMEM with no record to be had (it stays starved).
  */
 noinline int twheel_fd_unstarve_locked(struct twheel_fd *tf,
 				       struct twheel_fd_timer *ft,
-				       struct twheel_fd_prealloc *pre,
-				       struct twheel_fd_rec **spare)
+				       struct twheel_fd_prealloc *pre)
 {
-	struct twheel_fd_rec *rec = twheel_fd_rec_take_locked(tf, pre);
+	struct twheel_fd_rec *rec = twheel_fd_rec_get_locked(tf, pre);
 	u64 count = ft->starved_count;
 
 	lockdep_assert_held(&tf->lock);
 
-	if (!rec && spare) {
-		rec = *spare;
-		*spare = NULL;
-	}
-	if (!rec)
-		rec = kmem_cache_alloc(twheel_fd_rec_cache,
-				       GFP_NOWAIT | __GFP_NOWARN);
 	if (!rec)
 		return -ENOMEM;
 	ft->starved = false;
@@ -467,10 +469,7 @@ void twheel_fd_expire(struct twheel_timer *timer, u64 missed)
 	rec = twheel_fd_rec_of(ft);
 	if (!rec) {
 		/* A one-shot timer: periodic ones always have a record. */
-		rec = twheel_fd_rec_take_locked(tf, NULL);
-		if (unlikely(!rec))
-			rec = kmem_cache_alloc(twheel_fd_rec_cache,
-					       GFP_NOWAIT | __GFP_NOWARN);
+		rec = twheel_fd_rec_get_locked(tf, NULL);
 		if (unlikely(!rec)) {
 			twheel_fd_starve_locked(tf, ft, n);
 			spin_unlock(&tf->lock);
@@ -739,8 +738,7 @@ static noinline int twheel_fd_unstarve(struct twheel_fd *tf)
 		for (; slot < end && tf->nstarved && !ret; slot++) {
 			ft = twheel_fd_slot_timer(tf, slot);
 			if (ft && ft->starved)
-				ret = twheel_fd_unstarve_locked(tf, ft, &pre,
-								NULL);
+				ret = twheel_fd_unstarve_locked(tf, ft, &pre);
 		}
 		spin_unlock_bh(&tf->lock);
 		cond_resched();

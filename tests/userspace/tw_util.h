@@ -2,7 +2,8 @@
 /*
  * tw_util.h: the helpers the userspace test programs of /dev/twheel
  * in tests/userspace share: clock reads, a PRNG step and, for the checks of
- * the raw ABI, the ioctl calling convention and a spec builder. Everything
+ * the raw ABI, the ioctl calling convention, a spec builder and the
+ * file's fdinfo. Everything
  * else goes through libtwheel (<libtwheel.h>, linked statically), which
  * this header includes.
  *
@@ -14,6 +15,9 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <sys/ioctl.h>
 
@@ -72,6 +76,25 @@ static inline struct twheel_timer_spec mkspec(u64 value, u64 period, u64 ud,
 		.value = value, .period = period, .user_data = ud,
 		.clockid = TWHEEL_CLOCK_MONOTONIC, .flags = flags,
 	};
+}
+
+/* A number from /proc/self/fdinfo/@fd ("twheel-extended", ...), or -1. */
+static inline long long fdinfo_val(int fd, const char *key)
+{
+	char path[64], line[128];
+	long long v = -1;
+	size_t klen = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':')
+			v = strtoll(line + klen + 1, NULL, 10);
+	fclose(f);
+	return v;
 }
 
 #endif /* TW_UTIL_H */

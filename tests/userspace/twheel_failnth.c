@@ -1386,24 +1386,6 @@ static int starve_setup(void)
 	return 0;
 }
 
-static long long fdinfo_of(int fd, const char *key)
-{
-	char path[64], line[128];
-	size_t klen = strlen(key);
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':')
-			v = strtoll(line + klen + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 /*
  * STARVE_N one-shot timers 2-53 ms away all expire with no record to be
  * had. Each must then be owed, not lost: INFO counts it as queued, poll()
@@ -1433,11 +1415,11 @@ static void cmd_starve(void)
 			return;
 		}
 	}
-	for (k = 0; k < 2000 && fdinfo_of(fd, "twheel-starved") < STARVE_N; k++)
+	for (k = 0; k < 2000 && fdinfo_val(fd, "twheel-starved") < STARVE_N; k++)
 		usleep(5000);
-	if (fdinfo_of(fd, "twheel-starved") != STARVE_N) {
+	if (fdinfo_val(fd, "twheel-starved") != STARVE_N) {
 		fail("%lld of %u timers starved within 10 s",
-		     fdinfo_of(fd, "twheel-starved"), STARVE_N);
+		     fdinfo_val(fd, "twheel-starved"), STARVE_N);
 		return;
 	}
 	if (info_of(&tw).queued != STARVE_N)
@@ -1458,9 +1440,9 @@ static void cmd_starve(void)
 	r = twheel_cancel(&tw, ids[1]);
 	if (r != 0)
 		fail("CANCEL of a starved timer: %d, want 0", r);
-	if (fdinfo_of(fd, "twheel-starved") != STARVE_N - 2)
+	if (fdinfo_val(fd, "twheel-starved") != STARVE_N - 2)
 		fail("%lld starved after MODIFY and CANCEL, want %u",
-		     fdinfo_of(fd, "twheel-starved"), STARVE_N - 2);
+		     fdinfo_val(fd, "twheel-starved"), STARVE_N - 2);
 
 	while (got < STARVE_N) {
 		r = twheel_read_timeout(&tw, ev, 32, 10ULL * NSEC_PER_SEC);
@@ -1494,9 +1476,9 @@ static void cmd_starve(void)
 	r = twheel_cancel(&tw, ids[0]);
 	if (r != 1)
 		fail("CANCEL of the modified timer: %d, want 1", r);
-	if (fdinfo_of(fd, "twheel-starved") != 0 || info_of(&tw).timers != 0)
+	if (fdinfo_val(fd, "twheel-starved") != 0 || info_of(&tw).timers != 0)
 		fail("after reading all: %lld starved, %u timers",
-		     fdinfo_of(fd, "twheel-starved"), info_of(&tw).timers);
+		     fdinfo_val(fd, "twheel-starved"), info_of(&tw).timers);
 
 	/*
 	 * A periodic timer has its record from its arming (allocated where
@@ -1514,7 +1496,7 @@ static void cmd_starve(void)
 		    ev[0].fired < ev[0].deadline)
 			fail("periodic timer under failslab: read %d, wrong or no event",
 			     r);
-		if (fdinfo_of(fd, "twheel-starved") != 0)
+		if (fdinfo_val(fd, "twheel-starved") != 0)
 			fail("a periodic timer starved");
 		r = twheel_cancel(&tw, ids[0]);
 		if (r != 1)

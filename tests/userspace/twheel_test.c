@@ -2741,25 +2741,6 @@ static u64 tw_user_units(struct twheel *tw)
 	return info.user_timers;
 }
 
-/* A number from /proc/self/fdinfo/@fd ("twheel-extended", ...), or -1. */
-static long long fdinfo_val(int fd, const char *key)
-{
-	char path[64], line[128];
-	long long v = -1;
-	size_t klen = strlen(key);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':')
-			v = strtoll(line + klen + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 /* The size every mapping of @fd must have. */
 static size_t map_len(struct twheel *tw)
 {
