@@ -3495,6 +3495,65 @@ TEST_F_TIMEOUT(twheel, two_fds_isolation, 20)
 	EXPECT_EQ(1, twheel_cancel(&twb, idb));
 }
 
+/*
+ * Is every event late by more than @slack explained by a backlog? It is if
+ * the wheel kept firing other events, never pausing for more than @slack,
+ * from its deadline to its firing: a busy wheel, however slow the machine,
+ * passes; a timer left behind in an idle wheel does not. Return the number
+ * of events that fail, and put the longest pause of the wheel in @max_gap.
+ */
+static int unexplained_late(const u64 *dl, const u64 *fired, int n, u64 slack,
+			    u64 *max_gap, bool quiet)
+{
+	u64 *sorted = malloc((size_t)n * sizeof(*sorted));
+	int *gap_from = malloc(((size_t)n + 1) * sizeof(*gap_from));
+	int bad = 0;
+
+	*max_gap = 0;
+	if (!sorted || !gap_from) {
+		free(sorted);
+		free(gap_from);
+		return n;
+	}
+	memcpy(sorted, fired, (size_t)n * sizeof(*sorted));
+	qsort(sorted, (size_t)n, sizeof(*sorted), cmp_u64);
+	/* gap_from[k]: the first j >= k with a pause > slack after sorted[j] */
+	gap_from[n] = n;
+	for (int k = n - 1; k >= 0; k--) {
+		u64 gap = k + 1 < n ? sorted[k + 1] - sorted[k] : 0;
+
+		if (gap > *max_gap)
+			*max_gap = gap;
+		gap_from[k] = k + 1 < n && gap > slack ? k : gap_from[k + 1];
+	}
+	for (int i = 0; i < n; i++) {
+		int lo = 0, hi = n;
+
+		if (fired[i] - dl[i] <= slack)
+			continue;
+		while (lo < hi) {	/* first firing at or after the deadline */
+			int mid = lo + (hi - lo) / 2;
+
+			if (sorted[mid] < dl[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* lo < n: event i itself fired after dl[i] */
+		if (sorted[lo] - dl[i] > slack ||
+		    (gap_from[lo] < n && sorted[gap_from[lo]] < fired[i])) {
+			if (bad++ < 10 && !quiet)
+				diag("event %d: deadline %llu fired %llu (late %llu us) while the wheel paused for more than %llu us",
+				     i, (unsigned long long)dl[i], (unsigned long long)fired[i],
+				     (unsigned long long)((fired[i] - dl[i]) / 1000),
+				     (unsigned long long)(slack / 1000));
+		}
+	}
+	free(sorted);
+	free(gap_from);
+	return bad;
+}
+
 TEST_F_TIMEOUT(twheel, many_timers, 60)
 {
 	enum { N = 10000 };
@@ -3504,20 +3563,23 @@ TEST_F_TIMEOUT(twheel, many_timers, 60)
 	struct twheel_op *ops = calloc(TWHEEL_BATCH_MAX, sizeof(*ops));
 	u64 *ids = calloc(N, sizeof(*ids)), *delay = calloc(N, sizeof(*delay));
 	u64 *t0 = calloc(N, sizeof(*t0)), *t1 = calloc(N, sizeof(*t1));
+	u64 *dl = calloc(N, sizeof(*dl)), *fired = calloc(N, sizeof(*fired));
 	unsigned char *got = calloc(N, 1);
 	struct twheel_event *ev = calloc(1024, EV_SIZE);
-	u64 max_late = 0, t_end, seen, inversions = 0, prev_dl = 0;
+	u64 max_late = 0, t_end, seen, inversions = 0, prev_dl = 0, max_gap;
 	/*
-	 * 10000 expiries within 500 ms queue up behind each other on a slow
-	 * (emulated, KASAN) machine: allow the slack plus 200 us per timer.
+	 * 10000 expiries within 500 ms queue up behind each other, and on a
+	 * slow (emulated, KASAN, shared) machine the backlog alone can make
+	 * them seconds late. No fixed bound holds there: an event may be late
+	 * by more than the slack only while the wheel is busy with the others
+	 * (unexplained_late()). Still never early.
 	 */
-	const u64 burst_slack = g_slack_ns + N * 200 * NSEC_PER_USEC;
 	const u64 saved_slack = g_slack_ns;
 	struct twheel_info info;
-	int nread = 0, dups = 0;
+	int nread = 0, dups = 0, bad;
 
 	ASSERT_TRUE(fd >= 0);
-	ASSERT_TRUE(ops && ids && delay && t0 && t1 && got && ev)
+	ASSERT_TRUE(ops && ids && delay && t0 && t1 && dl && fired && got && ev)
 		TH_LOG("out of memory");
 	rng_state = g_seed;
 	for (int done = 0; done < N;) {
@@ -3541,8 +3603,21 @@ TEST_F_TIMEOUT(twheel, many_timers, 60)
 		done += n;
 	}
 	ASSERT_TRUE(ids_distinct(ids, N));
-	g_slack_ns = burst_slack;	/* CHECK_EVENT's lateness bound */
-	t_end = now_ns() + span + 10 * NSEC_PER_SEC;
+	/* the checker itself: a backlog passes, a timer left behind does not */
+	{
+		u64 sd[4] = { 0, 10, 20, 30 }, sf[4] = { 5, 15, 25, 35 };
+		u64 gap;
+
+		ASSERT_EQ(0, unexplained_late(sd, sf, 4, 6, &gap, true));
+		/* 0 and 3 are late by more than 10, while the others fired */
+		sd[1] = 1; sd[2] = 2; sd[3] = 3;
+		sf[0] = 24; sf[1] = 5; sf[2] = 12; sf[3] = 20;
+		ASSERT_EQ(0, unexplained_late(sd, sf, 4, 10, &gap, true));
+		sf[0] = 50;	/* but nothing fired from 20 to 50 */
+		ASSERT_EQ(1, unexplained_late(sd, sf, 4, 10, &gap, true));
+	}
+	g_slack_ns = UINT64_MAX;	/* CHECK_EVENT: unexplained_late() bounds lateness */
+	t_end = now_ns() + span + 30 * NSEC_PER_SEC;
 	while (nread < N && now_ns() < t_end) {
 		int n = wait_events(fd, ev, 1024, 500, &seen);
 
@@ -3561,6 +3636,8 @@ TEST_F_TIMEOUT(twheel, many_timers, 60)
 			    !CHECK_EQ(ev[j].count, 1)) {
 				ASSERT_TRUE(g_failed < 20);
 			}
+			dl[i] = ev[j].deadline;
+			fired[i] = ev[j].fired;
 			if (ev[j].fired - ev[j].deadline > max_late)
 				max_late = ev[j].fired - ev[j].deadline;
 			if (ev[j].deadline < prev_dl)
@@ -3570,16 +3647,20 @@ TEST_F_TIMEOUT(twheel, many_timers, 60)
 		nread += n;
 	}
 	g_slack_ns = saved_slack;
-	EXPECT_TRUE(nread == N && dups == 0)
+	ASSERT_TRUE(nread == N && dups == 0)
 		TH_LOG("read %d events (%d duplicates), expected %d", nread, dups, N);
+	bad = unexplained_late(dl, fired, N, g_slack_ns, &max_gap, false);
+	EXPECT_EQ(0, bad);
 	no_events(fd, 200, "after all timers fired");
 	ASSERT_EQ(0, twheel_get_info(&tw, &info));
 	EXPECT_EQ(0, info.timers);
 	EXPECT_EQ(0, info.queued);
-	diag("%d timers over %llu ms: max lateness %llu us (bound %llu us), %llu deadline inversions in read order",
+	diag("%d timers over %llu ms: max lateness %llu us, longest pause between firings %llu us (bound %llu us), %llu deadline inversions in read order",
 	     N, (unsigned long long)(span / NSEC_PER_MSEC), (unsigned long long)(max_late / 1000),
-	     (unsigned long long)(burst_slack / 1000), (unsigned long long)inversions);
-	free(ops); free(ids); free(delay); free(t0); free(t1); free(got); free(ev);
+	     (unsigned long long)(max_gap / 1000), (unsigned long long)(g_slack_ns / 1000),
+	     (unsigned long long)inversions);
+	free(ops); free(ids); free(delay); free(t0); free(t1); free(dl); free(fired);
+	free(got); free(ev);
 }
 
 /* Wait until @want events are queued (all fired), then read them in one go. */
