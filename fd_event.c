@@ -395,8 +395,10 @@ static noinline bool twheel_fd_expire_clock_locked(struct twheel_fd *tf,
  * time it was recorded: later than the expiry ran, never earlier. Nobody
  * arms a starved timer, but an arming by MODIFY can race the expiry it owes
  * (the arming came first, the callback was already on its way): then, as
- * for a record in that race, the event has the new arming's user data and
- * deadline, and a later expiry of that arming adds to its count.
+ * for a record in that race, the event has the new arming's user data, and
+ * a later expiry of that arming adds to its count. Its deadline is the new
+ * arming's too, but never later than its fired: the new deadline may be
+ * still to come, and no event looks early.
  */
 static noinline void twheel_fd_starve_locked(struct twheel_fd *tf,
 					     struct twheel_fd_timer *ft, u64 n)
@@ -433,8 +435,10 @@ noinline int twheel_fd_unstarve_locked(struct twheel_fd *tf,
 	WRITE_ONCE(tf->nstarved, tf->nstarved - 1);
 	twheel_fd_rec_attach(ft, rec);
 	rec->count = count;
-	rec->deadline = ktime_to_ns(twheel_deadline(&ft->timer));
 	rec->fired = ktime_get_ns();
+	/* An arming that raced the expiry may be due later (see above). */
+	rec->deadline = min_t(u64, ktime_to_ns(twheel_deadline(&ft->timer)),
+			      rec->fired);
 	rec->user_data = ft->user_data;
 	twheel_fd_queue_tail_locked(tf, ft);
 	return 0;

@@ -310,7 +310,9 @@ struct twheel_info {
 /**
  * struct twheel_event - what read() returns, one per timer with expiries
  * @id: the timer
- * @user_data: as given when scheduled
+ * @user_data: the timer's when the event was last updated: SCHEDULE's, or
+ *	the latest MODIFY's. A MODIFY that overtakes an expiry still being
+ *	recorded gives that expiry's event its new user_data.
  * @deadline: ns, the scheduled deadline of the latest expiry, on the
  *	timer's clock
  * @fired: ns, when that expiry ran, on the timer's clock (>= @deadline:
