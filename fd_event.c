@@ -540,8 +540,8 @@ static unsigned int twheel_fd_pop(struct twheel_fd *tf,
 
 /*
  * A reader is done with @ft (in_flight): queue it again if it fired again
- * meanwhile (*@woke is then set), or recycle it if it was cancelled
- * meanwhile (the cancel made (c) true).
+ * meanwhile (*@woke is then set), recycle it if it was cancelled meanwhile
+ * (an orphan: the cancel made (c) true), else leave it armed.
  */
 static void twheel_fd_reader_done_locked(struct twheel_fd *tf,
 					 struct twheel_fd_timer *ft, bool *woke,
@@ -557,7 +557,10 @@ static void twheel_fd_reader_done_locked(struct twheel_fd *tf,
 		tf->ntimers--;
 		twheel_fd_recycle_locked(tf, ft, doomed);
 	} else {
-		/* MODIFY armed it again: pending, with no event. */
+		/*
+		 * Live, with no new event: a one-shot timer that MODIFY armed
+		 * again gives its record back; a periodic one keeps it.
+		 */
 		twheel_fd_rec_trim_locked(tf, ft);
 	}
 }
@@ -678,22 +681,15 @@ static void twheel_fd_finish(struct twheel_fd *tf,
 	}
 	for (i = 0; i < ok; i++) {
 		ft = fts[i];
-		if (ft->rec->count) {
-			/* It fired again while its event was being read. */
-			ft->in_flight = false;
-			twheel_fd_queue_tail_locked(tf, ft);
-			woke = true;
-		} else if (!ft->live) {
-			/* An orphan: (c) by the cancel that orphaned it. */
-			ft->in_flight = false;
-			tf->ntimers--;
-			twheel_fd_recycle_locked(tf, ft, &doomed);
-		} else if (ft->mode == TWHEEL_ONESHOT || ft->parked) {
-			/* Stays in_flight until settled under ctl_mutex. */
+		/*
+		 * A fired one-shot or a parked timer that did not fire again
+		 * meanwhile stays in_flight until settled under ctl_mutex.
+		 */
+		if (!ft->rec->count && ft->live &&
+		    (ft->mode == TWHEEL_ONESHOT || ft->parked))
 			settle |= BIT(i);
-		} else {
-			ft->in_flight = false;
-		}
+		else
+			twheel_fd_reader_done_locked(tf, ft, &woke, &doomed);
 	}
 	spin_unlock_bh(&tf->lock);
 
