@@ -82,7 +82,6 @@
 static int g_errors;
 static int g_nth_fd = -1;
 static unsigned int g_points, g_paths;
-static char g_old_ignore[16], g_old_verbose[16];
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
@@ -149,12 +148,55 @@ static void read_file(const char *path, char *buf, size_t len)
 		close(fd);
 }
 
+/* The failslab knobs the modes set, each saved the first time it is set. */
+static struct {
+	const char *name;
+	char old[24];
+} g_fs[] = {
+	{ .name = "probability" }, { .name = "interval" },
+	{ .name = "times" }, { .name = "space" },
+	{ .name = "cache-filter" }, { .name = "ignore-gfp-wait" },
+	{ .name = "verbose" }, { .name = "task-filter" },
+};
+
+/* Puts back what failslab_set() changed: at exit (main), or on a signal. */
 static void failslab_restore(void)
 {
-	if (g_old_ignore[0])
-		write_file(FAILSLAB "/ignore-gfp-wait", g_old_ignore);
-	if (g_old_verbose[0])
-		write_file(FAILSLAB "/verbose", g_old_verbose);
+	char path[96];
+	size_t i;
+
+	for (i = 0; i < sizeof(g_fs) / sizeof(g_fs[0]); i++) {
+		if (!g_fs[i].old[0])
+			continue;
+		snprintf(path, sizeof(path), FAILSLAB "/%s", g_fs[i].name);
+		write_file(path, g_fs[i].old);
+	}
+}
+
+/*
+ * Sets failslab's knob @name (one of g_fs) to @val, its value saved first.
+ * Return: 0, or -1 with the reason printed.
+ */
+static int failslab_set(const char *name, const char *val)
+{
+	char path[96];
+	size_t i = 0;
+
+	while (strcmp(g_fs[i].name, name))
+		i++;
+	snprintf(path, sizeof(path), FAILSLAB "/%s", name);
+	if (!g_fs[i].old[0]) {
+		read_file(path, g_fs[i].old, sizeof(g_fs[i].old));
+		if (!g_fs[i].old[0]) {
+			printf("# no %s (CONFIG_FAILSLAB, debugfs?)\n", path);
+			return -1;
+		}
+	}
+	if (write_file(path, val)) {
+		printf("# cannot set %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -339,18 +381,9 @@ static int setup(void)
 		       strerror(errno));
 		return -1;
 	}
-	read_file(FAILSLAB "/ignore-gfp-wait", g_old_ignore, sizeof(g_old_ignore));
-	read_file(FAILSLAB "/verbose", g_old_verbose, sizeof(g_old_verbose));
-	if (!g_old_ignore[0]) {
-		printf("# no " FAILSLAB " (CONFIG_FAILSLAB, debugfs?)\n");
+	if (failslab_set("ignore-gfp-wait", "N") ||
+	    failslab_set("verbose", "0"))
 		return -1;
-	}
-	atexit(failslab_restore);
-	if (write_file(FAILSLAB "/ignore-gfp-wait", "N") ||
-	    write_file(FAILSLAB "/verbose", "0")) {
-		printf("# cannot configure failslab: %s\n", strerror(errno));
-		return -1;
-	}
 	tracing_setup();
 	return 0;
 }
@@ -1315,24 +1348,10 @@ static int cmd_cycles(unsigned int n, const char *dir)
 #define STARVE_N	256
 #define REC_SLAB	"/sys/kernel/slab/twheel_fd_rec/failslab"
 
-static const char *const g_fs_knobs[] = {
-	"probability", "interval", "times", "space", "cache-filter",
-	"ignore-gfp-wait", "verbose", "task-filter",
-};
-static char g_fs_old[8][24];
-
 static void starve_restore(void)
 {
-	char path[96];
-	size_t i;
-
 	write_file(REC_SLAB, "0");
-	for (i = 0; i < 8; i++) {
-		if (!g_fs_old[i][0])
-			continue;
-		snprintf(path, sizeof(path), FAILSLAB "/%s", g_fs_knobs[i]);
-		write_file(path, g_fs_old[i]);
-	}
+	failslab_restore();
 }
 
 /*
@@ -1353,32 +1372,22 @@ static void starve_signal(int sig)
 /* Every allocation of a record that cannot sleep fails; others do not. */
 static int starve_setup(void)
 {
-	static const char *const val[] = {
-		"100", "1", "-1", "0", "Y", "Y", "0", "N",
+	static const char *const knob[][2] = {
+		{ "probability", "100" }, { "interval", "1" }, { "times", "-1" },
+		{ "space", "0" }, { "cache-filter", "Y" },
+		{ "ignore-gfp-wait", "Y" }, { "verbose", "0" },
+		{ "task-filter", "N" },
 	};
-	char path[96];
 	size_t i;
 
-	for (i = 0; i < 8; i++) {
-		snprintf(path, sizeof(path), FAILSLAB "/%s", g_fs_knobs[i]);
-		read_file(path, g_fs_old[i], sizeof(g_fs_old[i]));
-		if (!g_fs_old[i][0]) {
-			printf("# no %s (CONFIG_FAILSLAB, debugfs?)\n", path);
-			return -1;
-		}
-	}
 	atexit(starve_restore);
 	signal(SIGTERM, starve_signal);
 	signal(SIGINT, starve_signal);
 	signal(SIGALRM, starve_signal);
 	alarm(100);		/* the runner gives it 120 s */
-	for (i = 0; i < 8; i++) {
-		snprintf(path, sizeof(path), FAILSLAB "/%s", g_fs_knobs[i]);
-		if (write_file(path, val[i])) {
-			printf("# cannot set %s: %s\n", path, strerror(errno));
+	for (i = 0; i < sizeof(knob) / sizeof(knob[0]); i++)
+		if (failslab_set(knob[i][0], knob[i][1]))
 			return -1;
-		}
-	}
 	if (write_file(REC_SLAB, "1")) {
 		printf("# cannot set %s: %s\n", REC_SLAB, strerror(errno));
 		return -1;
@@ -1521,6 +1530,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	atexit(failslab_restore);
 	if (argc < 2)
 		usage();
 	if (!strcmp(argv[1], "busy") && argc == 3) {
