@@ -819,10 +819,9 @@ static noinline int twheel_fd_unstarve_op_locked(struct twheel_fd *tf,
 static __always_inline int
 twheel_fd_modify_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 			      const struct twheel_timer_spec *spec,
-			      const struct twheel_fd_arming *arm_in,
+			      const struct twheel_fd_arming *arm,
 			      struct twheel_fd_prealloc *pre)
 {
-	struct twheel_fd_arming arm = *arm_in;
 	bool parked;
 	int ret;
 
@@ -839,8 +838,8 @@ twheel_fd_modify_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 			return ret;
 	}
 	if (unlikely(ft->clock || spec->clockid != TWHEEL_CLOCK_MONOTONIC))
-		return twheel_fd_modify_clock_locked(tf, ft, spec, &arm, pre);
-	if (unlikely(arm.mode != TWHEEL_ONESHOT)) {
+		return twheel_fd_modify_clock_locked(tf, ft, spec, arm, pre);
+	if (unlikely(arm->mode != TWHEEL_ONESHOT)) {
 		ret = twheel_fd_rec_need_locked(tf, ft, pre);
 		if (ret)
 			return ret;
@@ -857,10 +856,10 @@ twheel_fd_modify_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 	 */
 	/* The periods of the old arming, up to now, are counted. */
 	parked = twheel_fd_unpark_locked(ft);
-	ft->mode = arm.mode;
+	ft->mode = arm->mode;
 	ft->user_data = spec->user_data;
-	twheel_fd_publish_deadline(tf, ft, arm.deadline);
-	ret = twheel_fd_core_arm(ft, arm.deadline, arm.period, arm.mode);
+	twheel_fd_publish_deadline(tf, ft, arm->deadline);
+	ret = twheel_fd_core_arm(ft, arm->deadline, arm->period, arm->mode);
 	/* Periodic no more: a pending one-shot timer needs no record. */
 	if (unlikely(ft->rec))
 		twheel_fd_rec_trim_locked(tf, ft);
