@@ -17,7 +17,7 @@
 #                           check the exports and render the man pages
 #   make check              everything, in QEMU on the distro and the debug
 #                           kernel; ends with "N passed, N failed"
-#     KERNELS=distro        ... a subset (default: "distro distro61 rt debug")
+#     KERNELS=distro        ... a subset (default: "distro distro61 rt v72 debug")
 #     T=name                ... filter given to the tests (see tests/vm/check.sh)
 #     KUNIT_GLOB=suite.test ... KUnit's filter_glob
 #     STYLE=0               ... without checkpatch
@@ -53,7 +53,7 @@ RELIABILITY_PROGS := $(patsubst %.c,%,$(wildcard tests/userspace/twheel_torture.
 	tests/userspace/twheel_abuse.c))
 USER_PROGS += $(RELIABILITY_PROGS)
 
-KERNELS ?= distro distro61 rt debug
+KERNELS ?= distro distro61 rt v72 debug
 T ?=
 KUNIT_GLOB ?=
 STYLE ?= 1

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build (once) a test kernel from Debian's linux-source-6.12: tinyconfig,
-# then the fragments of tests/vm/ merged in order with the kernel's
-# scripts/kconfig/merge_config.sh (a later fragment overrides an earlier):
+# Build (once) a test kernel from a Debian linux-source package (6.12 unless
+# TWHEEL_KSRC names another, e.g. 7.2): tinyconfig, then the fragments of
+# tests/vm/ merged in order with the kernel's scripts/kconfig/merge_config.sh
+# (a later fragment overrides an earlier):
 #   tests/vm/build-kernel.sh debug.config               # the debug kernel
 #   tests/vm/build-kernel.sh debug.config kcsan.config  # the KCSAN kernel
+#   TWHEEL_KSRC=7.2 tests/vm/build-kernel.sh v72.config # Linux 7.2
 # The result is cached outside the repository, keyed by the source package
 # version and a hash of the fragments and this script:
 #   ${XDG_CACHE_HOME:-~/.cache}/twheel/kernel-<last fragment>-<srcver>-<hash>/
@@ -19,7 +21,8 @@ for f in "${@:-debug.config}"; do
 	frags+=("$here/$f")
 done
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/twheel
-srcver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+ksrc=${TWHEEL_KSRC:-6.12}
+srcver=$(dpkg-query -W -f='${Version}' "linux-source-$ksrc")
 hash=$(cat "${frags[@]}" "$0" | sha256sum | cut -c1-12)
 name=$(basename "${frags[-1]}" .config)
 out=$cache/kernel-$name-$srcver-$hash
@@ -31,7 +34,7 @@ fi
 rm -rf "$out" "$out.tmp"
 mkdir -p "$out.tmp"
 echo "twheel: building the $name kernel ($srcver) in $out (a few minutes, once)" >&2
-tar -C "$out.tmp" --strip-components=1 -xf /usr/src/linux-source-6.12.tar.xz
+tar -C "$out.tmp" --strip-components=1 -xf "/usr/src/linux-source-$ksrc.tar.xz"
 cd "$out.tmp"
 make -s ARCH=x86_64 tinyconfig >/dev/null
 scripts/kconfig/merge_config.sh -m -O . .config "${frags[@]}" >/dev/null

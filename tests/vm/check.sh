@@ -3,7 +3,7 @@
 #
 # make check: build everything, check it on the host, boot every kernel.
 # Environment (the Makefile passes its variables of the same names):
-#   KERNELS="distro distro61 rt debug"  the kernels (tests/vm/lib.sh)
+#   KERNELS="distro distro61 rt v72 debug"  the kernels (tests/vm/lib.sh)
 #   T=<filter>      only the tests whose name contains <filter>: twheel_test
 #                   gets it as argv[1], KUnit as filter_glob "*.*<filter>*"
 #                   (or <filter> itself if it has a '.'), the debug guest's
@@ -71,9 +71,9 @@ mkdir -p "$LOGS"
 TWHEEL_ACCEL=$(accel_args | sed 's/-accel \([a-z]*\).*/\1/')
 export TWHEEL_ACCEL
 msg "accelerator: $TWHEEL_ACCEL"
-KERNELS=${KERNELS:-distro distro61 rt debug}
+KERNELS=${KERNELS:-distro distro61 rt v72 debug}
 for k in $KERNELS; do
-	case "$k" in distro | distro61 | rt | debug | rtdebug) ;; *) die "KERNELS: unknown kernel '$k' (distro, distro61, rt, debug, rtdebug)" ;; esac
+	case "$k" in distro | distro61 | rt | v72 | debug | rtdebug) ;; *) die "KERNELS: unknown kernel '$k' (distro, distro61, rt, v72, debug, rtdebug)" ;; esac
 done
 # The debug kernels' guests take longest: their modules, the programs and
 # the libtwheel example (lib-check) are built first, then they boot in the
@@ -114,7 +114,13 @@ done
 } &
 host=$!
 for k in $KERNELS; do
-	case "$k" in debug | rtdebug) ;; *) step "build-$k" "$VM/build-modules.sh" "$k" "$(kernel_kdir "$k")" && built+=" $k" ;; esac
+	case "$k" in
+	debug | rtdebug) ;;
+	# Linux 7.2 is built here from linux-source-7.2 (once, cached).
+	v72) step kernel-v72 env TWHEEL_KSRC=7.2 "$VM/build-kernel.sh" v72.config &&
+		step "build-$k" "$VM/build-modules.sh" "$k" "$(kernel_kdir "$k")" && built+=" $k" ;;
+	*) step "build-$k" "$VM/build-modules.sh" "$k" "$(kernel_kdir "$k")" && built+=" $k" ;;
+	esac
 done
 for k in $KERNELS; do
 	case "$built " in

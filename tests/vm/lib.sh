@@ -31,7 +31,9 @@ distro_version() {
 }
 
 # The kernels a VM can run: KDIR (a build tree for modules) and image. debug,
-# rtdebug and kcsan are built once from linux-source-6.12 and cached.
+# rtdebug and kcsan are built once from linux-source-6.12 and cached; v72
+# from linux-source-7.2 (Debian sid: tests/vm/setup-host.sh), since sid's
+# own 7.2 headers need a newer gcc and glibc than Debian 12 has.
 kernel_kdir() {
 	case "$1" in
 	distro) echo "/lib/modules/$(distro_version)/build" ;;
@@ -40,7 +42,8 @@ kernel_kdir() {
 	debug) "$TWHEEL_ROOT/tests/vm/build-kernel.sh" debug.config ;;
 	rtdebug) "$TWHEEL_ROOT/tests/vm/build-kernel.sh" debug.config rt.config ;;
 	kcsan) "$TWHEEL_ROOT/tests/vm/build-kernel.sh" debug.config kcsan.config ;;
-	*) die "unknown kernel '$1' (distro, distro61, rt, debug, rtdebug, kcsan)" ;;
+	v72) TWHEEL_KSRC=7.2 "$TWHEEL_ROOT/tests/vm/build-kernel.sh" v72.config ;;
+	*) die "unknown kernel '$1' (distro, distro61, rt, v72, debug, rtdebug, kcsan)" ;;
 	esac
 }
 
