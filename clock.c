@@ -108,6 +108,7 @@
 #include <linux/workqueue.h>
 #include <kunit/visibility.h>
 
+#include "compat.h"
 #include "twheel.h"
 #include "internal.h"
 
@@ -557,7 +558,7 @@ static void tw_clock_set_fn(struct work_struct *work)
 
 static void tw_clock_irq_work_fn(struct irq_work *work)
 {
-	queue_work(system_unbound_wq, &tw_clock_set_work);
+	queue_work(twheel_unbound_wq, &tw_clock_set_work);
 }
 
 static struct irq_work tw_clock_irq_work;

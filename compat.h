@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * twheel: what differs between the kernels twheel builds for (6.1 LTS and
- * 6.12, with or without PREEMPT_RT). Each shim names the kernel that
- * changed the interface; the code calls the shim, never the version.
+ * twheel: what differs between the kernels twheel builds for (6.1 LTS,
+ * 6.12 with or without PREEMPT_RT, and 7.2). Each shim names the kernel
+ * that changed the interface; the code calls the shim, never the version.
+ * The test modules under tests/ use it too.
  */
 #ifndef _TWHEEL_COMPAT_H
 #define _TWHEEL_COMPAT_H
 
 #include <linux/eventfd.h>
+#include <linux/hrtimer.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/version.h>
+#include <linux/workqueue.h>
 
 /*
  * 6.8 dropped eventfd_signal()'s count argument (it was always 1 but in
@@ -47,6 +51,67 @@ static inline void twheel_vm_flags_set(struct vm_area_struct *vma,
 #define TWHEEL_SLAB_NO_MERGE	SLAB_NO_MERGE
 #else
 #define TWHEEL_SLAB_NO_MERGE	0
+#endif
+
+/*
+ * 6.13 added hrtimer_setup(), which takes the callback with the clock and
+ * the mode, and 6.15 removed hrtimer_init() (with it, setting ->function
+ * by hand: the field became __private). Before 6.13, only hrtimer_init().
+ */
+static inline void
+twheel_hrtimer_setup(struct hrtimer *timer,
+		     enum hrtimer_restart (*fn)(struct hrtimer *),
+		     clockid_t clock_id, enum hrtimer_mode mode)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+	hrtimer_setup(timer, fn, clock_id, mode);
+#else
+	hrtimer_init(timer, clock_id, mode);
+	timer->function = fn;
+#endif
+}
+
+/*
+ * 6.13 made a symbol namespace a string literal: MODULE_IMPORT_NS("NS");
+ * before, a bare token: MODULE_IMPORT_NS(NS).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define TWHEEL_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
+#else
+#define TWHEEL_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
+#endif
+
+/*
+ * 6.17 named the system workqueues for what they are (system_dfl_wq is
+ * the unbound one; system_unbound_wq stays, deprecated, and 7.2 warns on
+ * its first use) and added WQ_PERCPU, which alloc_workqueue() wants said
+ * (7.2 WARNs when a caller gives neither WQ_PERCPU nor WQ_UNBOUND).
+ * Before, a workqueue was per-CPU unless WQ_UNBOUND.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define TWHEEL_WQ_PERCPU	WQ_PERCPU
+#define twheel_unbound_wq	system_dfl_wq
+#else
+#define TWHEEL_WQ_PERCPU	0
+#define twheel_unbound_wq	system_unbound_wq
+#endif
+
+/*
+ * The local APIC timer interrupts a CPU took so far ("LOC" in
+ * /proc/interrupts), for make bench. x86 now keeps its interrupt counts
+ * in an array, irq_stat.counts[IRQ_COUNT_*], and added inc_perf_irq_stat()
+ * with it: 7.2 is the first kernel here that has it (6.12 has a field per
+ * count; which 7.x release changed it is not known here, so the shim tests
+ * for the macro instead of a version).
+ */
+#ifdef CONFIG_X86_LOCAL_APIC
+#include <asm/hardirq.h>
+#ifdef inc_perf_irq_stat
+#define twheel_apic_timer_irqs(cpu) \
+	(per_cpu(irq_stat, cpu).counts[IRQ_COUNT_APIC_TIMER])
+#else
+#define twheel_apic_timer_irqs(cpu) (per_cpu(irq_stat, cpu).apic_timer_irqs)
+#endif
 #endif
 
 #endif /* _TWHEEL_COMPAT_H */

@@ -213,6 +213,7 @@
 #include <linux/workqueue.h>
 #include <kunit/visibility.h>
 
+#include "compat.h"
 #include "twheel.h"
 #include "wheel.h"
 #include "internal.h"
@@ -414,7 +415,7 @@ static void tw_wake_waiters(struct twheel_timer *t, unsigned long old)
 	tc = this_cpu_ptr(&twheel_cpus);
 	if (!READ_ONCE(tc->online)) {
 		/* Its wheel is going or gone: not its hrtimer, then. */
-		queue_work(system_unbound_wq, &tw_wake_work);
+		queue_work(twheel_unbound_wq, &tw_wake_work);
 		return;
 	}
 	tc->wake_pending = true;
@@ -2069,15 +2070,15 @@ int __init twheel_core_init(void)
 		if (ret)
 			goto err_free_wheels;
 		init_llist_head(&tc->submit);
-		hrtimer_init(&tc->hrt, CLOCK_MONOTONIC,
-			     HRTIMER_MODE_ABS_PINNED_SOFT);
-		tc->hrt.function = tw_hrtimer_fn;
+		twheel_hrtimer_setup(&tc->hrt, tw_hrtimer_fn, CLOCK_MONOTONIC,
+				     HRTIMER_MODE_ABS_PINNED_SOFT);
 		INIT_CSD(&tc->kick, tw_kick_fn, tc);
 		tc->programmed = KTIME_MAX;
 		tc->cpu = cpu;
 	}
 
-	twheel_wq = alloc_workqueue("twheel", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	twheel_wq = alloc_workqueue("twheel", WQ_HIGHPRI | WQ_MEM_RECLAIM |
+				    TWHEEL_WQ_PERCPU, 0);
 	if (!twheel_wq) {
 		ret = -ENOMEM;
 		goto err_free_wheels;

@@ -75,6 +75,7 @@
 #include <linux/timer.h>
 #include <linux/vmstat.h>
 
+#include "../compat.h"
 #include "../twheel.h"
 
 static unsigned int tables = 0x3f;
@@ -342,9 +343,8 @@ static void fac_init(enum bench_fac fac, void *timer, bool pinned)
 			    pinned ? TIMER_PINNED : 0);
 		break;
 	default:
-		hrtimer_init((struct hrtimer *)timer, CLOCK_MONOTONIC,
-			     HRTIMER_MODE_REL);
-		((struct hrtimer *)timer)->function = bench_hr_fn;
+		twheel_hrtimer_setup((struct hrtimer *)timer, bench_hr_fn,
+				     CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 		break;
 	}
 }
@@ -513,7 +513,7 @@ static u64 timer_irqs(int cpu)
 {
 #ifdef CONFIG_X86_LOCAL_APIC
 	/* Maybe another CPU's counter: a racy read, as /proc/interrupts does. */
-	return data_race(per_cpu(irq_stat, cpu).apic_timer_irqs);
+	return data_race(twheel_apic_timer_irqs(cpu));
 #else
 	return 0;
 #endif
@@ -1213,8 +1213,8 @@ static enum hrtimer_restart netty_fn(struct hrtimer *t)
 
 static int netty_start(void *unused)
 {
-	hrtimer_init(&netty_tick, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
-	netty_tick.function = netty_fn;
+	twheel_hrtimer_setup(&netty_tick, netty_fn, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL_PINNED);
 	hrtimer_start(&netty_tick, ns_to_ktime(twheel_granularity()),
 		      HRTIMER_MODE_REL_PINNED);
 	return 0;

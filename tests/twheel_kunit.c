@@ -19,12 +19,13 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 
+#include "../compat.h"
 #include "../twheel.h"
 #include "../wheel.h"
 #include "../internal.h"
 #include "../fd_table.h"
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+TWHEEL_IMPORT_KUNIT_NS();
 
 #define GRAN		NSEC_PER_MSEC
 #define BITS		6

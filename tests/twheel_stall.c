@@ -42,6 +42,7 @@
 #include <linux/string.h>
 #include <linux/workqueue.h>
 
+#include "../compat.h"
 #include "../twheel.h"
 
 /* The CPU whose wheel holds the timers. */
@@ -308,8 +309,8 @@ module_exit(stall_exit);
 
 static int __init stall_init(void)
 {
-	hrtimer_init(&stall_probe, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-	stall_probe.function = stall_probe_fn;
+	twheel_hrtimer_setup(&stall_probe, stall_probe_fn, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL_PINNED_HARD);
 	return 0;
 }
 module_init(stall_init);
