@@ -47,6 +47,16 @@ kernel_kdir() {
 	esac
 }
 
+# Makes the kernel tree $1 (built by build-kernel.sh) an installed kernel's
+# headers, /lib/modules/<its release>/build, as a linux-headers package
+# would, so that DKMS builds for it; the tree has no modules of its own
+# there (the VM loads them from its initramfs). Idempotent; needs root.
+register_kernel_tree() {
+	local rel
+	rel=$(cat "$1/include/config/kernel.release") || return
+	mkdir -p "/lib/modules/$rel" && ln -sfn "$1" "/lib/modules/$rel/build"
+}
+
 kernel_image() {
 	case "$1" in
 	distro) echo "/boot/vmlinuz-$(distro_version)" ;;
