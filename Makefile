@@ -80,8 +80,22 @@ modules:
 userspace: lib $(USER_PROGS)
 	@test -n "$(USER_PROGS)" || echo "twheel: no userspace sources yet"
 
-tools/twheelctl tools/twheel_bench: %: %.c $(LIBTWHEEL_DEPS)
+tools/twheel_bench: %: %.c $(LIBTWHEEL_DEPS)
 	$(CC) $(USER_CFLAGS) $(LIBTWHEEL) -o $@ $< $(LIBTWHEEL_A) $(call uring,$<)
+
+# TWHEELCTL_LINK=shared: twheelctl linked with lib/libtwheel.so, as the
+# twheel-tools package ships it beside libtwheel1, and with the CPPFLAGS,
+# CFLAGS and LDFLAGS of the environment (debian/rules: dpkg-buildflags'
+# hardening). The VM's initramfs has no libtwheel.so: static by default.
+TWHEELCTL_LINK ?= static
+ifeq ($(TWHEELCTL_LINK),shared)
+tools/twheelctl: tools/twheelctl.c $(LIBTWHEEL_DEPS)
+	$(CC) $(CPPFLAGS) $(filter-out -static,$(USER_CFLAGS)) $(CFLAGS) $(LIBTWHEEL) \
+		-o $@ $< $(LDFLAGS) -Llib -ltwheel
+else
+tools/twheelctl: %: %.c $(LIBTWHEEL_DEPS)
+	$(CC) $(USER_CFLAGS) $(LIBTWHEEL) -o $@ $< $(LIBTWHEEL_A)
+endif
 
 # The kernel's kselftest harness, for twheel_test: copied at build time (not
 # kept in git) from the linux-source-6.12 package's tarball, which
