@@ -148,7 +148,7 @@ check_apt_install() {
 	done
 	apt-get install -y --no-install-recommends "${debs[@]}" \
 		>"$LOGS/deb-install.log" 2>&1 ||
-		{ tail -n 40 "$LOGS/deb-install.log"; return 1; }
+		{ grep -v '^readelf: Warning' "$LOGS/deb-install.log" | tail -n 40; return 1; }
 	! installed_pkgs | grep -v '^installed ' >/dev/null || { installed_pkgs; return 1; }
 }
 
@@ -247,7 +247,7 @@ check_man() {
 
 check_purged() {
 	apt-get purge -y "${PKGS[@]}" >"$LOGS/deb-purge.log" 2>&1 ||
-		{ tail -n 40 "$LOGS/deb-purge.log"; return 1; }
+		{ grep -v '^readelf: Warning' "$LOGS/deb-purge.log" | tail -n 40; return 1; }
 	[ -z "$(installed_pkgs)" ] || { installed_pkgs; return 1; }
 }
 
@@ -290,7 +290,6 @@ main() {
 		echo "# ${deb##*/}: $(stat -c %s "$deb") bytes, Installed-Size $(dpkg-deb -f "$deb" Installed-Size) KiB"
 	done
 	t "lintian: no error or warning" check_lintian
-	sed 's/^/# /' "$tmp/out"
 
 	t0=$(date +%s)
 	t "apt-get install ./*.deb (DKMS builds in the postinst)" check_apt_install
