@@ -32,7 +32,13 @@
 #   make modules_install    the modules (INSTALL_MOD_DIR=extra) + depmod
 #   make dkms               dkms add + build against every installed header
 #                           set (6.1 and 6.12 on Debian 12), then remove
+#   make deb                Debian packages into build/deb/: twheel-dkms,
+#                           libtwheel1, libtwheel-dev, twheel-tools
+#                           (debian/, debhelper + dh-dkms; version from VERSION)
 #   make clean
+#
+# VERSION holds the one version number: MODULE_VERSION, the DKMS tree,
+# libtwheel's pkg-config file and the Debian packages all take it from there.
 #
 # KDIR defaults to the running kernel's build tree, or the newest installed
 # one when the running kernel has no headers.
@@ -68,7 +74,7 @@ LIBTWHEEL_DEPS := uapi/twheel.h lib/libtwheel.h $(LIBTWHEEL_A)
 TW_UTIL := tests/userspace/tw_util.h $(LIBTWHEEL_DEPS)
 
 .PHONY: all modules userspace lib lib-check check style demo install \
-	modules_install dkms clean bench torture fuzz kcsan setup-host FORCE
+	modules_install dkms deb clean bench torture fuzz kcsan setup-host FORCE
 
 all: modules userspace
 
@@ -80,8 +86,22 @@ modules:
 userspace: lib $(USER_PROGS)
 	@test -n "$(USER_PROGS)" || echo "twheel: no userspace sources yet"
 
-tools/twheelctl tools/twheel_bench: %: %.c $(LIBTWHEEL_DEPS)
+tools/twheel_bench: %: %.c $(LIBTWHEEL_DEPS)
 	$(CC) $(USER_CFLAGS) $(LIBTWHEEL) -o $@ $< $(LIBTWHEEL_A) $(call uring,$<)
+
+# TWHEELCTL_LINK=shared: twheelctl linked with lib/libtwheel.so, as the
+# twheel-tools package ships it beside libtwheel1, and with the CPPFLAGS,
+# CFLAGS and LDFLAGS of the environment (debian/rules: dpkg-buildflags'
+# hardening). The VM's initramfs has no libtwheel.so: static by default.
+TWHEELCTL_LINK ?= static
+ifeq ($(TWHEELCTL_LINK),shared)
+tools/twheelctl: tools/twheelctl.c $(LIBTWHEEL_DEPS)
+	$(CC) $(CPPFLAGS) $(filter-out -static,$(USER_CFLAGS)) $(CFLAGS) $(LIBTWHEEL) \
+		-o $@ $< $(LDFLAGS) -Llib -ltwheel
+else
+tools/twheelctl: %: %.c $(LIBTWHEEL_DEPS)
+	$(CC) $(USER_CFLAGS) $(LIBTWHEEL) -o $@ $< $(LIBTWHEEL_A)
+endif
 
 # The kernel's kselftest harness, for twheel_test: copied at build time (not
 # kept in git) from the linux-source-6.12 package's tarball, which
@@ -165,6 +185,11 @@ kcsan: setup-host
 
 dkms: setup-host
 	@tests/vm/dkms.sh
+
+# Built in a copy of the tree under build/deb/ (dpkg-buildpackage writes
+# its packages into the parent of the source directory); no root needed.
+deb:
+	@debian/build-deb.sh
 
 clean:
 	@if [ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ]; then \

@@ -49,3 +49,4 @@ module_exit(twheel_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("Per-CPU hierarchical timing wheels driven by hrtimers");
 MODULE_AUTHOR("The twheel developers");
+MODULE_VERSION(TWHEEL_VERSION);

@@ -122,8 +122,8 @@ check_pkg_config() {
 	flags=$(pc --cflags --libs) || return 1
 	echo "pkg-config: $flags"
 	ver=$(pc --modversion) || return 1
-	want=$(sed -n 's/^VERSION := //p' "$LIB/Makefile")
-	[ "$ver" = "$want" ] || { echo "version $ver, lib/Makefile says $want"; return 1; }
+	want=$(cat "$ROOT/VERSION")
+	[ "$ver" = "$want" ] || { echo "version $ver, VERSION says $want"; return 1; }
 	case " $flags " in
 	*" -I$DEST/usr/include "*"-L$DEST/usr/lib "*) ;;
 	*) echo "flags do not point into DESTDIR"; return 1 ;;

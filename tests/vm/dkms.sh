@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make dkms: the module through DKMS, as a distribution would ship it. Adds
-# the module's sources as twheel/<PACKAGE_VERSION of dkms.conf>, builds
+# the module's sources as twheel/<the version of ./VERSION>, builds
 # them against every kernel whose headers are installed (here 6.1, 6.12 and
 # 6.12-rt), then removes them again. Needs root. Prints "ok/not ok" per
 # kernel and exits non-zero if any build failed.
@@ -14,15 +14,21 @@ set -euo pipefail
 fail=0
 n=0
 mkdir -p "$TWHEEL_BUILD/logs"
-ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$TWHEEL_ROOT/dkms.conf")
-[ -n "$ver" ] || die "no PACKAGE_VERSION in dkms.conf"
+ver=$(cat "$TWHEEL_ROOT/VERSION")
+[ -n "$ver" ] || die "VERSION is empty"
 command -v dkms >/dev/null || die "no dkms: run tests/vm/setup-host.sh"
 src=/usr/src/twheel-$ver
+# The Debian package (make deb) uses the same name and version: its tree
+# must not be taken over, nor removed below.
+if dpkg-query -W -f='${Status}' twheel-dkms 2>/dev/null | grep -q ' installed$'; then
+	die "the twheel-dkms package is installed: it owns $src (apt-get purge twheel-dkms first)"
+fi
 dkms remove -m twheel -v "$ver" --all >/dev/null 2>&1 || true
 rm -rf "$src"
 mkdir -p "$src"
 (cd "$TWHEEL_ROOT" && module_sources | cpio -pdm --quiet "$src")
-cp -p "$TWHEEL_ROOT/dkms.conf" "$src/"
+# dkms.conf's version placeholder (dh_dkms's) becomes VERSION's.
+sed "s/#MODULE_VERSION#/$ver/g" "$TWHEEL_ROOT/dkms.conf" >"$src/dkms.conf"
 dkms add -m twheel -v "$ver" >/dev/null
 for kdir in /lib/modules/*/build; do
 	[ -f "$kdir/Makefile" ] || continue

@@ -108,12 +108,12 @@ accel_args() {
 # The kernel sources of the module, relative to the repository: the tracked
 # and untracked-but-not-ignored *.c, *.h and Kbuild files at the top level
 # and under tests/, samples/ and uapi/ (not userspace programs nor the
-# libtwheel tests of tests/lib/).
+# libtwheel tests of tests/lib/), and VERSION, which Kbuild reads.
 module_sources() {
 	local f
 	(cd "$TWHEEL_ROOT" && { git ls-files -co --exclude-standard 2>/dev/null ||
 		find . -path ./build -prune -o -type f -print | sed 's|^\./||'; }) |
-		grep -E '^((tests|samples|uapi)/)?[^/]+(\.[ch]|/Kbuild|^Kbuild)$|^((tests|samples)/)?Kbuild$' |
+		grep -E '^((tests|samples|uapi)/)?[^/]+(\.[ch]|/Kbuild|^Kbuild)$|^((tests|samples)/)?Kbuild$|^VERSION$' |
 		while IFS= read -r f; do
 			[ ! -f "$TWHEEL_ROOT/$f" ] || echo "$f"
 		done | sort -u
