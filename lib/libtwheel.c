@@ -350,6 +350,45 @@ TWHEEL_API int twheel_submit(struct twheel *tw, struct twheel_sqbuf *sq)
 			  &sq->ops[0].result);
 }
 
+/*
+ * As submit_ops(), but past failures: after an op that failed, the ops
+ * after it are submitted again, so each op runs once and gets its own
+ * result. Each round of the loop runs at least one op or stops.
+ */
+TWHEEL_API int twheel_submit_all(struct twheel *tw, struct twheel_sqbuf *sq)
+{
+	unsigned int start = 0, ok = 0, i;
+	int ret;
+
+	while (start < sq->count) {
+		ret = submit_ops(tw, &sq->ops[start], sizeof(*sq->ops),
+				 sq->count - start, 0, &sq->ops[start].result);
+		if (ret < 0) {
+			/* Nothing of this call ran: every op left says why. */
+			if (!start)
+				return ret;
+			for (i = start; i < sq->count; i++)
+				sq->ops[i].result = ret;
+			break;
+		}
+		ok += (unsigned int)ret;
+		start += (unsigned int)ret;
+		if (start < sq->count) {
+			/*
+			 * Op @start failed; its result holds the errno. A
+			 * later call that failed as a whole wrote its errno
+			 * into its first op, which did not run: the same.
+			 * An op the kernel could not read keeps its result
+			 * (0): it did not run either.
+			 */
+			if (sq->ops[start].result >= 0)
+				sq->ops[start].result = -EFAULT;
+			start++;
+		}
+	}
+	return (int)ok;
+}
+
 TWHEEL_API int twheel_submit_short(struct twheel *tw,
 				   struct twheel_short_op *ops,
 				   unsigned int count)
