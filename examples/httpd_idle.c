@@ -4,6 +4,7 @@
  * connections.
  *
  *   httpd_idle [-a addr] [-p port] [-n conns] [-i idle_ms] [-g grace_ms]
+ *              [-b busy_conns] [-B busy_interval_ms]
  *
  * Opens @conns connections, sends one request on each, reads its reply
  * and then says nothing. A server with an idle timeout of @idle_ms must
@@ -16,6 +17,12 @@
  * max, in ms), the closes that came early, and the connections that were
  * never closed (lost). Exit status 0 if every connection was answered and
  * closed, none early.
+ *
+ * With -b, as many more connections stay busy meanwhile: each sends a
+ * request every -B ms (half the idle timeout) after its previous reply,
+ * a paced load that, unlike wrk's, leaves the server time to spare and
+ * never lets these connections go idle. The server must not close them
+ * (busy_closed). A request's reply is owed within -B ms + the grace.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -42,7 +49,7 @@
 
 static const char request[] = "GET / HTTP/1.1\r\nHost: httpd-idle\r\n\r\n";
 
-enum state { CONNECTING, REPLYING, IDLE, CLOSED, FAILED };
+enum state { CONNECTING, REPLYING, IDLE, CLOSED, FAILED, BUSY };
 
 struct client {
 	int fd;
@@ -51,6 +58,8 @@ struct client {
 	uint64_t closed;	/* ns, EOF seen */
 	unsigned int got;	/* bytes of the reply so far */
 	unsigned int need;	/* bytes of the whole reply, 0: not known */
+	bool busy;		/* one of the -b connections */
+	uint64_t next_send;	/* busy: when to send the next request */
 	char reply[REPLY_MAX];
 };
 
@@ -93,6 +102,16 @@ static bool reply_done(struct client *c)
 	return c->got >= c->need;
 }
 
+/* Sends the request; false if it could not. */
+static bool send_request(struct client *c)
+{
+	c->sent = now_ns();
+	c->got = 0;
+	c->need = 0;
+	return send(c->fd, request, sizeof(request) - 1, MSG_NOSIGNAL) ==
+	       (ssize_t)sizeof(request) - 1;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -103,7 +122,8 @@ static int cmp_u64(const void *a, const void *b)
 static void usage(void)
 {
 	fprintf(stderr, "usage: httpd_idle [-a addr] [-p port] [-n conns] "
-		"[-i idle_ms] [-g grace_ms]\n");
+		"[-i idle_ms] [-g grace_ms]\n"
+		"                  [-b busy_conns] [-B busy_interval_ms]\n");
 	exit(2);
 }
 
@@ -130,21 +150,28 @@ int main(int argc, char **argv)
 	struct epoll_event evs[MAX_EVENTS];
 	struct client *cs;
 	struct rlimit rl;
-	unsigned int nlate = 0;
+	unsigned int nlate = 0, nbusy = 0, total, busy_closed = 0;
+	unsigned int *fifo, fifo_head = 0, fifo_len = 0;
+	uint64_t busy_ns = 0, busy_requests = 0, wait_ms;
 	int o, epfd, n, k;
 
-	while ((o = getopt(argc, argv, "a:p:n:i:g:")) != -1) {
+	while ((o = getopt(argc, argv, "a:p:n:i:g:b:B:")) != -1) {
 		switch (o) {
 		case 'a': addr = optarg; break;
 		case 'p': port = (unsigned int)num(optarg); break;
 		case 'n': nconns = (unsigned int)num(optarg); break;
 		case 'i': idle_ns = num(optarg) * NSEC_PER_MSEC; break;
 		case 'g': grace_ns = num(optarg) * NSEC_PER_MSEC; break;
+		case 'b': nbusy = (unsigned int)num(optarg); break;
+		case 'B': busy_ns = num(optarg) * NSEC_PER_MSEC; break;
 		default: usage();
 		}
 	}
 	if (optind != argc || !nconns || port > 65535)
 		usage();
+	if (!busy_ns)
+		busy_ns = idle_ns / 2;
+	total = nconns + nbusy;
 	sin.sin_port = htons((uint16_t)port);
 	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
 		usage();
@@ -156,10 +183,15 @@ int main(int argc, char **argv)
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 			die("setrlimit");
 	}
-	cs = calloc(nconns, sizeof(*cs));
+	/* The busy connections first: the load is on when the idle go. */
+	cs = calloc(total, sizeof(*cs));
 	late = calloc(nconns, sizeof(*late));
-	if (!cs || !late)
+	/* Busy connections waiting to send, in the order of next_send. */
+	fifo = calloc(nbusy + 1, sizeof(*fifo));
+	if (!cs || !late || !fifo)
 		die("calloc");
+	for (i = 0; i < nbusy; i++)
+		cs[i].busy = true;
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)
 		die("epoll_create1");
@@ -167,7 +199,7 @@ int main(int argc, char **argv)
 	start = now_ns();
 	for (;;) {
 		/* Keep CONNECTING_MAX connects in flight. */
-		while (next < nconns && connecting < CONNECTING_MAX) {
+		while (next < total && connecting < CONNECTING_MAX) {
 			struct client *c = &cs[next];
 			struct epoll_event ev = {
 				.events = EPOLLOUT | EPOLLIN,
@@ -189,17 +221,40 @@ int main(int argc, char **argv)
 			connecting++;
 		}
 		now = now_ns();
-		if (next == nconns && closed + errors == nconns)
+		/* The busy connections whose turn it is send again. */
+		while (fifo_len && cs[fifo[fifo_head]].next_send <= now) {
+			struct client *c = &cs[fifo[fifo_head]];
+
+			fifo_head = (fifo_head + 1) % (nbusy + 1);
+			fifo_len--;
+			if (c->state != BUSY)
+				continue;
+			if (!send_request(c)) {
+				fail(c, &errors);
+				continue;
+			}
+			c->state = REPLYING;
+		}
+		if (next == total && closed + errors >= nconns)
 			break;
 		/* Everyone sent: wait until the last deadline + grace. */
-		if (next == nconns && !connecting && last_sent &&
+		if (next == total && !connecting && last_sent &&
 		    now > last_sent + idle_ns + grace_ns)
 			break;
 		/* A bound of its own on the whole run. */
 		if (now - start > 2 * (idle_ns + grace_ns) +
 		    (uint64_t)nconns * NSEC_PER_MSEC + 60 * NSEC_PER_SEC)
 			break;
-		n = epoll_wait(epfd, evs, MAX_EVENTS, 100);
+		wait_ms = 100;
+		if (fifo_len) {
+			uint64_t t = cs[fifo[fifo_head]].next_send;
+
+			wait_ms = t <= now ? 0 :
+				  (t - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
+			if (wait_ms > 100)
+				wait_ms = 100;
+		}
+		n = epoll_wait(epfd, evs, MAX_EVENTS, (int)wait_ms);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -227,16 +282,13 @@ int main(int argc, char **argv)
 					fail(c, &errors);
 					continue;
 				}
-				c->sent = now_ns();
-				r = send(c->fd, request, sizeof(request) - 1,
-					 MSG_NOSIGNAL);
-				if (r != (ssize_t)sizeof(request) - 1 ||
+				if (!send_request(c) ||
 				    epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd,
 					      &ev) < 0) {
 					fail(c, &errors);
 					continue;
 				}
-				if (c->sent > last_sent)
+				if (!c->busy && c->sent > last_sent)
 					last_sent = c->sent;
 				c->state = REPLYING;
 				continue;
@@ -248,6 +300,8 @@ int main(int argc, char **argv)
 					continue;
 				if (r <= 0 || c->got + (size_t)r >=
 					      REPLY_MAX - 1) {
+					if (!r && c->busy)
+						busy_closed++;
 					fail(c, &errors);
 					continue;
 				}
@@ -258,9 +312,30 @@ int main(int argc, char **argv)
 						fail(c, &errors);
 						continue;
 					}
+					if (c->busy) {
+						/* Its turn comes again. */
+						busy_requests++;
+						c->state = BUSY;
+						c->next_send = now + busy_ns;
+						fifo[(fifo_head + fifo_len) %
+						     (nbusy + 1)] =
+							evs[k].data.u32;
+						fifo_len++;
+						continue;
+					}
 					answered++;
 					c->state = IDLE;
 				}
+				continue;
+			}
+			if (c->state == BUSY) {
+				/* Nothing may come but an EOF, too early. */
+				r = recv(c->fd, c->reply, REPLY_MAX, 0);
+				if (r < 0 && errno == EAGAIN)
+					continue;
+				if (r == 0)
+					busy_closed++;
+				fail(c, &errors);
 				continue;
 			}
 			if (c->state != IDLE)
@@ -288,12 +363,12 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	for (i = 0; i < nconns; i++) {
+	for (i = 0; i < total; i++) {
 		if (cs[i].state == IDLE || cs[i].state == REPLYING ||
-		    cs[i].state == CONNECTING) {
+		    cs[i].state == CONNECTING || cs[i].state == BUSY) {
 			if (cs[i].state == IDLE)
 				lost++;
-			else
+			else if (cs[i].state != BUSY && !cs[i].busy)
 				errors++;
 			close(cs[i].fd);
 		}
@@ -302,11 +377,14 @@ int main(int argc, char **argv)
 #define PCT(p)	(nlate ? (double)late[(nlate - 1) * (p) / 100] / 1e6 : 0.0)
 	printf("httpd_idle: conns=%u answered=%u closed=%u early=%u lost=%u "
 	       "errors=%u idle_ms=%llu late_p50_ms=%.3f late_p99_ms=%.3f "
-	       "late_max_ms=%.3f early_max_ms=%.3f\n", nconns, answered,
+	       "late_max_ms=%.3f early_max_ms=%.3f busy_conns=%u "
+	       "busy_requests=%llu busy_closed=%u\n", nconns, answered,
 	       closed, early, lost, errors,
 	       (unsigned long long)(idle_ns / NSEC_PER_MSEC), PCT(50), PCT(99),
-	       PCT(100), (double)early_max / 1e6);
+	       PCT(100), (double)early_max / 1e6, nbusy,
+	       (unsigned long long)busy_requests, busy_closed);
 #undef PCT
+	free(fifo);
 	free(late);
 	free(cs);
 	close(epfd);
