@@ -157,14 +157,29 @@ int main(int argc, char **argv)
 
 	while ((o = getopt(argc, argv, "a:p:n:i:g:b:B:")) != -1) {
 		switch (o) {
-		case 'a': addr = optarg; break;
-		case 'p': port = (unsigned int)num(optarg); break;
-		case 'n': nconns = (unsigned int)num(optarg); break;
-		case 'i': idle_ns = num(optarg) * NSEC_PER_MSEC; break;
-		case 'g': grace_ns = num(optarg) * NSEC_PER_MSEC; break;
-		case 'b': nbusy = (unsigned int)num(optarg); break;
-		case 'B': busy_ns = num(optarg) * NSEC_PER_MSEC; break;
-		default: usage();
+		case 'a':
+			addr = optarg;
+			break;
+		case 'p':
+			port = (unsigned int)num(optarg);
+			break;
+		case 'n':
+			nconns = (unsigned int)num(optarg);
+			break;
+		case 'i':
+			idle_ns = num(optarg) * NSEC_PER_MSEC;
+			break;
+		case 'g':
+			grace_ns = num(optarg) * NSEC_PER_MSEC;
+			break;
+		case 'b':
+			nbusy = (unsigned int)num(optarg);
+			break;
+		case 'B':
+			busy_ns = num(optarg) * NSEC_PER_MSEC;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (optind != argc || !nconns || port > 65535)

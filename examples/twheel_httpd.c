@@ -221,7 +221,7 @@ static struct {
 
 static struct worker *workers;
 static int stop_efd = -1;
-static volatile int stopping;
+static int stopping;	/* read and written with __atomic */
 static char resp_buf[RESP_COPIES * RESP_LEN];
 
 static uint64_t now_ns(void)
@@ -525,14 +525,14 @@ static bool idle_expired(struct worker *w, struct conn *c, uint64_t armed,
 	uint64_t now = now_ns();
 	int ret = 0;
 
-	if ((fired ? fired : now) < armed || now < armed)
+	if ((fired ? fired : now) < armed || now < armed) {
 		COUNT(w, idle_early);
-	else if (now >= c->last_activity + opt.idle_ns) {
+	} else if (now < c->last_activity + opt.idle_ns) {
+		COUNT(w, idle_rearms);
+	} else {
 		COUNT(w, idle_closes);
 		conn_close(w, c);
 		return true;
-	} else {
-		COUNT(w, idle_rearms);
 	}
 	switch (opt.backend) {
 	case BACKEND_TIMERFD:
@@ -601,10 +601,15 @@ static void conn_close(struct worker *w, struct conn *c)
 		/* Cancelled by the next flush; two per connection at most. */
 		if (w->nr_cancels + 2 > CANCEL_CAP && !w->in_flush)
 			tw_flush(w);
-		if (c->idle_id)
-			w->cancels[w->nr_cancels++] = c->idle_id;
-		if (c->req_id)
-			w->cancels[w->nr_cancels++] = c->req_id;
+		if (w->nr_cancels + 2 > CANCEL_CAP) {
+			/* Within a flush (cannot happen): the timers fire. */
+			COUNT(w, timer_errors);
+		} else {
+			if (c->idle_id)
+				w->cancels[w->nr_cancels++] = c->idle_id;
+			if (c->req_id)
+				w->cancels[w->nr_cancels++] = c->req_id;
+		}
 		c->idle_id = 0;
 		c->req_id = 0;
 		c->tw_dirty = false;
