@@ -351,35 +351,41 @@ TWHEEL_API int twheel_submit(struct twheel *tw, struct twheel_sqbuf *sq)
 }
 
 /*
- * As submit_ops(), but past failures: after an op that failed, the ops
+ * As twheel_submit(), but past failures: after an op that failed, the ops
  * after it are submitted again, so each op runs once and gets its own
- * result. Each round of the loop runs at least one op or stops.
+ * result. Every call runs at least one op or ends the loop.
  */
 TWHEEL_API int twheel_submit_all(struct twheel *tw, struct twheel_sqbuf *sq)
 {
-	unsigned int start = 0, ok = 0, i;
+	unsigned int start = 0, ok = 0, n, i;
 	int ret;
 
 	while (start < sq->count) {
-		ret = submit_ops(tw, &sq->ops[start], sizeof(*sq->ops),
-				 sq->count - start, 0, &sq->ops[start].result);
+		struct twheel_batch b = {
+			.ops = (uintptr_t)&sq->ops[start],
+		};
+
+		n = sq->count - start;
+		if (n > TWHEEL_BATCH_MAX)
+			n = TWHEEL_BATCH_MAX;
+		b.count = n;
+		ret = ioctl(tw->fd, TWHEEL_IOC_BATCH, &b);
 		if (ret < 0) {
-			/* Nothing of this call ran: every op left says why. */
+			ret = -errno;
 			if (!start)
 				return ret;
+			/* Nothing of this call ran: every op left says why. */
 			for (i = start; i < sq->count; i++)
 				sq->ops[i].result = ret;
 			break;
 		}
 		ok += (unsigned int)ret;
 		start += (unsigned int)ret;
-		if (start < sq->count) {
+		if ((unsigned int)ret < n) {
 			/*
-			 * Op @start failed; its result holds the errno. A
-			 * later call that failed as a whole wrote its errno
-			 * into its first op, which did not run: the same.
-			 * An op the kernel could not read keeps its result
-			 * (0): it did not run either.
+			 * Op @start failed and holds its errno; one the
+			 * kernel could not read kept its result (0) and did
+			 * not run either.
 			 */
 			if (sq->ops[start].result >= 0)
 				sq->ops[start].result = -EFAULT;
