@@ -345,6 +345,104 @@ consumer_test() {
 	run rmmod-twheel_consumer 60 rmmod twheel_consumer
 }
 
+# ---- An HTTP server's timeouts (examples/twheel_httpd, issue 26): each
+# backend answers a few seconds of wrk, then closes 50 silent connections
+# with its 1 s idle timeout, each exactly once and never early. TCG is
+# slow: the times are generous, the counts strict.
+
+# hval LINE NAME: NAME=value of LINE, 0 if absent
+hval() {
+	h_v=$(echo " $1" | sed -n "s/.* $2=\([^ ]*\).*/\1/p")
+	echo "${h_v:-0}"
+}
+
+# httpd_start BACKEND IDLE_MS: h_pid once the server says it is ready
+httpd_start() {
+	: >/tmp/httpd.out
+	twheel_httpd -b "$1" -p 18080 -i "$2" -m 1024 >/tmp/httpd.out 2>&1 &
+	h_pid=$!
+	wait_for 30 grep -q '^httpd: ready' /tmp/httpd.out
+}
+
+# httpd_stop: the server's last counters line in h_line
+httpd_stop() {
+	kill -TERM "$h_pid" 2>/dev/null
+	wait "$h_pid"
+	h_line=$(grep '^httpd: backend=' /tmp/httpd.out | tail -n1)
+	echo "# $h_line"
+}
+
+# httpd_bad LINE: the counters of LINE that must be 0 and are not
+httpd_bad() {
+	for h_f in idle_early twice deadline_fires timer_errors errors rejected; do
+		[ "$(hval "$1" "$h_f")" = 0 ] || printf '%s=%s ' "$h_f" "$(hval "$1" "$h_f")"
+	done
+}
+
+httpd_backend() {
+	hb=$1
+	step "httpd: $hb"
+	if ! httpd_start "$hb" 30000; then
+		cat /tmp/httpd.out
+		result "not ok" "httpd-$hb-wrk" "the server did not start"
+		kill -TERM "$h_pid" 2>/dev/null
+		return
+	fi
+	timeout 120 wrk -t2 -c200 -d5s --latency http://127.0.0.1:18080/ >/tmp/wrk.out 2>&1 &
+	hw_pid=$!
+	sleep 3
+	kill -USR1 "$h_pid"
+	wait "$hw_pid"
+	hw_st=$?
+	sed 's/^/# /' /tmp/wrk.out
+	grep '^httpd: backend=' /tmp/httpd.out | tail -n1 | sed 's/^/# mid-run: /'
+	[ ! -r "$STATS" ] || sed 's/^/# /' "$STATS"
+	httpd_stop
+	hw_req=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' /tmp/wrk.out)
+	why=$(httpd_bad "$h_line")
+	[ "$hw_st" = 0 ] || why="${why}wrk exited with $hw_st "
+	! grep -q 'Socket errors\|Non-2xx' /tmp/wrk.out || why="${why}wrk saw errors "
+	[ "${hw_req:-0}" -gt 0 ] && [ "$(hval "$h_line" requests)" -ge "$hw_req" ] ||
+		why="${why}server answered $(hval "$h_line" requests) of ${hw_req:-0} "
+	result "${why:+not }ok" "httpd-$hb-wrk" "$why"
+
+	if ! httpd_start "$hb" 1000; then
+		cat /tmp/httpd.out
+		result "not ok" "httpd-$hb-quiet" "the server did not start"
+		kill -TERM "$h_pid" 2>/dev/null
+		return
+	fi
+	timeout 120 httpd_idle -p 18080 -n 50 -i 1000 -g 10000 >/tmp/idle.out 2>&1
+	hi_st=$?
+	sed 's/^/# /' /tmp/idle.out
+	httpd_stop
+	why=$(httpd_bad "$h_line")
+	[ "$hi_st" = 0 ] || why="${why}httpd_idle exited with $hi_st "
+	[ "$(hval "$h_line" idle_closes)" = 50 ] ||
+		why="${why}idle_closes=$(hval "$h_line" idle_closes), not 50 "
+	result "${why:+not }ok" "httpd-$hb-quiet" "$why"
+}
+
+httpd_test() {
+	if [ ! -x /bin/twheel_httpd ] || [ ! -x /bin/httpd_idle ]; then
+		result skip httpd "twheel_httpd not built"
+		return
+	fi
+	command -v wrk >/dev/null || { result skip httpd "no wrk"; return; }
+	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+	ulimit -n 4096
+	for hb in timerfd heap twheel; do
+		httpd_backend "$hb"
+	done
+}
+
+mode_httpd() {
+	run insmod-twheel 60 insmod /twheel/twheel.ko || return
+	wait_for 5 test -c /dev/twheel
+	httpd_test
+	run rmmod-twheel 60 rmmod twheel
+}
+
 mode_check() {
 	step "twheel.ko"
 	run insmod-twheel 60 insmod /twheel/twheel.ko || return
@@ -354,6 +452,8 @@ mode_check() {
 		userspace_tests
 		# The README's libtwheel example: a 10 ms timer and its record.
 		run libtwheel-example 60 /bin/libtwheel_example
+		# Not on the debug kernel: wrk there would measure KASAN.
+		[ "$DEBUGK" = 1 ] || ! want httpd || httpd_test
 		# twheelctl on the other clocks: periodic timers run to --count.
 		# Not on the debug kernel: its tinyconfig has no signalfd,
 		# which twheelctl waits with.
@@ -691,6 +791,7 @@ case "$MODE" in
 check) mode_check ;;
 torture | fuzz) mode_reliability ;;
 bench) mode_bench ;;
+httpd) mode_httpd ;;
 demo) mode_demo ;;
 *) result "not ok" mode "unknown TWHEEL_MODE '$MODE'" ;;
 esac
