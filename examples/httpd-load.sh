@@ -1,4 +1,4 @@
-#!/usr/bin/env bash
+#!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
 # examples/httpd-load.sh: twheel_httpd under wrk, per timer backend.
@@ -6,6 +6,7 @@
 #   examples/httpd-load.sh [-b "heap timerfd twheel"] [-c "1000 10000"]
 #                          [-d seconds] [-t threads] [-i idle_ms]
 #                          [-g grace_ms] [-p port] [-w wrk_threads]
+#                          [-T table]
 #
 # For each backend (default: heap and timerfd, and twheel if /dev/twheel
 # exists) and each connection count N:
@@ -34,11 +35,17 @@
 # non-2xx, or the server answered fewer than wrk counted), an early or
 # lost close, twice, idle_early, a request deadline fired, or a timer error.
 #
+# With -T N the lines are "table=N backend=B phase=P conns=C rep=0 ...",
+# as make bench collects them (tests/vm/guest/run.sh, bench part httpd).
+# POSIX sh with local and ulimit -n (dash, busybox ash): it runs in the VM.
+# HTTPD, IDLE and WRK name the programs.
+#
 # Both programs run under nice (NICE="nice -n 10"): the machine may be
 # shared. Needs wrk, and RLIMIT_NOFILE (raised to 65536 if it can be) above
 # N + 100, 3N + 100 for timerfd (a socket and two timerfds per connection):
 # else the phase runs with the most connections (in thousands) that fit.
-set -uo pipefail
+# shellcheck shell=dash
+set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 HTTPD=${HTTPD:-$ROOT/examples/twheel_httpd}
@@ -55,8 +62,9 @@ wrk_threads=2
 idle_ms=1000
 grace_ms=2000
 port=18080
+table=
 
-while getopts "b:c:d:t:i:g:p:w:" o; do
+while getopts "b:c:d:t:i:g:p:w:T:" o; do
 	case "$o" in
 	b) backends=$OPTARG ;;
 	c) conns=$OPTARG ;;
@@ -66,12 +74,13 @@ while getopts "b:c:d:t:i:g:p:w:" o; do
 	g) grace_ms=$OPTARG ;;
 	p) port=$OPTARG ;;
 	w) wrk_threads=$OPTARG ;;
-	*) sed -n '4,8p' "$0" >&2; exit 2 ;;
+	T) table=$OPTARG ;;
+	*) sed -n '4,9p' "$0" >&2; exit 2 ;;
 	esac
 done
 if [ -z "$backends" ]; then
 	backends="heap timerfd"
-	[ ! -c /dev/twheel ] || backends+=" twheel"
+	[ ! -c /dev/twheel ] || backends="$backends twheel"
 fi
 for f in "$HTTPD" "$IDLE"; do
 	[ -x "$f" ] || { echo "httpd-load: no $f: make userspace" >&2; exit 2; }
@@ -105,9 +114,12 @@ trap cleanup EXIT
 # field LINE NAME: the value of NAME=... in LINE (0 if absent)
 field() {
 	local v
-	v=$(sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<" $1")
+	v=$(echo " $1" | sed -n "s/.* $2=\([^ ]*\).*/\1/p")
 	echo "${v:-0}"
 }
+
+# ms since boot (/proc/uptime: 10 ms steps), for the phases' lengths
+uptime_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
 
 slab_kb() { awk '/^Slab:/ { print $2 }' /proc/meminfo; }
 
@@ -122,14 +134,14 @@ tw_ops() {
 
 # start_server BACKEND IDLE_MS CONNS: sets srv_pid once it is ready.
 start_server() {
-	local i
+
 	: >"$tmp/server.out"
 	# Room for every connection on one thread: SO_REUSEPORT's hash is
 	# not even.
 	$NICE "$HTTPD" -b "$1" -t "$threads" -p "$port" -i "$2" -m $(($3 + 64)) \
 		>"$tmp/server.out" 2>&1 &
 	srv_pid=$!
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		grep -q '^httpd: ready' "$tmp/server.out" && return 0
 		kill -0 "$srv_pid" 2>/dev/null || break
 		sleep 0.1
@@ -183,7 +195,11 @@ wrk_summary() {
 
 # report LINE: print a phase's line and keep it for the summary
 report() {
-	echo "$*"
+	if [ -n "$table" ]; then
+		echo "$*" | sed "s/^load: \(backend=[^ ]* phase=[^ ]* conns=[^ ]*\)/table=$table \1 rep=0/"
+	else
+		echo "$*"
+	fi
 	echo "$*" >>"$tmp/lines"
 }
 
@@ -222,9 +238,9 @@ keepalive() {
 	wreq=$(field "$w" wrk_requests)
 	tw_kb=$(($(field "$cm" tw_units) * 256 / 1024))
 	why=$(server_problems "$c0" "$c1")
-	[ "$(field "$w" sock_errors)" = 0 ] || why+=" wrk_socket_errors"
-	[ "$(field "$w" non2xx)" = 0 ] || why+=" wrk_non2xx"
-	[ "$wreq" -gt 0 ] && [ "$req" -ge "$wreq" ] || why+=" unanswered"
+	[ "$(field "$w" sock_errors)" = 0 ] || why="$why wrk_socket_errors"
+	[ "$(field "$w" non2xx)" = 0 ] || why="$why wrk_non2xx"
+	[ "$wreq" -gt 0 ] && [ "$req" -ge "$wreq" ] || why="$why unanswered"
 	# shellcheck disable=SC2086 # one reason a word
 	report "load: backend=$b phase=keepalive conns=$n threads=$threads $w" \
 		"requests=$req open_mid=$(field "$cm" open)" \
@@ -246,31 +262,31 @@ quiet() {
 	start_server "$b" "$idle_ms" "$n"
 	s0=$(slab_kb)
 	c0=$(counters)
-	t0=$(date +%s%N)
+	t0=$(uptime_ms)
 	$NICE "$IDLE" -p "$port" -n "$k" -b "$busy" -B $((idle_ms / 2)) \
 		-i "$idle_ms" -g "$grace_ms" >"$tmp/idle.out" 2>&1 &
 	pid=$!
 	sleep "$(awk -v i="$idle_ms" 'BEGIN { print i / 1000 + 0.5 }')"
 	sm=$(slab_kb)
 	wait "$pid"
-	t1=$(date +%s%N)
+	t1=$(uptime_ms)
 	c1=$(counters)
 	stop_server
 	q=$(grep '^httpd_idle:' "$tmp/idle.out")
 	req=$(delta "$c0" "$c1" requests)
 	closes=$(delta "$c0" "$c1" idle_closes)
 	why=$(server_problems "$c0" "$c1")
-	[ -n "$q" ] || why+=" httpd_idle_failed"
-	[ "$(field "$q" early)" = 0 ] || why+=" early"
-	[ "$(field "$q" lost)" = 0 ] || why+=" lost"
-	[ "$(field "$q" errors)" = 0 ] || why+=" idle_client_errors"
-	[ "$(field "$q" answered)" = "$k" ] || why+=" idle_unanswered"
-	[ "$(field "$q" busy_closed)" = 0 ] || why+=" busy_closed"
-	[ "$closes" = "$k" ] || why+=" idle_closes!=$k"
+	[ -n "$q" ] || why="$why httpd_idle_failed"
+	[ "$(field "$q" early)" = 0 ] || why="$why early"
+	[ "$(field "$q" lost)" = 0 ] || why="$why lost"
+	[ "$(field "$q" errors)" = 0 ] || why="$why idle_client_errors"
+	[ "$(field "$q" answered)" = "$k" ] || why="$why idle_unanswered"
+	[ "$(field "$q" busy_closed)" = 0 ] || why="$why busy_closed"
+	[ "$closes" = "$k" ] || why="$why idle_closes!=$k"
 	# shellcheck disable=SC2086 # one reason a word
 	report "load: backend=$b phase=quiet conns=$n idle_conns=$k busy_conns=$busy" \
 		"idle_ms=$idle_ms threads=$threads" \
-		"rps=$(awk -v r="$req" -v t=$((t1 - t0)) 'BEGIN { printf "%.0f", r / (t / 1e9) }')" \
+		"rps=$(awk -v r="$req" -v t=$((t1 - t0)) 'BEGIN { printf "%.0f", t ? r / (t / 1e3) : 0 }')" \
 		"requests=$req" \
 		"cpu_us_per_req=$(per_req $(($(cpu_us "$c1") - $(cpu_us "$c0"))) "$req")" \
 		"slab_kb=$((sm - s0))" \

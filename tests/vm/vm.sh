@@ -67,13 +67,15 @@ guest_files() {
 	done
 	f=$TWHEEL_BUILD/userspace/libtwheel_example
 	[ ! -x "$f" ] || echo "$f:/bin/libtwheel_example"
-	# The HTTP server's test (check and httpd modes): the server, its
-	# idle client and wrk, dynamic, with its libraries as perf below.
+	# The HTTP server's test (check and httpd modes) and table 10 (bench):
+	# the server, its idle client, its load script (not in /bin/, which
+	# is stripped) and wrk, dynamic, with its libraries as perf below.
 	case "$mode" in
-	check | httpd)
+	check | httpd | bench)
 		for f in examples/twheel_httpd examples/httpd_idle; do
 			[ ! -x "$TWHEEL_ROOT/$f" ] || echo "$TWHEEL_ROOT/$f:/bin/${f##*/}"
 		done
+		echo "$TWHEEL_ROOT/examples/httpd-load.sh:/twheel/httpd-load.sh"
 		if f=$(readlink -f "$(command -v wrk)"); then
 			echo "$f:/usr/bin/wrk"
 			ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// { print $3 ":" $3 }

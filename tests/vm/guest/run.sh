@@ -699,6 +699,19 @@ mode_bench() {
 		run rmmod-twheel 60 rmmod twheel
 		return
 	fi
+	if [ "$TWHEEL_BENCH_PART" = httpd ]; then
+		# Table 10: an HTTP server's timeouts on timerfd, a heap and
+		# twheel (examples/httpd-load.sh: 1,000 and 10,000 keep-alive
+		# connections of wrk, then a tenth of them idle).
+		run insmod-twheel 60 insmod /twheel/twheel.ko || return
+		ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+		step "table 10: twheel_httpd under wrk, per timer backend"
+		COMMENT='' run table-10 1500 env HTTPD=/bin/twheel_httpd \
+			IDLE=/bin/httpd_idle NICE= sh /twheel/httpd-load.sh -T 10 \
+			-b "heap timerfd twheel"
+		run rmmod-twheel 60 rmmod twheel
+		return
+	fi
 	bench_load || return
 	if [ "$TWHEEL_BENCH_PART" = ops ]; then
 		# Table 7 alone (TWHEEL_BENCH_OPS: twheel_bench's -m list), with
