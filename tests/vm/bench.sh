@@ -15,6 +15,8 @@
 # picks its rows, TWHEEL_BENCH_PERF=1 profiles it with perf, which then goes
 # into the initramfs, and TWHEEL_BENCH_PERF_SYMS=twheel_ adds the samples per
 # instruction of the symbols matching it),
+# TWHEEL_BENCH_HTTPD_CONNS=1000,10000 and TWHEEL_BENCH_HTTPD_SECONDS=5 (table
+# 10's connection counts and seconds per phase),
 # TWHEEL_BENCH_PARTS="main scale httpd", TWHEEL_BENCH_KERNEL=distro (or distro61,
 # rt), TWHEEL_ACCEL=kvm|tcg.
 # The figures are never judged: the exit status is 1 only if a part did not
@@ -45,6 +47,10 @@ for part in ${TWHEEL_BENCH_PARTS:-main scale httpd}; do
 		--env "TWHEEL_BENCH_SCALE_REPS=${TWHEEL_BENCH_SCALE_REPS:-2}")
 	[ -z "${TWHEEL_BENCH_ARGS:-}" ] || args+=(--env "TWHEEL_BENCH_ARGS=$TWHEEL_BENCH_ARGS")
 	[ -z "${TWHEEL_BENCH_OPS:-}" ] || args+=(--env "TWHEEL_BENCH_OPS=$TWHEEL_BENCH_OPS")
+	[ -z "${TWHEEL_BENCH_HTTPD_CONNS:-}" ] ||
+		args+=(--env "TWHEEL_BENCH_HTTPD_CONNS=$TWHEEL_BENCH_HTTPD_CONNS")
+	[ -z "${TWHEEL_BENCH_HTTPD_SECONDS:-}" ] ||
+		args+=(--env "TWHEEL_BENCH_HTTPD_SECONDS=$TWHEEL_BENCH_HTTPD_SECONDS")
 	[ -z "${TWHEEL_BENCH_PERF:-}" ] || args+=(--env "TWHEEL_BENCH_PERF=1")
 	[ -z "${TWHEEL_BENCH_PERF_SYMS:-}" ] ||
 		args+=(--env "TWHEEL_BENCH_PERF_SYMS=$TWHEEL_BENCH_PERF_SYMS")

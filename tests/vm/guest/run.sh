@@ -24,7 +24,8 @@
 # Environment: TWHEEL_KERNEL (distro, distro61, rt, debug, rtdebug, kcsan),
 # TWHEEL_TEST_FILTER (make check T=), TWHEEL_KUNIT_GLOB, TWHEEL_DURATION,
 # TWHEEL_PART (check: all, core or reliability, the debug kernel's halves),
-# TWHEEL_KCSAN=1, TWHEEL_BENCH_{PART,REPS,SCALE_REPS,ARGS}.
+# TWHEEL_KCSAN=1, TWHEEL_BENCH_{PART,REPS,SCALE_REPS,ARGS},
+# TWHEEL_BENCH_HTTPD_{CONNS,SECONDS} (table 10: 1000,10000 and 5).
 # Files: /twheel/*.ko, /bin/* (the static programs), /usr/bin/trinity.
 
 if [ "$$" = 1 ]; then
@@ -708,7 +709,9 @@ mode_bench() {
 		step "table 10: twheel_httpd under wrk, per timer backend"
 		COMMENT='' run table-10 1500 env HTTPD=/bin/twheel_httpd \
 			IDLE=/bin/httpd_idle NICE= sh /twheel/httpd-load.sh -T 10 \
-			-b "heap timerfd twheel"
+			-b "heap timerfd twheel" \
+			-c "$(echo "${TWHEEL_BENCH_HTTPD_CONNS:-1000,10000}" | tr , ' ')" \
+			-d "${TWHEEL_BENCH_HTTPD_SECONDS:-5}"
 		run rmmod-twheel 60 rmmod twheel
 		return
 	fi
