@@ -6,7 +6,7 @@
 #   examples/httpd-load.sh [-b "heap timerfd twheel"] [-c "1000 10000"]
 #                          [-d seconds] [-t threads] [-i idle_ms]
 #                          [-g grace_ms] [-p port] [-w wrk_threads]
-#                          [-T table]
+#                          [-B busy_ms] [-T table]
 #
 # For each backend (default: heap and timerfd, and twheel if /dev/twheel
 # exists) and each connection count N:
@@ -14,7 +14,7 @@
 #              server's default timeouts (30 s idle, 5 s per request);
 #   quiet      a server with an idle timeout of -i ms (1000): httpd_idle
 #              keeps N - N/10 connections busy, each with a request every
-#              -i/2 ms (paced: wrk would saturate the server and leave its
+#              -B ms (-i/2; paced: wrk would saturate the server and leave its
 #              own connections idle past the timeout), and opens N/10 that
 #              send one request and go silent, so their idle timeouts fire
 #              under load; it measures how late each close came after
@@ -63,8 +63,9 @@ idle_ms=1000
 grace_ms=2000
 port=18080
 table=
+busy_ms=
 
-while getopts "b:c:d:t:i:g:p:w:T:" o; do
+while getopts "b:c:d:t:i:g:p:w:B:T:" o; do
 	case "$o" in
 	b) backends=$OPTARG ;;
 	c) conns=$OPTARG ;;
@@ -74,10 +75,12 @@ while getopts "b:c:d:t:i:g:p:w:T:" o; do
 	g) grace_ms=$OPTARG ;;
 	p) port=$OPTARG ;;
 	w) wrk_threads=$OPTARG ;;
+	B) busy_ms=$OPTARG ;;
 	T) table=$OPTARG ;;
 	*) sed -n '4,9p' "$0" >&2; exit 2 ;;
 	esac
 done
+busy_ms=${busy_ms:-$((idle_ms / 2))}
 if [ -z "$backends" ]; then
 	backends="heap timerfd"
 	[ ! -c /dev/twheel ] || backends="$backends twheel"
@@ -263,7 +266,7 @@ quiet() {
 	s0=$(slab_kb)
 	c0=$(counters)
 	t0=$(uptime_ms)
-	$NICE "$IDLE" -p "$port" -n "$k" -b "$busy" -B $((idle_ms / 2)) \
+	$NICE "$IDLE" -p "$port" -n "$k" -b "$busy" -B "$busy_ms" \
 		-i "$idle_ms" -g "$grace_ms" >"$tmp/idle.out" 2>&1 &
 	pid=$!
 	sleep "$(awk -v i="$idle_ms" 'BEGIN { print i / 1000 + 0.5 }')"
@@ -285,7 +288,7 @@ quiet() {
 	[ "$closes" = "$k" ] || why="$why idle_closes!=$k"
 	# shellcheck disable=SC2086 # one reason a word
 	report "load: backend=$b phase=quiet conns=$n idle_conns=$k busy_conns=$busy" \
-		"idle_ms=$idle_ms threads=$threads" \
+		"idle_ms=$idle_ms busy_ms=$busy_ms threads=$threads" \
 		"rps=$(awk -v r="$req" -v t=$((t1 - t0)) 'BEGIN { printf "%.0f", t ? r / (t / 1e3) : 0 }')" \
 		"requests=$req" \
 		"cpu_us_per_req=$(per_req $(($(cpu_us "$c1") - $(cpu_us "$c0"))) "$req")" \
