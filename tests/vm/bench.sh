@@ -15,8 +15,9 @@
 # picks its rows, TWHEEL_BENCH_PERF=1 profiles it with perf, which then goes
 # into the initramfs, and TWHEEL_BENCH_PERF_SYMS=twheel_ adds the samples per
 # instruction of the symbols matching it),
-# TWHEEL_BENCH_HTTPD_CONNS=1000,10000 and TWHEEL_BENCH_HTTPD_SECONDS=5 (table
-# 10's connection counts and seconds per phase),
+# TWHEEL_BENCH_HTTPD_CONNS=1000,10000, TWHEEL_BENCH_HTTPD_SECONDS (table 10's
+# connection counts and seconds per phase: 5 and 20 at 10,000) and
+# TWHEEL_BENCH_HTTPD_BACKENDS=heap,timerfd,twheel,
 # TWHEEL_BENCH_PARTS="main scale httpd", TWHEEL_BENCH_KERNEL=distro (or distro61,
 # rt), TWHEEL_ACCEL=kvm|tcg.
 # The figures are never judged: the exit status is 1 only if a part did not
@@ -51,6 +52,8 @@ for part in ${TWHEEL_BENCH_PARTS:-main scale httpd}; do
 		args+=(--env "TWHEEL_BENCH_HTTPD_CONNS=$TWHEEL_BENCH_HTTPD_CONNS")
 	[ -z "${TWHEEL_BENCH_HTTPD_SECONDS:-}" ] ||
 		args+=(--env "TWHEEL_BENCH_HTTPD_SECONDS=$TWHEEL_BENCH_HTTPD_SECONDS")
+	[ -z "${TWHEEL_BENCH_HTTPD_BACKENDS:-}" ] ||
+		args+=(--env "TWHEEL_BENCH_HTTPD_BACKENDS=$TWHEEL_BENCH_HTTPD_BACKENDS")
 	[ -z "${TWHEEL_BENCH_PERF:-}" ] || args+=(--env "TWHEEL_BENCH_PERF=1")
 	[ -z "${TWHEEL_BENCH_PERF_SYMS:-}" ] ||
 		args+=(--env "TWHEEL_BENCH_PERF_SYMS=$TWHEEL_BENCH_PERF_SYMS")
