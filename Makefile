@@ -6,8 +6,9 @@
 #   make [modules]          twheel.ko, samples/twheel_consumer.ko and, if the
 #                           kernel has CONFIG_KUNIT, tests/twheel_kunit.ko,
 #                           plus the static userspace programs
-#   make userspace          lib, then tools/twheelctl, tools/twheel_bench and
-#                           tests/userspace/*, all linked with lib/libtwheel.a
+#   make userspace          lib, then tools/twheelctl, tools/twheel_bench,
+#                           tests/userspace/* and examples/*, all linked
+#                           with lib/libtwheel.a
 #                           (twheel_test on the kernel's kselftest_harness.h,
 #                           extracted from linux-source-6.12 into
 #                           build/kselftest)
@@ -58,6 +59,10 @@ RELIABILITY_PROGS := $(patsubst %.c,%,$(wildcard tests/userspace/twheel_torture.
 	tests/userspace/twheel_failnth.c tests/userspace/twheel_fuzz.c \
 	tests/userspace/twheel_abuse.c))
 USER_PROGS += $(RELIABILITY_PROGS)
+# examples/: twheel_httpd (an HTTP server's timeouts on three timer
+# backends) and httpd_idle, its idle-close client; see examples/README.md
+EXAMPLE_PROGS := $(patsubst %.c,%,$(wildcard examples/twheel_httpd.c examples/httpd_idle.c))
+USER_PROGS += $(EXAMPLE_PROGS)
 
 KERNELS ?= distro distro61 rt v72 debug
 T ?=
@@ -135,6 +140,9 @@ tests/userspace/twheel_test: tests/userspace/twheel_test.c $(TW_UTIL) $(KSFT_STA
 $(RELIABILITY_PROGS): %: %.c $(TW_UTIL)
 	$(CC) $(USER_CFLAGS) $(LIBTWHEEL) -o $@ $< $(LIBTWHEEL_A)
 
+$(EXAMPLE_PROGS): %: %.c $(LIBTWHEEL_DEPS)
+	$(CC) $(USER_CFLAGS) $(LIBTWHEEL) -o $@ $< $(LIBTWHEEL_A)
+
 # libtwheel: built, installed and cleaned by lib/Makefile (PREFIX, DESTDIR,
 # LIBDIR, ... are passed down with the command line). lib/Makefile always
 # runs (FORCE) and decides what is out of date; what links libtwheel.a is
@@ -195,5 +203,5 @@ clean:
 	@if [ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ]; then \
 		$(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
 	rm -rf build tools/twheelctl tools/twheel_bench tests/userspace/twheel_test
-	rm -f $(RELIABILITY_PROGS)
+	rm -f $(RELIABILITY_PROGS) $(EXAMPLE_PROGS)
 	$(MAKE) -C lib clean

@@ -350,6 +350,51 @@ TWHEEL_API int twheel_submit(struct twheel *tw, struct twheel_sqbuf *sq)
 			  &sq->ops[0].result);
 }
 
+/*
+ * As twheel_submit(), but past failures: after an op that failed, the ops
+ * after it are submitted again, so each op runs once and gets its own
+ * result. Every call runs at least one op or ends the loop.
+ */
+TWHEEL_API int twheel_submit_all(struct twheel *tw, struct twheel_sqbuf *sq)
+{
+	unsigned int start = 0, ok = 0, n, i;
+	int ret;
+
+	while (start < sq->count) {
+		struct twheel_batch b = {
+			.ops = (uintptr_t)&sq->ops[start],
+		};
+
+		n = sq->count - start;
+		if (n > TWHEEL_BATCH_MAX)
+			n = TWHEEL_BATCH_MAX;
+		b.count = n;
+		ret = ioctl(tw->fd, TWHEEL_IOC_BATCH, &b);
+		if (ret < 0) {
+			ret = -errno;
+			if (!start)
+				return ret;
+			/* Nothing of this call ran: every op left says why. */
+			for (i = start; i < sq->count; i++)
+				sq->ops[i].result = ret;
+			break;
+		}
+		ok += (unsigned int)ret;
+		start += (unsigned int)ret;
+		if ((unsigned int)ret < n) {
+			/*
+			 * Op @start failed and holds its errno; one the
+			 * kernel could not read kept its result (0) and did
+			 * not run either.
+			 */
+			if (sq->ops[start].result >= 0)
+				sq->ops[start].result = -EFAULT;
+			start++;
+		}
+	}
+	return (int)ok;
+}
+
 TWHEEL_API int twheel_submit_short(struct twheel *tw,
 				   struct twheel_short_op *ops,
 				   unsigned int count)

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define LIBTWHEEL_VERSION_MAJOR	1
-#define LIBTWHEEL_VERSION_MINOR	1
+#define LIBTWHEEL_VERSION_MINOR	3
 
 /* twheel_open() flags */
 #define LIBTWHEEL_OPEN_MAP	0x1u	/* also twheel_map() */
@@ -346,6 +346,29 @@ int twheel_sqbuf_cancel(struct twheel_sqbuf *sq, uint64_t id);
  * failed as a whole and nothing ran.
  */
 int twheel_submit(struct twheel *tw, struct twheel_sqbuf *sq);
+
+/**
+ * twheel_submit_all() - run every operation of a buffer, each with its own
+ *	result (libtwheel 1.3)
+ * @tw: the handle
+ * @sq: the buffer; left filled, with the results written back
+ *
+ * As twheel_submit(), but an operation that fails does not stop the ones
+ * after it: they are submitted again, from the one after it, until every
+ * operation has run once. This is what an event loop wants from the
+ * operations it gathered in one round: a CANCEL whose timer's record was
+ * read meanwhile (-ENOENT), or a SCHEDULE past a cap (-ENOSPC, -EDQUOT,
+ * -EAGAIN), concerns that one connection, not the others. Each failure
+ * costs one more TWHEEL_IOC_BATCH call. If a call after the first fails
+ * as a whole, its errno is written into the result of every operation not
+ * yet run; an operation the kernel could not read gets -EFAULT.
+ *
+ * Return: the number of operations that succeeded (@sq->count if all did;
+ * 0 for an empty buffer): the others hold their negative errno in their
+ * result. A negative errno if the first call failed as a whole and nothing
+ * ran (no result is written then).
+ */
+int twheel_submit_all(struct twheel *tw, struct twheel_sqbuf *sq);
 
 /**
  * twheel_prep_schedule() - fill a short op: schedule a one-shot

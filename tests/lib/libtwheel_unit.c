@@ -275,6 +275,40 @@ static void test_sqbuf(void)
 	      sq.ops[4096].result == -ENOMEM,
 	      "submit_later_call_fails");
 
+	/* twheel_submit_all(): past the failed op, each op its result. */
+	reset_model();
+	m.fail_op = 5000;
+	twheel_sqbuf_reset(&sq);
+	for (i = 0; i < 10000; i++)
+		twheel_sqbuf_schedule(&sq, i, 0, 0, i);
+	ret = twheel_submit_all(&tw, &sq);
+	check(ret == 9999 && m.calls == 4 && m.counts[1] == 4096 &&
+	      m.counts[2] == 4096 && m.counts[3] == 4999 - 4096 &&
+	      sq.ops[5000].result == -ENOENT && sq.ops[4999].result == 0 &&
+	      sq.ops[5001].result == 0 && sq.ops[5001].spec.id &&
+	      sq.ops[9999].spec.id && !m.bad,
+	      "submit_all_runs_past_failed_op");
+
+	reset_model();
+	m.fail_call = 1;
+	m.fail_errno = ENOMEM;
+	check(twheel_submit_all(&tw, &sq) == -ENOMEM && m.calls == 1,
+	      "submit_all_first_call_fails");
+
+	reset_model();
+	m.fail_call = 2;
+	m.fail_errno = EBADF;
+	for (i = 0; i < 10000; i++)
+		sq.ops[i].result = 0;
+	check(twheel_submit_all(&tw, &sq) == 4096 && m.calls == 2 &&
+	      sq.ops[4096].result == -EBADF && sq.ops[9999].result == -EBADF,
+	      "submit_all_later_call_fails");
+
+	reset_model();
+	twheel_sqbuf_reset(&sq);
+	check(twheel_submit_all(&tw, &sq) == 0 && m.calls == 0,
+	      "submit_all_empty");
+
 	reset_model();
 	twheel_sqbuf_reset(&sq);
 	check(twheel_submit(&tw, &sq) == 0 && m.calls == 0, "submit_empty");

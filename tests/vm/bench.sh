@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make bench: boot the distro kernel for each part through tests/vm/vm.sh
-# (main: tables 1-8 in 2 GiB; scale: table 9, booted with mem=1024M),
+# (main: tables 1-8 in 2 GiB; scale: table 9, booted with mem=1024M;
+# httpd: table 10, examples/httpd-load.sh's "table=10" lines, collected
+# but not yet printed by bench/report.py),
 # collect every "table=" line into build/logs/bench-raw.tsv and print the
 # tables of BENCHMARKS.md (bench/report.py), also saved as
 # build/logs/bench-report.txt.
@@ -13,7 +15,10 @@
 # picks its rows, TWHEEL_BENCH_PERF=1 profiles it with perf, which then goes
 # into the initramfs, and TWHEEL_BENCH_PERF_SYMS=twheel_ adds the samples per
 # instruction of the symbols matching it),
-# TWHEEL_BENCH_PARTS="main scale", TWHEEL_BENCH_KERNEL=distro (or distro61,
+# TWHEEL_BENCH_HTTPD_CONNS=1000,10000, TWHEEL_BENCH_HTTPD_SECONDS (table 10's
+# connection counts and seconds per phase: 5 and 20 at 10,000) and
+# TWHEEL_BENCH_HTTPD_BACKENDS=heap,timerfd,twheel,
+# TWHEEL_BENCH_PARTS="main scale httpd", TWHEEL_BENCH_KERNEL=distro (or distro61,
 # rt), TWHEEL_ACCEL=kvm|tcg.
 # The figures are never judged: the exit status is 1 only if a part did not
 # run to its end or a table has no data.
@@ -36,13 +41,19 @@ load=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' '/')
 TWHEEL_ACCEL=$(accel_args | sed 's/-accel \([a-z]*\).*/\1/')
 export TWHEEL_ACCEL
 build=
-for part in ${TWHEEL_BENCH_PARTS:-main scale}; do
+for part in ${TWHEEL_BENCH_PARTS:-main scale httpd}; do
 	args=(--name "$K-bench-$part" --timeout 1800 ${build:+"$build"}
 		--env "TWHEEL_BENCH_PART=$part"
 		--env "TWHEEL_BENCH_REPS=${TWHEEL_BENCH_REPS:-5}"
 		--env "TWHEEL_BENCH_SCALE_REPS=${TWHEEL_BENCH_SCALE_REPS:-2}")
 	[ -z "${TWHEEL_BENCH_ARGS:-}" ] || args+=(--env "TWHEEL_BENCH_ARGS=$TWHEEL_BENCH_ARGS")
 	[ -z "${TWHEEL_BENCH_OPS:-}" ] || args+=(--env "TWHEEL_BENCH_OPS=$TWHEEL_BENCH_OPS")
+	[ -z "${TWHEEL_BENCH_HTTPD_CONNS:-}" ] ||
+		args+=(--env "TWHEEL_BENCH_HTTPD_CONNS=$TWHEEL_BENCH_HTTPD_CONNS")
+	[ -z "${TWHEEL_BENCH_HTTPD_SECONDS:-}" ] ||
+		args+=(--env "TWHEEL_BENCH_HTTPD_SECONDS=$TWHEEL_BENCH_HTTPD_SECONDS")
+	[ -z "${TWHEEL_BENCH_HTTPD_BACKENDS:-}" ] ||
+		args+=(--env "TWHEEL_BENCH_HTTPD_BACKENDS=$TWHEEL_BENCH_HTTPD_BACKENDS")
 	[ -z "${TWHEEL_BENCH_PERF:-}" ] || args+=(--env "TWHEEL_BENCH_PERF=1")
 	[ -z "${TWHEEL_BENCH_PERF_SYMS:-}" ] ||
 		args+=(--env "TWHEEL_BENCH_PERF_SYMS=$TWHEEL_BENCH_PERF_SYMS")
@@ -66,7 +77,7 @@ python3 "$TWHEEL_ROOT/bench/report.py" collect \
 	--meta "host_cpus=$(nproc)" --meta "host_load=$load" --meta "commit=$commit" \
 	--meta "twheel_cpu_bytes=$((16#${twcpu:-0}))" "${outs[@]}" >"$RAW"
 python3 "$TWHEEL_ROOT/bench/report.py" report --elapsed "$(($(now) - t0))" \
-	--parts "${TWHEEL_BENCH_PARTS:-main scale}" "$RAW" |
+	--parts "${TWHEEL_BENCH_PARTS:-main scale httpd}" "$RAW" |
 	tee "$LOGS/bench-report.txt" || rc=1
 msg "bench: raw figures in $RAW, tables in $LOGS/bench-report.txt ($(($(now) - t0)) s)"
 exit "$rc"

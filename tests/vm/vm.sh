@@ -8,7 +8,7 @@
 #                  [--env VAR=VALUE]... [--cmdline ARGS] [--timeout S]
 #                  [--no-build]
 #
-# MODE is guest/run.sh's (check, torture, fuzz, bench, demo); KERNEL one of
+# MODE is guest/run.sh's (check, torture, fuzz, bench, demo, httpd); KERNEL one of
 # lib.sh's kernel_kdir(). Builds the modules and the static programs
 # (unless --no-build), packs an initramfs, boots it (again, twice at most,
 # if the kernel dies before /init runs: seen under TCG, an int3 Oops while
@@ -67,6 +67,22 @@ guest_files() {
 	done
 	f=$TWHEEL_BUILD/userspace/libtwheel_example
 	[ ! -x "$f" ] || echo "$f:/bin/libtwheel_example"
+	# The HTTP server's test (check and httpd modes) and table 10 (bench):
+	# the server, its idle client, its load script (not in /bin/, which
+	# is stripped) and wrk, dynamic, with its libraries as perf below.
+	case "$mode" in
+	check | httpd | bench)
+		for f in examples/twheel_httpd examples/httpd_idle; do
+			[ ! -x "$TWHEEL_ROOT/$f" ] || echo "$TWHEEL_ROOT/$f:/bin/${f##*/}"
+		done
+		echo "$TWHEEL_ROOT/examples/httpd-load.sh:/twheel/httpd-load.sh"
+		if f=$(readlink -f "$(command -v wrk)"); then
+			echo "$f:/usr/bin/wrk"
+			ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// { print $3 ":" $3 }
+				$1 ~ /^\// && $2 ~ /^\(/ { print $1 ":" $1 }' | sort -u
+		fi
+		;;
+	esac
 	# perf (dynamic, with its libraries) for make bench's profile runs.
 	if [ -n "${TWHEEL_BENCH_PERF:-}" ] && f=$(readlink -f "$(command -v perf)"); then
 		echo "$f:/usr/bin/perf"
