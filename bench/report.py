@@ -498,6 +498,46 @@ class Report(Raw):
                    self.select(9), self.find(9, facility="twheel"),
                    skip=lambda d, m: "skipped" in m and skipped(d, 5))
 
+    def table10(self):
+        """An HTTP server's timeouts (examples/httpd-load.sh): a row per backend and
+        connection count, keep-alive figures beside the quiet phase's."""
+        keep = {(d["backend"], int(d["conns"])): m for d, m in self.select(10, phase="keepalive")}
+        quiet = {(d["backend"], int(d["conns"])): m for d, m in self.select(10, phase="quiet")}
+        if not keep and not quiet:
+            self.missing.append(10)
+            return
+        order = ["twheel", "heap", "timerfd"]
+        rows = sorted(set(keep) | set(quiet),
+                      key=lambda k: (k[1], order.index(k[0]) if k[0] in order else 9))
+        print(f"\n### Table 10: an HTTP server's timeouts\n\n" if self.markdown else
+              "\n== Table 10: an HTTP server's timeouts\n   ", end="")
+        print("examples/twheel_httpd under wrk (keep-alive, idle timeout 30 s pushed back on "
+              "every request, a 5 s deadline per request), then a quiet phase where a tenth "
+              "of the connections go silent: how late their idle closes came (ms after "
+              "last request + idle timeout), and none early, lost or twice. CPU: the "
+              "server's utime + stime per request. tw KiB: twheel's kernel memory for the "
+              "server's timers (its slab units); slab KiB: the slab growth of the whole "
+              "machine mid-phase. vs twheel: this backend's figure / twheel's at the same "
+              "count.\n")
+        grid = []
+        for b, n in rows:
+            k, q = keep.get((b, n), {}), quiet.get((b, n), {})
+            tk = keep.get(("twheel", n), {})
+            grid.append([b, f"{n:,}", num(med(k.get("rps"))),
+                         ratio(med(k.get("rps")), med(tk.get("rps"))),
+                         num(med(k.get("cpu_us_per_req"))),
+                         ratio(med(k.get("cpu_us_per_req")), med(tk.get("cpu_us_per_req"))),
+                         num(med(k.get("tw_kb"))) if b == "twheel" else "-",
+                         num(med(k.get("slab_kb"))),
+                         "/".join(num(med(q.get(x))) for x in
+                                  ("late_p50_ms", "late_p99_ms", "late_max_ms")) if q else "-",
+                         "/".join(num(med(q.get(x))) for x in ("early", "lost", "twice"))
+                         if q else "-",
+                         (k.get("check") or ["-"])[0] + "/" + (q.get("check") or ["-"])[0]])
+        self.grid(10, ["backend", "conns", "req/s", "vs twheel", "CPU us/req", "vs twheel",
+                       "tw KiB", "slab KiB", "idle late p50/p99/max ms", "early/lost/twice",
+                       "checks"], grid)
+
     def report(self, elapsed, parts="main scale"):
         m, info = self.meta, self.find(0, part="main") or {}
         head = (f"twheel benchmarks, {m.get('date', '?')}, kernel {m.get('kernel', '?')}, "
@@ -518,7 +558,8 @@ class Report(Raw):
         print(sep + "Figures: median over the repetitions (min-max in parentheses); \"vs twheel\" "
               "= this row / twheel's row (below 1: cheaper or better than twheel).")
         for table in (self.table1, self.table2, self.table3, self.goals13, self.table4,
-                      self.table5, self.table6, self.table7, self.table8, self.table9):
+                      self.table5, self.table6, self.table7, self.table8, self.table9,
+                      self.table10):
             table()
         done = self.find(0, done=1) or {}
         extra = [f"make bench wall time: {elapsed} s"] if elapsed else []
@@ -533,6 +574,8 @@ class Report(Raw):
         # Tables 1-8 come from the main part, table 9 from the scale part,
         # table 7 alone from the ops part.
         want = {t for t in range(1, 10) if ("main" if t != 9 else "scale") in parts.split()}
+        if "httpd" in parts.split():
+            want.add(10)
         if "ops" in parts.split():
             want.add(7)
         missing = sorted(t for t in set(self.missing) if t in want)
