@@ -872,9 +872,14 @@ EXPORT_SYMBOL_GPL(twheel_schedule_at);
  * Cancelling
  */
 
-/* twheel_cancel(), also giving the state word it found in *@oldp. */
+/*
+ * twheel_cancel(), also giving the state word it found in *@oldp. A timer
+ * whose state has a bit of @refuse set is left alone (false): a constant,
+ * 0 but for twheel_cancel_sync(), which refuses TW_RUNNING.
+ */
 static __always_inline bool tw_cancel_irqsoff(struct twheel_timer *timer,
-					      unsigned long *oldp)
+					      unsigned long *oldp,
+					      unsigned long refuse)
 {
 	unsigned long old, new;
 	int this, push_to;
@@ -896,6 +901,16 @@ static __always_inline bool tw_cancel_irqsoff(struct twheel_timer *timer,
 						  TW_HELD))
 				tw_release(timer);
 			trace_twheel_cancel(timer, false);
+			*oldp = old;
+			return false;
+		}
+		/*
+		 * Checked on every round: TW_RUNNING is set only by a claim
+		 * on the holder CPU, and a round that unlinked the timer here
+		 * (@local) is that CPU, with interrupts off, so the bit cannot
+		 * appear after such a round.
+		 */
+		if (old & refuse) {
 			*oldp = old;
 			return false;
 		}
@@ -943,13 +958,13 @@ static __always_inline bool tw_cancel_irqsoff(struct twheel_timer *timer,
 }
 
 static __always_inline bool tw_cancel(struct twheel_timer *timer,
-				      unsigned long *oldp)
+				      unsigned long *oldp, unsigned long refuse)
 {
 	unsigned long flags;
 	bool ret;
 
 	local_irq_save(flags);
-	ret = tw_cancel_irqsoff(timer, oldp);
+	ret = tw_cancel_irqsoff(timer, oldp, refuse);
 	local_irq_restore(flags);
 	return ret;
 }
@@ -980,7 +995,7 @@ bool twheel_cancel(struct twheel_timer *timer)
 {
 	unsigned long old;
 
-	return tw_cancel(timer, &old);
+	return tw_cancel(timer, &old, 0);
 }
 EXPORT_SYMBOL_GPL(twheel_cancel);
 
@@ -996,7 +1011,7 @@ EXPORT_SYMBOL_GPL(twheel_cancel);
 bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running)
 {
 	unsigned long old;
-	bool ret = tw_cancel_irqsoff(timer, &old);
+	bool ret = tw_cancel_irqsoff(timer, &old, 0);
 
 	*running = old & TW_RUNNING;
 	return ret;
@@ -1088,14 +1103,12 @@ static unsigned long tw_wait_settled(struct twheel_timer *t)
 }
 
 /*
- * Cancel until the timer is idle, as timer_delete_sync() does: wait for a
- * running callback to return, then cancel what is pending, again if the
- * callback re-armed the timer meanwhile. Cancelling only once no callback
- * runs means one call stops at most one arming (a callback that re-arms
- * its timer while we wait moves the pending arming rather than adding
- * one), so the count of expiries and cancels stays exact.
- * Return: how many pending armings the cancels stopped (0 or 1, unless a
- * periodic callback re-arms its own timer by hand).
+ * For a group: cancel until the timer is idle. Wait for a running callback
+ * to return, then cancel what is pending, again if the timer was re-armed
+ * meanwhile (by its callback or by anyone). Every cancel that stops an
+ * arming is counted, so the group's count stays exact however many there
+ * were.
+ * Return: how many pending armings the cancels stopped.
  */
 static unsigned int tw_cancel_wait_idle(struct twheel_timer *t)
 {
@@ -1107,6 +1120,40 @@ static unsigned int tw_cancel_wait_idle(struct twheel_timer *t)
 		if (tw_idle(s))
 			return cancelled;
 		cancelled += twheel_cancel(t);
+		cond_resched();
+	}
+}
+
+/*
+ * twheel_cancel_sync(), as timer_delete_sync() and its loop over
+ * __try_to_del_timer_sync(): stop at most one arming, and only while no
+ * callback of the timer runs. Then no callback of the arming stopped, or
+ * of any arming before it, can run any more, and the timer is pending
+ * again only if someone armed it after that cancel: a callback cannot,
+ * none runs. So we only wait for the wheel to let go, or return at once
+ * if the timer is pending again (that arming is not ours to stop).
+ *
+ * Cancelling again after a success, as this did before, stopped two
+ * armings when one was made while we waited for the wheel, and said one:
+ * an arming that neither ran, nor was reported cancelled, nor moved.
+ * Return: true if an arming was stopped.
+ */
+static bool tw_cancel_sync_one(struct twheel_timer *t)
+{
+	unsigned long s;
+	bool stopped = false;
+
+	for (;;) {
+		s = tw_wait_settled(t);
+		/*
+		 * Settled and not pending is idle. Pending but held by no
+		 * wheel is a periodic timer kept pending for the cancel of
+		 * its shutdown (tw_end_run()): that one is still to stop.
+		 */
+		if (stopped || !(s & TW_PENDING))
+			return stopped;
+		/* Pending, no callback runs: refused only if one began since. */
+		stopped = tw_cancel(t, &s, TW_RUNNING);
 		cond_resched();
 	}
 }
@@ -1141,12 +1188,17 @@ static bool tw_in_own_callback(struct twheel_timer *t)
  * twheel_cancel_sync - stop a timer and wait until it is quiescent
  * @timer: the timer
  *
- * As timer_delete_sync(): waits for a running callback to return, cancels
- * the timer, and cancels it again if a callback re-armed it meanwhile,
- * until it is idle and the wheel has let go of it: afterwards its memory
- * may be freed, provided nobody else arms it again. Must not be called
- * under a lock that the callback takes (lockdep reports it), nor from the
- * timer's own callback.
+ * As timer_delete_sync(): waits for a running callback to return, then
+ * cancels the pending arming, if any, the one the callback may have made
+ * meanwhile included, and waits until the wheel has let go of the timer.
+ * It stops at most one arming, and only while no callback of the timer
+ * runs, so that every arming is accounted for exactly once: by its
+ * callback, by a cancel that returned true, or by a later arming that
+ * returned 1. On return no callback of the timer runs and it is not
+ * pending, unless somebody else armed it concurrently (that arming stands
+ * and may run); with nobody else arming it, its memory may then be freed.
+ * Must not be called under a lock that the callback takes (lockdep
+ * reports it), nor from the timer's own callback.
  *
  * Context: process context; may sleep.
  * Return: true if it stopped a pending arming (whose callback will not
@@ -1158,7 +1210,7 @@ bool twheel_cancel_sync(struct twheel_timer *timer)
 	tw_lockdep_sync(timer);
 	if (WARN_ON_ONCE(tw_in_own_callback(timer)))
 		return twheel_cancel(timer);
-	return tw_cancel_wait_idle(timer);
+	return tw_cancel_sync_one(timer);
 }
 EXPORT_SYMBOL_GPL(twheel_cancel_sync);
 
