@@ -50,8 +50,19 @@
  *
  * A run of the wheel (the hrtimer callback, in softirq context) drains the
  * submission list, advances the wheel, and runs due callbacks, processing at
- * most `expire_batch` timers; if more remain it re-arms itself at once, so a
- * million timers expiring together never stall the CPU.
+ * most `expire_batch` timers and for at most `run_budget_us` (2 ms); if more
+ * remain it re-arms itself at once, so a million timers expiring together
+ * never stall the CPU. A run on interrupt exit cannot be preempted, and the
+ * kernel's own hand-off of softirqs to ksoftirqd never sees one that keeps
+ * re-arming its hrtimer, so a run that goes over its time budget does not
+ * re-arm: it queues a work item bound to its CPU (tw_resume_fn()), run by a
+ * SCHED_OTHER worker, which re-arms the hrtimer for at once. Until then
+ * nothing programs it (twheel_cpu::deferred), so the next run waits for
+ * every real-time task that wants the CPU: a burst costing seconds of
+ * callbacks keeps such a task waiting about one budget, and the callbacks
+ * still run in softirq context, as promised. Only the time between two runs
+ * changes, as when `expire_batch` runs out: timers fire late, never early,
+ * once, and in the same order.
  *
  * The wheel's interface (wheel.h). wheel.c owns every bucket, the wheel's
  * clock and its expired list; this file only calls it. An arming is one
@@ -72,6 +83,11 @@
  *   callback)                          more than TW_SORT_MAX (4096) due
  *                                      timers is not sorted (a sort of up
  *                                      to 4096 is the longest step)
+ *   wheel run, by time (softirq:       run_budget_us (2000 us), the clock
+ *   no task preempts it)               read between steps and every
+ *                                      TW_CLOCK_EVERY (8) expiries; past
+ *                                      it the next run waits for a
+ *                                      SCHED_OTHER work item on the CPU
  *   kick IPI (hard interrupt)         TW_KICK_BUDGET submissions (64)
  *   group cancel, close of a file     TW_IRQ_CHUNK members (256) under
  *                                      the group lock, then cond_resched()
@@ -79,7 +95,8 @@
  *                                      interrupts-off step, cond_resched()
  *
  * The worst case of a section is thus a constant number of timers, about
- * a millisecond under emulation, whatever the number pending.
+ * a millisecond under emulation, whatever the number pending; that of a
+ * softirq run, the budget plus one step or TW_CLOCK_EVERY callbacks.
  *
  * Ownership and locking
  * =====================
@@ -87,8 +104,10 @@
  *   what                            who may touch it, and how
  *   ------------------------------  ------------------------------------------
  *   twheel_cpu::wheel, ::backlog,   the owner CPU only, interrupts disabled
- *   twheel_timer::entry, ::bucket,
- *   ::linked_seq
+ *   ::deferred, ::programmed,       (tw_resume_fn(), a work item of a
+ *   twheel_timer::entry, ::bucket,  per-CPU workqueue, checks that it runs
+ *   ::linked_seq                    on the owner: after the owner went
+ *                                   down it may run elsewhere)
  *   twheel_cpu::submit              any context: llist_add(); the owner:
  *                                   llist_del_all() (no lock needed, see
  *                                   llist.h: one consumer)
@@ -192,7 +211,7 @@
  * (128 bytes) the period, a work_struct, and the deadline, period and mode
  * of the expiry its work was queued for; a group member is a struct
  * twheel_group_member (24 bytes) that its user keeps beside it. Per CPU: struct
- * twheel_cpu (320 bytes), the buckets (16 bytes each; 8 levels of 64 with
+ * twheel_cpu (384 bytes), the buckets (16 bytes each; 8 levels of 64 with
  * the defaults: 8 KiB) and a one-bit-per-bucket bitmap (64 bytes).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -262,6 +281,11 @@ module_param(expire_batch, uint, 0444);
 MODULE_PARM_DESC(expire_batch,
 		 "Most timers one wheel run processes, 64..1048576 (default 8192)");
 
+static unsigned int run_budget_us = 2000;
+module_param(run_budget_us, uint, 0444);
+MODULE_PARM_DESC(run_budget_us,
+		 "Most us one wheel run takes before it yields to tasks, 100..100000 (default 2000)");
+
 /**
  * struct twheel_stats - per-CPU counters, shown in debugfs
  * @scheduled: armings made on this CPU
@@ -274,6 +298,8 @@ MODULE_PARM_DESC(expire_batch,
  * @advance_ns: time the wheel's runs spent advancing the wheel (moving
  *	timers down the levels, sorting the due ones)
  * @expire_ns: time they spent claiming, running and finishing due timers
+ * @yields: runs that went over run_budget_us and left the rest to a later
+ *	run, after the tasks that outrank SCHED_OTHER (tw_hrtimer_fn())
  *
  * Written by this CPU only; read racily for display.
  */
@@ -286,6 +312,7 @@ struct twheel_stats {
 	u64	parked;
 	u64	advance_ns;
 	u64	expire_ns;
+	u64	yields;
 	u32	max_batch;
 };
 
@@ -307,6 +334,12 @@ struct twheel_stats {
  * @running_expires: the deadline it runs for, for twheel_deadline()
  * @wake_pending: a waiter of tw_idle_wq is to be woken once interrupts are
  *	on again (tw_wake_waiters()); owner, interrupts disabled
+ * @deferred: a run went over its time budget with work left and queued
+ *	@resume: the hrtimer stays off until @resume runs, so that every
+ *	task that outranks a SCHED_OTHER one runs first; owner, interrupts
+ *	disabled
+ * @resume: work item bound to the owner: clears @deferred and lets the
+ *	wheel run again (tw_resume_fn())
  * @stats: counters
  * @cpu: the owner
  */
@@ -323,12 +356,16 @@ struct twheel_cpu {
 	struct twheel_timer	*running;
 	u64			running_expires;
 	bool			wake_pending;
+	bool			deferred;
+	struct work_struct	resume;
 	struct twheel_stats	stats;
 	int			cpu;
 };
 
 static DEFINE_PER_CPU(struct twheel_cpu, twheel_cpus);
 static enum cpuhp_state twheel_hp_state;
+/* Module unload has begun: a run no longer defers (tw_hrtimer_fn()). */
+static bool tw_stopping;
 static struct workqueue_struct *twheel_wq;
 static struct dentry *twheel_debugfs;
 
@@ -468,11 +505,15 @@ static __always_inline int tw_pick_cpu(int want)
 	return tw_pick_cpu_slow(want);
 }
 
-/* Owner: make sure the hrtimer fires by @when. Interrupts are off. */
+/*
+ * Owner: make sure the hrtimer fires by @when. Interrupts are off. Not
+ * while a run has deferred the rest of its work: tw_resume_fn() programs
+ * the hrtimer for at once when it runs, which is as early as any @when.
+ */
 static void tw_program(struct twheel_cpu *tc, ktime_t when)
 {
 	lockdep_assert_irqs_disabled();
-	if (when >= tc->programmed)
+	if (when >= tc->programmed || tc->deferred)
 		return;
 	tc->programmed = when;
 	hrtimer_start_range_ns(&tc->hrt, when, 0, HRTIMER_MODE_ABS_PINNED_SOFT);
@@ -1794,21 +1835,57 @@ static void tw_irq_window(void)
 	local_irq_disable();
 }
 
+/* Expiries between two looks at the clock in a wheel run. */
+#define TW_CLOCK_EVERY	8
+
+/*
+ * The rest of a run that went over its time budget, bound to the owner
+ * CPU: a work item on a per-CPU workqueue, run by a SCHED_OTHER worker, so
+ * every real-time task that wants this CPU runs first (as ksoftirqd takes
+ * over from softirqs on interrupt exit). It only lets the wheel run again:
+ * expiry stays in the hrtimer's softirq, where callbacks are promised to
+ * run, and that run is again bounded by the budget.
+ */
+static void tw_resume_fn(struct work_struct *work)
+{
+	struct twheel_cpu *tc = container_of(work, struct twheel_cpu, resume);
+
+	local_irq_disable();
+	/*
+	 * A per-CPU work item runs on another CPU once its CPU went down;
+	 * @tc is then not ours to touch, and the owner's tw_cpu_offline()
+	 * has cleared @deferred itself.
+	 */
+	if (smp_processor_id() != tc->cpu) {
+		local_irq_enable();
+		return;
+	}
+	if (tc->deferred) {
+		tc->deferred = false;
+		if (READ_ONCE(tc->online))
+			tw_program(tc, ktime_get());
+	}
+	tw_irq_enable_wake(tc);
+}
+
 /* The wheel's hrtimer: runs in softirq context on the owner CPU. */
 static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 {
 	struct twheel_cpu *tc = container_of(hrt, struct twheel_cpu, hrt);
 	unsigned int budget = expire_batch, fired = 0;
 	struct tw_wheel *w = &tc->wheel;
-	ktime_t now, next, t_due, t_end;
-	bool done;
+	ktime_t now, next, t_due, t_end, t_stop;
+	bool done, over = false;
 
 	local_irq_disable();
 	tc->programmed = KTIME_MAX;
+	t_stop = ktime_get() + (ktime_t)run_budget_us * NSEC_PER_USEC;
 	/*
 	 * TW_IRQ_CHUNK timers at a time, letting interrupts in between:
 	 * the wheel is consistent between two steps, and a hard interrupt
-	 * that arms or cancels here finds it so.
+	 * that arms or cancels here finds it so. The clock is read between
+	 * steps and every TW_CLOCK_EVERY expiries: past run_budget_us the
+	 * run stops with the wheel consistent, as when @budget runs out.
 	 */
 	for (;;) {
 		unsigned int chunk = min(budget, TW_IRQ_CHUNK), left = chunk;
@@ -1818,9 +1895,14 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		if (left || !budget)
 			break;
 		tw_irq_window();
+		if (ktime_get() > t_stop) {
+			over = true;
+			break;
+		}
 	}
 	now = ktime_get();
-	for (;;) {
+	done = false;
+	while (!over) {
 		unsigned int chunk = min(budget, TW_IRQ_CHUNK), left = chunk;
 
 		done = tw_wheel_advance(w, now, &left);
@@ -1828,15 +1910,19 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		if (done || !budget)
 			break;
 		tw_irq_window();
+		over = ktime_get() > t_stop;
 	}
 	/* Two clock reads per run, to say where an expiry's time goes. */
 	t_due = ktime_get();
 	tc->stats.advance_ns += t_due - now;
-	while (budget && tw_wheel_has_due(w)) {
+	over = over || t_due > t_stop;
+	while (!over && budget && tw_wheel_has_due(w)) {
 		struct twheel_timer *t = tw_wheel_pop_due(w);
 		struct tw_shot shot;
 
 		budget--;
+		if (budget % TW_CLOCK_EVERY == 0 && ktime_get() > t_stop)
+			over = true;
 		if (!tw_claim(tc, t, &shot))
 			continue;
 		fired++;
@@ -1857,10 +1943,23 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	tc->stats.expire_ns += t_end - t_due;
 
 	if (!done || tw_wheel_has_due(w) || tc->backlog ||
-	    !llist_empty(&tc->submit))
+	    !llist_empty(&tc->submit)) {
 		next = t_end + 1;		/* more to do: yield, come back */
-	else
+		/*
+		 * Over the time budget: come back only once the CPU's
+		 * SCHED_OTHER tasks may run, so a burst cannot keep a
+		 * real-time task off the CPU for more than about one budget.
+		 * Not while the CPU goes down (its wheel is being emptied) or
+		 * the module goes away (nothing may be queued then).
+		 */
+		if (over && READ_ONCE(tc->online) && !READ_ONCE(tw_stopping)) {
+			tc->stats.yields++;
+			tc->deferred = true;
+			queue_work_on(tc->cpu, twheel_wq, &tc->resume);
+		}
+	} else {
 		next = tw_wheel_tick_time(w, tw_wheel_next(w));
+	}
 	tw_program(tc, next);
 	tw_irq_enable_wake(tc);
 	return HRTIMER_NORESTART;
@@ -1970,8 +2069,11 @@ static int tw_cpu_offline(unsigned int cpu)
 	/* ...and nothing can be queued here any more: hand those off too. */
 	tw_evict_all(tc);
 	hrtimer_cancel(&tc->hrt);
+	/* A run deferred before we began: its work finds @online clear. */
+	cancel_work_sync(&tc->resume);
 	local_irq_disable();
 	tc->programmed = KTIME_MAX;
+	tc->deferred = false;
 	tw_irq_enable_wake(tc);
 	return 0;
 }
@@ -1984,7 +2086,7 @@ static int tw_stats_show(struct seq_file *m, void *unused)
 {
 	int cpu;
 
-	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch kicks advance_ns expire_ns\n");
+	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch kicks advance_ns expire_ns yields\n");
 	for_each_possible_cpu(cpu) {
 		struct twheel_cpu *tc = tw_cpu(cpu);
 		/* Other CPUs' counters, read racily: a snapshot for people. */
@@ -1992,10 +2094,11 @@ static int tw_stats_show(struct seq_file *m, void *unused)
 		/* Likewise: the owner changes it with interrupts off. */
 		unsigned long pending = data_race(tc->wheel.count);
 
-		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u %llu %llu %llu\n",
+		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u %llu %llu %llu %llu\n",
 			   cpu, READ_ONCE(tc->online), pending, st.scheduled,
 			   st.expired, st.cancelled, st.max_lateness_ns,
-			   st.max_batch, st.kicks, st.advance_ns, st.expire_ns);
+			   st.max_batch, st.kicks, st.advance_ns, st.expire_ns,
+			   st.yields);
 	}
 	return 0;
 }
@@ -2109,7 +2212,8 @@ int __init twheel_core_init(void)
 
 	if (granularity_ns < NSEC_PER_USEC || granularity_ns > NSEC_PER_SEC ||
 	    wheel_bits < TW_BITS_MIN || wheel_bits > TW_BITS_MAX ||
-	    expire_batch < 64 || expire_batch > (1U << 20)) {
+	    expire_batch < 64 || expire_batch > (1U << 20) ||
+	    run_budget_us < 100 || run_budget_us > 100 * USEC_PER_MSEC) {
 		pr_err("invalid module parameters (see modinfo twheel)\n");
 		return -EINVAL;
 	}
@@ -2125,6 +2229,7 @@ int __init twheel_core_init(void)
 		twheel_hrtimer_setup(&tc->hrt, tw_hrtimer_fn, CLOCK_MONOTONIC,
 				     HRTIMER_MODE_ABS_PINNED_SOFT);
 		INIT_CSD(&tc->kick, tw_kick_fn, tc);
+		INIT_WORK(&tc->resume, tw_resume_fn);
 		tc->programmed = KTIME_MAX;
 		tc->cpu = cpu;
 	}
@@ -2173,9 +2278,14 @@ void twheel_core_exit(void)
 	 * Users are gone (they hold module references): only leaks remain.
 	 * Stop the wheels, then empty each on its own CPU (serialised with
 	 * late kicks by interrupts off), or here for a CPU that is offline.
+	 * A run from now on defers nothing; one that already did has its
+	 * work cancelled once no run is left in flight (after the hrtimer's).
 	 */
+	WRITE_ONCE(tw_stopping, true);
 	for_each_possible_cpu(cpu)
 		hrtimer_cancel(&tw_cpu(cpu)->hrt);
+	for_each_possible_cpu(cpu)
+		cancel_work_sync(&tw_cpu(cpu)->resume);
 	/* Process-context callbacks end first: they may queue timers. */
 	destroy_workqueue(twheel_wq);
 	cpus_read_lock();
