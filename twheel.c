@@ -2126,6 +2126,14 @@ u64 twheel_parks(void)
 }
 EXPORT_SYMBOL_IF_KUNIT(twheel_parks);
 
+/* For the KUnit tests: runs of @cpu's wheel that went over run_budget_us. */
+u64 twheel_yields(int cpu)
+{
+	/* The owner counts with interrupts off: a racy snapshot will do. */
+	return data_race(tw_cpu(cpu)->stats.yields);
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_yields);
+
 /* ---------------------------------------------------------------------
  * Module load and unload
  */

@@ -856,6 +856,73 @@ static void tw_test_same_instant_fifo(struct kunit *test)
 	tw_mass_same_instant(test, TW_SORT_MAX, true);
 }
 
+/*
+ * Issue 29: a wheel run stops after run_budget_us (default 2 ms), and the
+ * rest waits for a work item on the CPU, which any real-time task outranks.
+ * 64 timers due at one instant on this CPU, each callback spinning 1 ms:
+ * the runs yield, and the timers still fire once each, in arming order,
+ * none early, all in softirq context.
+ */
+static atomic_t tw_budget_wrong_ctx;
+
+static void tw_budget_fn(struct twheel_timer *t, u64 missed)
+{
+	ktime_t end = ktime_get() + NSEC_PER_MSEC;
+
+	if (!in_serving_softirq())
+		atomic_inc(&tw_budget_wrong_ctx);
+	tw_count_fn(t, missed);
+	/* Spin on the wheel's own clock: mdelay() drifts under emulation. */
+	while (ktime_get() < end)
+		cpu_relax();
+}
+
+static void tw_test_run_budget(struct kunit *test)
+{
+	unsigned int i, n = 64, runs = 0, early = 0;
+	atomic_t order = ATOMIC_INIT(0), disorder = ATOMIC_INIT(0);
+	atomic_t fired = ATOMIC_INIT(0);
+	unsigned long limit;
+	struct tw_probe *p;
+	ktime_t deadline;
+	u64 yields;
+	int cpu;
+
+	p = tw_probes(test, n);
+	atomic_set(&tw_budget_wrong_ctx, 0);
+	cpu = get_cpu();
+	yields = twheel_yields(cpu);
+	deadline = ktime_get() + 100 * NSEC_PER_MSEC;
+	for (i = 0; i < n; i++) {
+		twheel_timer_init(&p[i].timer, tw_budget_fn, 0);
+		p[i].order = &order;
+		p[i].disorder = &disorder;
+		p[i].fired = &fired;
+		twheel_timer_set_cpu(&p[i].timer, cpu);
+		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer, deadline), 0);
+	}
+	put_cpu();
+	limit = jiffies + 60 * HZ;
+	while (atomic_read(&fired) < n && time_before(jiffies, limit))
+		msleep(20);
+	for (i = 0; i < n; i++) {
+		twheel_cancel_sync(&p[i].timer);
+		runs += atomic_read(&p[i].runs);
+		early += atomic_read(&p[i].early);
+	}
+	KUNIT_EXPECT_EQ(test, runs, n);
+	KUNIT_EXPECT_EQ(test, early, 0U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&disorder), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tw_budget_wrong_ctx), 0);
+	/*
+	 * 64 ms of callbacks; a run looks at the clock every 8 expiries, so
+	 * it stops after 8 of these at most: 7 yields at least.
+	 */
+	KUNIT_EXPECT_GE(test, twheel_yields(cpu) - yields, 4ULL);
+	kunit_info(test, "%llu runs yielded\n", twheel_yields(cpu) - yields);
+	kvfree(p);
+}
+
 /* Take a CPU down with timers pending on it: none lost, none twice. */
 static void tw_test_hotplug(struct kunit *test)
 {
@@ -1294,6 +1361,7 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE_SLOW(tw_test_million),
 	KUNIT_CASE_SLOW(tw_test_mass_same_instant),
 	KUNIT_CASE(tw_test_same_instant_fifo),
+	KUNIT_CASE(tw_test_run_budget),
 	KUNIT_CASE_SLOW(tw_test_hotplug),
 	KUNIT_CASE(tw_test_cancel_sync_self_rearm),
 	KUNIT_CASE(tw_test_remote_cancel_free),
