@@ -30,6 +30,8 @@ int twheel_arm_irqsoff(struct twheel_timer *timer, ktime_t deadline,
 u64 twheel_kicks(int cpu);
 /* twheel.c, for the KUnit tests only: expiries parked, all CPUs. */
 u64 twheel_parks(void);
+/* twheel.c, for the KUnit tests only: runs of @cpu's wheel that yielded. */
+u64 twheel_yields(int cpu);
 
 /*
  * twheel_arm() and twheel_clock_arm_periodic(): @period matches @mode (0 for

@@ -50,8 +50,19 @@
  *
  * A run of the wheel (the hrtimer callback, in softirq context) drains the
  * submission list, advances the wheel, and runs due callbacks, processing at
- * most `expire_batch` timers; if more remain it re-arms itself at once, so a
- * million timers expiring together never stall the CPU.
+ * most `expire_batch` timers and for at most `run_budget_us` (2 ms); if more
+ * remain it re-arms itself at once, so a million timers expiring together
+ * never stall the CPU. A run on interrupt exit cannot be preempted, and the
+ * kernel's own hand-off of softirqs to ksoftirqd never sees one that keeps
+ * re-arming its hrtimer, so a run that goes over its time budget does not
+ * re-arm: it queues a work item bound to its CPU (tw_resume_fn()), run by a
+ * SCHED_OTHER worker, which re-arms the hrtimer for at once. Until then
+ * nothing programs it (twheel_cpu::deferred), so the next run waits for
+ * every real-time task that wants the CPU: a burst costing seconds of
+ * callbacks keeps such a task waiting about one budget, and the callbacks
+ * still run in softirq context, as promised. Only the time between two runs
+ * changes, as when `expire_batch` runs out: timers fire late, never early,
+ * once, and in the same order.
  *
  * The wheel's interface (wheel.h). wheel.c owns every bucket, the wheel's
  * clock and its expired list; this file only calls it. An arming is one
@@ -72,6 +83,11 @@
  *   callback)                          more than TW_SORT_MAX (4096) due
  *                                      timers is not sorted (a sort of up
  *                                      to 4096 is the longest step)
+ *   wheel run, by time (softirq:       run_budget_us (2000 us), the clock
+ *   no task preempts it)               read between steps and every
+ *                                      TW_CLOCK_EVERY (8) expiries; past
+ *                                      it the next run waits for a
+ *                                      SCHED_OTHER work item on the CPU
  *   kick IPI (hard interrupt)         TW_KICK_BUDGET submissions (64)
  *   group cancel, close of a file     TW_IRQ_CHUNK members (256) under
  *                                      the group lock, then cond_resched()
@@ -79,7 +95,8 @@
  *                                      interrupts-off step, cond_resched()
  *
  * The worst case of a section is thus a constant number of timers, about
- * a millisecond under emulation, whatever the number pending.
+ * a millisecond under emulation, whatever the number pending; that of a
+ * softirq run, the budget plus one step or TW_CLOCK_EVERY callbacks.
  *
  * Ownership and locking
  * =====================
@@ -87,8 +104,10 @@
  *   what                            who may touch it, and how
  *   ------------------------------  ------------------------------------------
  *   twheel_cpu::wheel, ::backlog,   the owner CPU only, interrupts disabled
- *   twheel_timer::entry, ::bucket,
- *   ::linked_seq
+ *   ::deferred, ::programmed,       (tw_resume_fn(), a work item of a
+ *   twheel_timer::entry, ::bucket,  per-CPU workqueue, checks that it runs
+ *   ::linked_seq                    on the owner: after the owner went
+ *                                   down it may run elsewhere)
  *   twheel_cpu::submit              any context: llist_add(); the owner:
  *                                   llist_del_all() (no lock needed, see
  *                                   llist.h: one consumer)
@@ -192,7 +211,7 @@
  * (128 bytes) the period, a work_struct, and the deadline, period and mode
  * of the expiry its work was queued for; a group member is a struct
  * twheel_group_member (24 bytes) that its user keeps beside it. Per CPU: struct
- * twheel_cpu (320 bytes), the buckets (16 bytes each; 8 levels of 64 with
+ * twheel_cpu (384 bytes), the buckets (16 bytes each; 8 levels of 64 with
  * the defaults: 8 KiB) and a one-bit-per-bucket bitmap (64 bytes).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -262,6 +281,11 @@ module_param(expire_batch, uint, 0444);
 MODULE_PARM_DESC(expire_batch,
 		 "Most timers one wheel run processes, 64..1048576 (default 8192)");
 
+static unsigned int run_budget_us = 2000;
+module_param(run_budget_us, uint, 0444);
+MODULE_PARM_DESC(run_budget_us,
+		 "Most us one wheel run takes before it yields to tasks, 100..100000 (default 2000)");
+
 /**
  * struct twheel_stats - per-CPU counters, shown in debugfs
  * @scheduled: armings made on this CPU
@@ -274,6 +298,8 @@ MODULE_PARM_DESC(expire_batch,
  * @advance_ns: time the wheel's runs spent advancing the wheel (moving
  *	timers down the levels, sorting the due ones)
  * @expire_ns: time they spent claiming, running and finishing due timers
+ * @yields: runs that went over run_budget_us and left the rest to a later
+ *	run, after the tasks that outrank SCHED_OTHER (tw_hrtimer_fn())
  *
  * Written by this CPU only; read racily for display.
  */
@@ -286,6 +312,7 @@ struct twheel_stats {
 	u64	parked;
 	u64	advance_ns;
 	u64	expire_ns;
+	u64	yields;
 	u32	max_batch;
 };
 
@@ -307,6 +334,12 @@ struct twheel_stats {
  * @running_expires: the deadline it runs for, for twheel_deadline()
  * @wake_pending: a waiter of tw_idle_wq is to be woken once interrupts are
  *	on again (tw_wake_waiters()); owner, interrupts disabled
+ * @deferred: a run went over its time budget with work left and queued
+ *	@resume: the hrtimer stays off until @resume runs, so that every
+ *	task that outranks a SCHED_OTHER one runs first; owner, interrupts
+ *	disabled
+ * @resume: work item bound to the owner: clears @deferred and lets the
+ *	wheel run again (tw_resume_fn())
  * @stats: counters
  * @cpu: the owner
  */
@@ -323,12 +356,16 @@ struct twheel_cpu {
 	struct twheel_timer	*running;
 	u64			running_expires;
 	bool			wake_pending;
+	bool			deferred;
+	struct work_struct	resume;
 	struct twheel_stats	stats;
 	int			cpu;
 };
 
 static DEFINE_PER_CPU(struct twheel_cpu, twheel_cpus);
 static enum cpuhp_state twheel_hp_state;
+/* Module unload has begun: a run no longer defers (tw_hrtimer_fn()). */
+static bool tw_stopping;
 static struct workqueue_struct *twheel_wq;
 static struct dentry *twheel_debugfs;
 
@@ -468,11 +505,15 @@ static __always_inline int tw_pick_cpu(int want)
 	return tw_pick_cpu_slow(want);
 }
 
-/* Owner: make sure the hrtimer fires by @when. Interrupts are off. */
+/*
+ * Owner: make sure the hrtimer fires by @when. Interrupts are off. Not
+ * while a run has deferred the rest of its work: tw_resume_fn() programs
+ * the hrtimer for at once when it runs, which is as early as any @when.
+ */
 static void tw_program(struct twheel_cpu *tc, ktime_t when)
 {
 	lockdep_assert_irqs_disabled();
-	if (when >= tc->programmed)
+	if (when >= tc->programmed || tc->deferred)
 		return;
 	tc->programmed = when;
 	hrtimer_start_range_ns(&tc->hrt, when, 0, HRTIMER_MODE_ABS_PINNED_SOFT);
@@ -872,9 +913,14 @@ EXPORT_SYMBOL_GPL(twheel_schedule_at);
  * Cancelling
  */
 
-/* twheel_cancel(), also giving the state word it found in *@oldp. */
+/*
+ * twheel_cancel(), also giving the state word it found in *@oldp. A timer
+ * whose state has a bit of @refuse set is left alone (false): a constant,
+ * 0 but for twheel_cancel_sync(), which refuses TW_RUNNING.
+ */
 static __always_inline bool tw_cancel_irqsoff(struct twheel_timer *timer,
-					      unsigned long *oldp)
+					      unsigned long *oldp,
+					      unsigned long refuse)
 {
 	unsigned long old, new;
 	int this, push_to;
@@ -896,6 +942,16 @@ static __always_inline bool tw_cancel_irqsoff(struct twheel_timer *timer,
 						  TW_HELD))
 				tw_release(timer);
 			trace_twheel_cancel(timer, false);
+			*oldp = old;
+			return false;
+		}
+		/*
+		 * Checked on every round: TW_RUNNING is set only by a claim
+		 * on the holder CPU, and a round that unlinked the timer here
+		 * (@local) is that CPU, with interrupts off, so the bit cannot
+		 * appear after such a round.
+		 */
+		if (old & refuse) {
 			*oldp = old;
 			return false;
 		}
@@ -943,13 +999,13 @@ static __always_inline bool tw_cancel_irqsoff(struct twheel_timer *timer,
 }
 
 static __always_inline bool tw_cancel(struct twheel_timer *timer,
-				      unsigned long *oldp)
+				      unsigned long *oldp, unsigned long refuse)
 {
 	unsigned long flags;
 	bool ret;
 
 	local_irq_save(flags);
-	ret = tw_cancel_irqsoff(timer, oldp);
+	ret = tw_cancel_irqsoff(timer, oldp, refuse);
 	local_irq_restore(flags);
 	return ret;
 }
@@ -980,7 +1036,7 @@ bool twheel_cancel(struct twheel_timer *timer)
 {
 	unsigned long old;
 
-	return tw_cancel(timer, &old);
+	return tw_cancel(timer, &old, 0);
 }
 EXPORT_SYMBOL_GPL(twheel_cancel);
 
@@ -996,7 +1052,7 @@ EXPORT_SYMBOL_GPL(twheel_cancel);
 bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running)
 {
 	unsigned long old;
-	bool ret = tw_cancel_irqsoff(timer, &old);
+	bool ret = tw_cancel_irqsoff(timer, &old, 0);
 
 	*running = old & TW_RUNNING;
 	return ret;
@@ -1088,14 +1144,12 @@ static unsigned long tw_wait_settled(struct twheel_timer *t)
 }
 
 /*
- * Cancel until the timer is idle, as timer_delete_sync() does: wait for a
- * running callback to return, then cancel what is pending, again if the
- * callback re-armed the timer meanwhile. Cancelling only once no callback
- * runs means one call stops at most one arming (a callback that re-arms
- * its timer while we wait moves the pending arming rather than adding
- * one), so the count of expiries and cancels stays exact.
- * Return: how many pending armings the cancels stopped (0 or 1, unless a
- * periodic callback re-arms its own timer by hand).
+ * For a group: cancel until the timer is idle. Wait for a running callback
+ * to return, then cancel what is pending, again if the timer was re-armed
+ * meanwhile (by its callback or by anyone). Every cancel that stops an
+ * arming is counted, so the group's count stays exact however many there
+ * were.
+ * Return: how many pending armings the cancels stopped.
  */
 static unsigned int tw_cancel_wait_idle(struct twheel_timer *t)
 {
@@ -1107,6 +1161,40 @@ static unsigned int tw_cancel_wait_idle(struct twheel_timer *t)
 		if (tw_idle(s))
 			return cancelled;
 		cancelled += twheel_cancel(t);
+		cond_resched();
+	}
+}
+
+/*
+ * twheel_cancel_sync(), as timer_delete_sync() and its loop over
+ * __try_to_del_timer_sync(): stop at most one arming, and only while no
+ * callback of the timer runs. Then no callback of the arming stopped, or
+ * of any arming before it, can run any more, and the timer is pending
+ * again only if someone armed it after that cancel: a callback cannot,
+ * none runs. So we only wait for the wheel to let go, or return at once
+ * if the timer is pending again (that arming is not ours to stop).
+ *
+ * Cancelling again after a success, as this did before, stopped two
+ * armings when one was made while we waited for the wheel, and said one:
+ * an arming that neither ran, nor was reported cancelled, nor moved.
+ * Return: true if an arming was stopped.
+ */
+static bool tw_cancel_sync_one(struct twheel_timer *t)
+{
+	unsigned long s;
+	bool stopped = false;
+
+	for (;;) {
+		s = tw_wait_settled(t);
+		/*
+		 * Settled and not pending is idle. Pending but held by no
+		 * wheel is a periodic timer kept pending for the cancel of
+		 * its shutdown (tw_end_run()): that one is still to stop.
+		 */
+		if (stopped || !(s & TW_PENDING))
+			return stopped;
+		/* Pending, no callback runs: refused only if one began since. */
+		stopped = tw_cancel(t, &s, TW_RUNNING);
 		cond_resched();
 	}
 }
@@ -1141,12 +1229,17 @@ static bool tw_in_own_callback(struct twheel_timer *t)
  * twheel_cancel_sync - stop a timer and wait until it is quiescent
  * @timer: the timer
  *
- * As timer_delete_sync(): waits for a running callback to return, cancels
- * the timer, and cancels it again if a callback re-armed it meanwhile,
- * until it is idle and the wheel has let go of it: afterwards its memory
- * may be freed, provided nobody else arms it again. Must not be called
- * under a lock that the callback takes (lockdep reports it), nor from the
- * timer's own callback.
+ * As timer_delete_sync(): waits for a running callback to return, then
+ * cancels the pending arming, if any, the one the callback may have made
+ * meanwhile included, and waits until the wheel has let go of the timer.
+ * It stops at most one arming, and only while no callback of the timer
+ * runs, so that every arming is accounted for exactly once: by its
+ * callback, by a cancel that returned true, or by a later arming that
+ * returned 1. On return no callback of the timer runs and it is not
+ * pending, unless somebody else armed it concurrently (that arming stands
+ * and may run); with nobody else arming it, its memory may then be freed.
+ * Must not be called under a lock that the callback takes (lockdep
+ * reports it), nor from the timer's own callback.
  *
  * Context: process context; may sleep.
  * Return: true if it stopped a pending arming (whose callback will not
@@ -1158,7 +1251,7 @@ bool twheel_cancel_sync(struct twheel_timer *timer)
 	tw_lockdep_sync(timer);
 	if (WARN_ON_ONCE(tw_in_own_callback(timer)))
 		return twheel_cancel(timer);
-	return tw_cancel_wait_idle(timer);
+	return tw_cancel_sync_one(timer);
 }
 EXPORT_SYMBOL_GPL(twheel_cancel_sync);
 
@@ -1742,21 +1835,57 @@ static void tw_irq_window(void)
 	local_irq_disable();
 }
 
+/* Expiries between two looks at the clock in a wheel run. */
+#define TW_CLOCK_EVERY	8
+
+/*
+ * The rest of a run that went over its time budget, bound to the owner
+ * CPU: a work item on a per-CPU workqueue, run by a SCHED_OTHER worker, so
+ * every real-time task that wants this CPU runs first (as ksoftirqd takes
+ * over from softirqs on interrupt exit). It only lets the wheel run again:
+ * expiry stays in the hrtimer's softirq, where callbacks are promised to
+ * run, and that run is again bounded by the budget.
+ */
+static void tw_resume_fn(struct work_struct *work)
+{
+	struct twheel_cpu *tc = container_of(work, struct twheel_cpu, resume);
+
+	local_irq_disable();
+	/*
+	 * A per-CPU work item runs on another CPU once its CPU went down;
+	 * @tc is then not ours to touch, and the owner's tw_cpu_offline()
+	 * has cleared @deferred itself.
+	 */
+	if (smp_processor_id() != tc->cpu) {
+		local_irq_enable();
+		return;
+	}
+	if (tc->deferred) {
+		tc->deferred = false;
+		if (READ_ONCE(tc->online))
+			tw_program(tc, ktime_get());
+	}
+	tw_irq_enable_wake(tc);
+}
+
 /* The wheel's hrtimer: runs in softirq context on the owner CPU. */
 static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 {
 	struct twheel_cpu *tc = container_of(hrt, struct twheel_cpu, hrt);
 	unsigned int budget = expire_batch, fired = 0;
 	struct tw_wheel *w = &tc->wheel;
-	ktime_t now, next, t_due, t_end;
-	bool done;
+	ktime_t now, next, t_due, t_end, t_stop;
+	bool done, over = false;
 
 	local_irq_disable();
 	tc->programmed = KTIME_MAX;
+	t_stop = ktime_get() + (ktime_t)run_budget_us * NSEC_PER_USEC;
 	/*
 	 * TW_IRQ_CHUNK timers at a time, letting interrupts in between:
 	 * the wheel is consistent between two steps, and a hard interrupt
-	 * that arms or cancels here finds it so.
+	 * that arms or cancels here finds it so. The clock is read between
+	 * steps and every TW_CLOCK_EVERY expiries: past run_budget_us the
+	 * run stops with the wheel consistent, as when @budget runs out.
 	 */
 	for (;;) {
 		unsigned int chunk = min(budget, TW_IRQ_CHUNK), left = chunk;
@@ -1766,9 +1895,14 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		if (left || !budget)
 			break;
 		tw_irq_window();
+		if (ktime_get() > t_stop) {
+			over = true;
+			break;
+		}
 	}
 	now = ktime_get();
-	for (;;) {
+	done = false;
+	while (!over) {
 		unsigned int chunk = min(budget, TW_IRQ_CHUNK), left = chunk;
 
 		done = tw_wheel_advance(w, now, &left);
@@ -1776,15 +1910,19 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		if (done || !budget)
 			break;
 		tw_irq_window();
+		over = ktime_get() > t_stop;
 	}
 	/* Two clock reads per run, to say where an expiry's time goes. */
 	t_due = ktime_get();
 	tc->stats.advance_ns += t_due - now;
-	while (budget && tw_wheel_has_due(w)) {
+	over = over || t_due > t_stop;
+	while (!over && budget && tw_wheel_has_due(w)) {
 		struct twheel_timer *t = tw_wheel_pop_due(w);
 		struct tw_shot shot;
 
 		budget--;
+		if (budget % TW_CLOCK_EVERY == 0 && ktime_get() > t_stop)
+			over = true;
 		if (!tw_claim(tc, t, &shot))
 			continue;
 		fired++;
@@ -1805,10 +1943,23 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	tc->stats.expire_ns += t_end - t_due;
 
 	if (!done || tw_wheel_has_due(w) || tc->backlog ||
-	    !llist_empty(&tc->submit))
+	    !llist_empty(&tc->submit)) {
 		next = t_end + 1;		/* more to do: yield, come back */
-	else
+		/*
+		 * Over the time budget: come back only once the CPU's
+		 * SCHED_OTHER tasks may run, so a burst cannot keep a
+		 * real-time task off the CPU for more than about one budget.
+		 * Not while the CPU goes down (its wheel is being emptied) or
+		 * the module goes away (nothing may be queued then).
+		 */
+		if (over && READ_ONCE(tc->online) && !READ_ONCE(tw_stopping)) {
+			tc->stats.yields++;
+			tc->deferred = true;
+			queue_work_on(tc->cpu, twheel_wq, &tc->resume);
+		}
+	} else {
 		next = tw_wheel_tick_time(w, tw_wheel_next(w));
+	}
 	tw_program(tc, next);
 	tw_irq_enable_wake(tc);
 	return HRTIMER_NORESTART;
@@ -1918,8 +2069,11 @@ static int tw_cpu_offline(unsigned int cpu)
 	/* ...and nothing can be queued here any more: hand those off too. */
 	tw_evict_all(tc);
 	hrtimer_cancel(&tc->hrt);
+	/* A run deferred before we began: its work finds @online clear. */
+	cancel_work_sync(&tc->resume);
 	local_irq_disable();
 	tc->programmed = KTIME_MAX;
+	tc->deferred = false;
 	tw_irq_enable_wake(tc);
 	return 0;
 }
@@ -1932,7 +2086,7 @@ static int tw_stats_show(struct seq_file *m, void *unused)
 {
 	int cpu;
 
-	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch kicks advance_ns expire_ns\n");
+	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch kicks advance_ns expire_ns yields\n");
 	for_each_possible_cpu(cpu) {
 		struct twheel_cpu *tc = tw_cpu(cpu);
 		/* Other CPUs' counters, read racily: a snapshot for people. */
@@ -1940,10 +2094,11 @@ static int tw_stats_show(struct seq_file *m, void *unused)
 		/* Likewise: the owner changes it with interrupts off. */
 		unsigned long pending = data_race(tc->wheel.count);
 
-		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u %llu %llu %llu\n",
+		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u %llu %llu %llu %llu\n",
 			   cpu, READ_ONCE(tc->online), pending, st.scheduled,
 			   st.expired, st.cancelled, st.max_lateness_ns,
-			   st.max_batch, st.kicks, st.advance_ns, st.expire_ns);
+			   st.max_batch, st.kicks, st.advance_ns, st.expire_ns,
+			   st.yields);
 	}
 	return 0;
 }
@@ -1970,6 +2125,14 @@ u64 twheel_parks(void)
 	return sum;
 }
 EXPORT_SYMBOL_IF_KUNIT(twheel_parks);
+
+/* For the KUnit tests: runs of @cpu's wheel that went over run_budget_us. */
+u64 twheel_yields(int cpu)
+{
+	/* The owner counts with interrupts off: a racy snapshot will do. */
+	return data_race(tw_cpu(cpu)->stats.yields);
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_yields);
 
 /* ---------------------------------------------------------------------
  * Module load and unload
@@ -2057,7 +2220,8 @@ int __init twheel_core_init(void)
 
 	if (granularity_ns < NSEC_PER_USEC || granularity_ns > NSEC_PER_SEC ||
 	    wheel_bits < TW_BITS_MIN || wheel_bits > TW_BITS_MAX ||
-	    expire_batch < 64 || expire_batch > (1U << 20)) {
+	    expire_batch < 64 || expire_batch > (1U << 20) ||
+	    run_budget_us < 100 || run_budget_us > 100 * USEC_PER_MSEC) {
 		pr_err("invalid module parameters (see modinfo twheel)\n");
 		return -EINVAL;
 	}
@@ -2073,6 +2237,7 @@ int __init twheel_core_init(void)
 		twheel_hrtimer_setup(&tc->hrt, tw_hrtimer_fn, CLOCK_MONOTONIC,
 				     HRTIMER_MODE_ABS_PINNED_SOFT);
 		INIT_CSD(&tc->kick, tw_kick_fn, tc);
+		INIT_WORK(&tc->resume, tw_resume_fn);
 		tc->programmed = KTIME_MAX;
 		tc->cpu = cpu;
 	}
@@ -2121,9 +2286,14 @@ void twheel_core_exit(void)
 	 * Users are gone (they hold module references): only leaks remain.
 	 * Stop the wheels, then empty each on its own CPU (serialised with
 	 * late kicks by interrupts off), or here for a CPU that is offline.
+	 * A run from now on defers nothing; one that already did has its
+	 * work cancelled once no run is left in flight (after the hrtimer's).
 	 */
+	WRITE_ONCE(tw_stopping, true);
 	for_each_possible_cpu(cpu)
 		hrtimer_cancel(&tw_cpu(cpu)->hrt);
+	for_each_possible_cpu(cpu)
+		cancel_work_sync(&tw_cpu(cpu)->resume);
 	/* Process-context callbacks end first: they may queue timers. */
 	destroy_workqueue(twheel_wq);
 	cpus_read_lock();

@@ -340,6 +340,12 @@ int twheel_arm(struct twheel_timer *timer, ktime_t deadline, u64 period,
 int twheel_schedule(struct twheel_timer *timer, u64 delay_ns);
 int twheel_schedule_at(struct twheel_timer *timer, ktime_t deadline);
 bool twheel_cancel(struct twheel_timer *timer);
+/*
+ * Every arming ends exactly once: its callback runs, a twheel_cancel() or
+ * twheel_cancel_sync() that stopped it returns true, or a later arming finds
+ * it pending and returns 1. twheel_cancel_sync() stops at most one arming,
+ * as timer_delete_sync() does (see its kernel-doc in twheel.c).
+ */
 bool twheel_cancel_sync(struct twheel_timer *timer);
 bool twheel_cancel_running(struct twheel_timer *timer);
 void twheel_shutdown_sync(struct twheel_timer *timer);

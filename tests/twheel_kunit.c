@@ -856,6 +856,73 @@ static void tw_test_same_instant_fifo(struct kunit *test)
 	tw_mass_same_instant(test, TW_SORT_MAX, true);
 }
 
+/*
+ * Issue 29: a wheel run stops after run_budget_us (default 2 ms), and the
+ * rest waits for a work item on the CPU, which any real-time task outranks.
+ * 64 timers due at one instant on this CPU, each callback spinning 1 ms:
+ * the runs yield, and the timers still fire once each, in arming order,
+ * none early, all in softirq context.
+ */
+static atomic_t tw_budget_wrong_ctx;
+
+static void tw_budget_fn(struct twheel_timer *t, u64 missed)
+{
+	ktime_t end = ktime_get() + NSEC_PER_MSEC;
+
+	if (!in_serving_softirq())
+		atomic_inc(&tw_budget_wrong_ctx);
+	tw_count_fn(t, missed);
+	/* Spin on the wheel's own clock: mdelay() drifts under emulation. */
+	while (ktime_get() < end)
+		cpu_relax();
+}
+
+static void tw_test_run_budget(struct kunit *test)
+{
+	unsigned int i, n = 64, runs = 0, early = 0;
+	atomic_t order = ATOMIC_INIT(0), disorder = ATOMIC_INIT(0);
+	atomic_t fired = ATOMIC_INIT(0);
+	unsigned long limit;
+	struct tw_probe *p;
+	ktime_t deadline;
+	u64 yields;
+	int cpu;
+
+	p = tw_probes(test, n);
+	atomic_set(&tw_budget_wrong_ctx, 0);
+	cpu = get_cpu();
+	yields = twheel_yields(cpu);
+	deadline = ktime_get() + 100 * NSEC_PER_MSEC;
+	for (i = 0; i < n; i++) {
+		twheel_timer_init(&p[i].timer, tw_budget_fn, 0);
+		p[i].order = &order;
+		p[i].disorder = &disorder;
+		p[i].fired = &fired;
+		twheel_timer_set_cpu(&p[i].timer, cpu);
+		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer, deadline), 0);
+	}
+	put_cpu();
+	limit = jiffies + 60 * HZ;
+	while (atomic_read(&fired) < n && time_before(jiffies, limit))
+		msleep(20);
+	for (i = 0; i < n; i++) {
+		twheel_cancel_sync(&p[i].timer);
+		runs += atomic_read(&p[i].runs);
+		early += atomic_read(&p[i].early);
+	}
+	KUNIT_EXPECT_EQ(test, runs, n);
+	KUNIT_EXPECT_EQ(test, early, 0U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&disorder), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tw_budget_wrong_ctx), 0);
+	/*
+	 * 64 ms of callbacks; a run looks at the clock every 8 expiries, so
+	 * it stops after 8 of these at most: 7 yields at least.
+	 */
+	KUNIT_EXPECT_GE(test, twheel_yields(cpu) - yields, 4ULL);
+	kunit_info(test, "%llu runs yielded\n", twheel_yields(cpu) - yields);
+	kvfree(p);
+}
+
 /* Take a CPU down with timers pending on it: none lost, none twice. */
 static void tw_test_hotplug(struct kunit *test)
 {
@@ -1155,6 +1222,146 @@ static void tw_test_wake_from_kick(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, atomic_read(&p[i].runs), 0);
 }
 
+/*
+ * Issue 29: shared one-shot timers armed, re-armed, cancelled and
+ * cancel_synced from a kthread on every CPU. Every arming ends exactly one
+ * way: its callback runs, a twheel_cancel() or twheel_cancel_sync() that
+ * stopped it returns true, or a later arming finds it still pending and
+ * returns 1. Counted per timer, the identity
+ *	armings == callbacks + true cancels + re-arms of a pending timer
+ * must hold once every thread has stopped and each timer had a last
+ * twheel_cancel_sync(). A twheel_cancel_sync() that stopped two armings
+ * and returned one true (issue 29) leaves one unaccounted. Two of the
+ * timers are work timers whose callback takes 1 ms, so that expiries come
+ * due while it runs (TW_PARKED) and cancels meet it running.
+ */
+#define TW_ACCT_TIMERS	5
+#define TW_ACCT_WORK	2
+#define TW_ACCT_MS	3000
+
+struct tw_acct_timer {
+	struct twheel_work_timer wt;	/* a plain timer uses wt.timer only */
+	atomic_t		armed;
+	atomic_t		rearmed;
+	atomic_t		cancelled;
+	atomic_t		fired;
+};
+
+struct tw_acct {
+	struct tw_acct_timer	t[TW_ACCT_TIMERS];
+	atomic_t		stop;
+	atomic_t		running;
+	atomic_t		ops;
+	struct completion	done;
+};
+
+static void tw_acct_fn(struct twheel_timer *t, u64 missed)
+{
+	atomic_inc(&container_of(t, struct tw_acct_timer, wt.timer)->fired);
+}
+
+static void tw_acct_work_fn(struct twheel_timer *t, u64 missed)
+{
+	ktime_t end = ktime_get() + NSEC_PER_MSEC;
+
+	atomic_inc(&container_of(t, struct tw_acct_timer, wt.timer)->fired);
+	while (ktime_get() < end)
+		cpu_relax();
+}
+
+static int tw_acct_thread(void *arg)
+{
+	struct tw_acct *a = arg;
+	u32 r;
+	int ret;
+
+	while (!atomic_read(&a->stop)) {
+		struct tw_acct_timer *at;
+
+		r = get_random_u32();
+		at = &a->t[r % TW_ACCT_TIMERS];
+		r /= TW_ACCT_TIMERS;
+		switch (r % 8) {
+		case 0 ... 3:
+			/* Mostly on another CPU's wheel: remote, lazy cancels. */
+			twheel_timer_set_cpu(&at->wt.timer, (r >> 3) % 4 ?
+					     (r >> 5) % num_online_cpus() :
+					     TWHEEL_ANY_CPU);
+			ret = twheel_schedule(&at->wt.timer,
+					      ((r >> 4) % 4) * NSEC_PER_MSEC);
+			if (ret >= 0)
+				atomic_inc(&at->armed);
+			if (ret == 1)
+				atomic_inc(&at->rearmed);
+			break;
+		case 4 ... 5:
+			if (twheel_cancel(&at->wt.timer))
+				atomic_inc(&at->cancelled);
+			break;
+		default:
+			if (twheel_cancel_sync(&at->wt.timer))
+				atomic_inc(&at->cancelled);
+			break;
+		}
+		atomic_inc(&a->ops);
+		if (!(r & 0x300))
+			cond_resched();
+	}
+	if (atomic_dec_and_test(&a->running))
+		complete(&a->done);
+	return 0;
+}
+
+static void tw_test_cancel_sync_accounting(struct kunit *test)
+{
+	struct tw_acct *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	struct task_struct *task;
+	int cpu, i, armed, ends;
+	u64 parks = twheel_parks();
+
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	for (i = 0; i < TW_ACCT_TIMERS; i++) {
+		if (i < TW_ACCT_WORK)
+			twheel_work_timer_init(&a->t[i].wt, tw_acct_work_fn);
+		else
+			twheel_timer_init(&a->t[i].wt.timer, tw_acct_fn, 0);
+	}
+	init_completion(&a->done);
+	atomic_set(&a->running, 1);
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		task = kthread_create_on_cpu(tw_acct_thread, a, cpu, "tw_acct/%u");
+		if (IS_ERR(task))
+			continue;
+		atomic_inc(&a->running);
+		wake_up_process(task);
+	}
+	cpus_read_unlock();
+	msleep(TW_ACCT_MS);
+	atomic_set(&a->stop, 1);
+	if (!atomic_dec_and_test(&a->running))
+		wait_for_completion(&a->done);
+	for (i = 0; i < TW_ACCT_TIMERS; i++) {
+		struct tw_acct_timer *at = &a->t[i];
+
+		if (twheel_cancel_sync(&at->wt.timer))
+			atomic_inc(&at->cancelled);
+		KUNIT_EXPECT_FALSE(test, twheel_pending(&at->wt.timer));
+		armed = atomic_read(&at->armed);
+		ends = atomic_read(&at->fired) + atomic_read(&at->cancelled) +
+		       atomic_read(&at->rearmed);
+		kunit_info(test, "timer %d: %d armings, %d callbacks + %d true cancels + %d re-arms = %d\n",
+			   i, armed, atomic_read(&at->fired),
+			   atomic_read(&at->cancelled),
+			   atomic_read(&at->rearmed), ends);
+		KUNIT_EXPECT_EQ(test, armed, ends);
+	}
+	kunit_info(test, "%d operations, %llu expiries parked\n",
+		   atomic_read(&a->ops), twheel_parks() - parks);
+}
+
 static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_oneshot),
 	KUNIT_CASE(tw_test_bad_args),
@@ -1172,12 +1379,14 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE_SLOW(tw_test_million),
 	KUNIT_CASE_SLOW(tw_test_mass_same_instant),
 	KUNIT_CASE(tw_test_same_instant_fifo),
+	KUNIT_CASE(tw_test_run_budget),
 	KUNIT_CASE_SLOW(tw_test_hotplug),
 	KUNIT_CASE(tw_test_cancel_sync_self_rearm),
 	KUNIT_CASE(tw_test_remote_cancel_free),
 	KUNIT_CASE(tw_test_process_flag_refused),
 	KUNIT_CASE(tw_test_work_due_while_running),
 	KUNIT_CASE(tw_test_wake_from_kick),
+	KUNIT_CASE_SLOW(tw_test_cancel_sync_accounting),
 	{}
 };
 

@@ -23,6 +23,13 @@
  *	is within max_timers, else by root after raising it; prints how long
  *	the close took and, when the irqsoff tracer is on, the longest
  *	interrupts-off section seen meanwhile (in us).
+ *   twheel_abuse burst [N]
+ *	As uid 65534: N (default 65536) one-shot timers due at one deadline
+ *	on CPU 0's wheel, never read, while root's SCHED_FIFO thread on CPU 0
+ *	sleeps 1 ms at a time. Its longest gap must stay within 100 ms on
+ *	every kernel (the softirq's runs are bounded by run_budget_us and
+ *	then wait for the CPU's SCHED_OTHER work). Then the file, with its N
+ *	records queued, is closed: prints how long that took.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -83,11 +90,12 @@ static struct twheel_info info_of(struct twheel *tw)
 }
 
 /*
- * Schedule up to @n timers on @tw in batches; each far in the future, or
- * periodic with @period from now. Return how many were scheduled; *@err
- * gets the errno of the op that stopped it, 0 if none did.
+ * Schedule up to @n timers on @tw in batches, each with @value, @period
+ * and @flags. Return how many were scheduled; *@err gets the errno of the
+ * op that stopped it, 0 if none did.
  */
-static uint64_t fill(struct twheel *tw, uint64_t n, uint64_t period, int *err)
+static uint64_t fill_ops(struct twheel *tw, uint64_t n, uint64_t value,
+			 uint64_t period, unsigned int flags, int *err)
 {
 	static struct twheel_sqbuf sq;
 	uint64_t done = 0;
@@ -101,8 +109,7 @@ static uint64_t fill(struct twheel *tw, uint64_t n, uint64_t period, int *err)
 
 		twheel_sqbuf_reset(&sq);
 		for (uint32_t i = 0; i < k; i++)
-			twheel_sqbuf_schedule(&sq, period ? 0 : FAR_NS, period,
-					      period ? TWHEEL_TIMER_PERIODIC : 0, 0);
+			twheel_sqbuf_schedule(&sq, value, period, flags, 0);
 		r = twheel_submit(tw, &sq);
 		if (r < 0) {
 			*err = -r;
@@ -115,6 +122,16 @@ static uint64_t fill(struct twheel *tw, uint64_t n, uint64_t period, int *err)
 		}
 	}
 	return done;
+}
+
+/*
+ * Schedule up to @n timers, each far in the future, or periodic with
+ * @period from now: as fill_ops().
+ */
+static uint64_t fill(struct twheel *tw, uint64_t n, uint64_t period, int *err)
+{
+	return fill_ops(tw, n, period ? 0 : FAR_NS, period,
+			period ? TWHEEL_TIMER_PERIODIC : 0, err);
 }
 
 static long meminfo_kb(const char *key)
@@ -526,6 +543,179 @@ static int mode_close(uint64_t n)
 	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : 1;
 }
 
+/* ---- burst: many timers due at one deadline against a real-time task ---- */
+
+#define BURST_GAP_MAX_MS	100
+#define CLOSE_MAX_MS		2000
+
+static atomic_int sampler_stop;
+static atomic_int sampler_up;
+static uint64_t sampler_gap_ns, sampler_gap_at, sampler_loops;
+
+/* SCHED_FIFO on CPU 0: sleeps 1 ms at a time, keeps the longest gap. */
+static void *sampler_thread(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 50 };
+	struct timespec ts = { 0, 1000000L };
+	uint64_t prev, t;
+
+	(void)arg;
+	pin(0);
+	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+		printf("# sched_setscheduler(SCHED_FIFO): %s\n", strerror(errno));
+		atomic_store(&sampler_up, -1);
+		return NULL;
+	}
+	atomic_store(&sampler_up, 1);
+	prev = now_ns();
+	while (!atomic_load_explicit(&sampler_stop, memory_order_relaxed)) {
+		nanosleep(&ts, NULL);
+		t = now_ns();
+		if (t - prev > sampler_gap_ns) {
+			sampler_gap_ns = t - prev;
+			sampler_gap_at = t;
+		}
+		prev = t;
+		sampler_loops++;
+	}
+	return NULL;
+}
+
+/*
+ * The child, as uid 65534: @n one-shot timers on CPU 0's wheel, all due
+ * at one deadline, far enough ahead that the arming is over by then (a
+ * first file of 4096 times the rate). Tells the parent the deadline,
+ * waits on CPU 1 until every record is queued, then closes the file and
+ * tells how long that took.
+ */
+static int burst_child(uint64_t n, int ready_fd, int done_fd)
+{
+	uint64_t t0, t1, deadline, got, close_ns, msg[3];
+	struct twheel_info info;
+	struct twheel tw;
+	int err;
+
+	become(NOBODY);
+	pin(0);
+	tw_open(&tw);
+	t0 = now_ns();
+	got = fill(&tw, BATCH, 0, &err);
+	t1 = now_ns();
+	twheel_close(&tw);
+	if (got != BATCH)
+		return 2;
+	deadline = now_ns() + 300000000ULL + 2 * (t1 - t0) * (n / BATCH + 1);
+	tw_open(&tw);
+	got = fill_ops(&tw, n, deadline, 0, TWHEEL_TIMER_ABSTIME, &err);
+	if (got != n) {
+		printf("# armed %llu of %llu: %s\n", (unsigned long long)got,
+		       (unsigned long long)n, strerror(err));
+		return 2;
+	}
+	if (now_ns() >= deadline) {
+		printf("# arming took past the deadline\n");
+		return 2;
+	}
+	if (write(ready_fd, &deadline, sizeof(deadline)) != sizeof(deadline))
+		return 2;
+	pin(1);
+	do {
+		sleep_ns(10000000ULL);
+		if (twheel_get_info(&tw, &info))
+			return 2;
+	} while (info.queued < n &&
+		 (int64_t)(now_ns() - deadline) < 600 * 1000000000LL);
+	msg[0] = now_ns();
+	msg[1] = info.queued;
+	t0 = now_ns();
+	twheel_close(&tw);
+	close_ns = now_ns() - t0;
+	msg[2] = close_ns;
+	return write(done_fd, msg, sizeof(msg)) == sizeof(msg) ? 0 : 2;
+}
+
+/* CPU 0's "yields" column of debugfs twheel/stats, -1 if none. */
+static long cpu0_yields(void)
+{
+	char line[512];
+	long v = -1;
+	FILE *f = fopen("/sys/kernel/debug/twheel/stats", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long c[12];
+
+		if (sscanf(line, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+			   &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6], &c[7],
+			   &c[8], &c[9], &c[10], &c[11]) == 12 && c[0] == 0)
+			v = (long)c[11];
+	}
+	fclose(f);
+	return v;
+}
+
+static int mode_burst(uint64_t n)
+{
+	int ready[2], done[2], st, ok = 1;
+	uint64_t deadline, msg[3] = { 0 };
+	long y0, y1;
+	pthread_t th;
+	pid_t pid;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("# needs two CPUs\n");
+		return 2;
+	}
+	if (pipe(ready) || pipe(done))
+		return 2;
+	pid = fork();
+	if (!pid)
+		_exit(burst_child(n, ready[1], done[1]));
+	if (pid < 0)
+		return 2;
+	close(ready[1]);
+	close(done[1]);
+	if (read(ready[0], &deadline, sizeof(deadline)) != sizeof(deadline)) {
+		waitpid(pid, &st, 0);
+		return 2;
+	}
+	y0 = cpu0_yields();
+	if (pthread_create(&th, NULL, sampler_thread, NULL))
+		return 2;
+	while (!atomic_load(&sampler_up))
+		usleep(1000);
+	if (atomic_load(&sampler_up) < 0) {
+		pthread_join(th, NULL);
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		return 2;
+	}
+	if (read(done[0], msg, sizeof(msg)) != sizeof(msg))
+		ok = 0;
+	atomic_store(&sampler_stop, 1);
+	pthread_join(th, NULL);
+	y1 = cpu0_yields();
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		ok = 0;
+	printf("# %llu one-shot timers of uid %d due at one deadline on CPU 0: %llu records queued %lld ms after it\n",
+	       (unsigned long long)n, NOBODY, (unsigned long long)msg[1],
+	       (long long)(msg[0] - deadline) / 1000000);
+	printf("# SCHED_FIFO sampler on CPU 0 (1 ms sleeps, %llu loops): longest gap %llu.%03llu ms, at %lld ms from the deadline (bound: %d ms); wheel runs that yielded: %ld\n",
+	       (unsigned long long)sampler_loops,
+	       (unsigned long long)sampler_gap_ns / 1000000,
+	       (unsigned long long)sampler_gap_ns / 1000 % 1000,
+	       ((long long)sampler_gap_at - (long long)deadline) / 1000000,
+	       BURST_GAP_MAX_MS, y0 >= 0 && y1 >= 0 ? y1 - y0 : -1);
+	printf("# close of the file with %llu records queued: %llu ms (goal: %d ms)\n",
+	       (unsigned long long)msg[1], (unsigned long long)msg[2] / 1000000,
+	       CLOSE_MAX_MS);
+	if (msg[1] != n || sampler_gap_ns > BURST_GAP_MAX_MS * 1000000ULL)
+		ok = 0;
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -535,6 +725,8 @@ int main(int argc, char **argv)
 		return mode_user_cap();
 	if (argc == 3 && !strcmp(argv[1], "close"))
 		return mode_close(strtoull(argv[2], NULL, 0));
-	fprintf(stderr, "usage: twheel_abuse cpu [TIMERS] | user-cap | close N\n");
+	if (argc >= 2 && !strcmp(argv[1], "burst"))
+		return mode_burst(argc > 2 ? strtoull(argv[2], NULL, 0) : 65536);
+	fprintf(stderr, "usage: twheel_abuse cpu [TIMERS] | user-cap | close N | burst [N]\n");
 	return 2;
 }
