@@ -31,52 +31,8 @@ CFLAGS_CHECK=(-O2 -Wall -Wextra -Werror)
 EXAMPLE_OUT=${TWHEEL_LIBTWHEEL_EXAMPLE_OUT:-}
 export MANWIDTH=80 MANPAGER=cat PAGER=cat LC_ALL=C.UTF-8
 
-n=0
-nfail=0
-
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-
-# not_ok NAME [FILE]: FILE's lines become the diagnostics.
-not_ok() {
-	n=$((n + 1))
-	nfail=$((nfail + 1))
-	echo "not ok $n - $1"
-	if [ -n "${2:-}" ] && [ -s "$2" ]; then
-		sed 's/^/#   /' "$2"
-	fi
-}
-
-skip() {
-	n=$((n + 1))
-	echo "ok $n - $1 # SKIP $2"
-}
-
-# t NAME CMD...: one check, passing iff CMD succeeds; its output is shown
-# only if it fails.
-t() {
-	local name=$1
-	shift
-	if "$@" >"$tmp/out" 2>&1; then
-		ok "$name"
-	else
-		not_ok "$name" "$tmp/out"
-	fi
-}
-
-# quiet NAME CMD...: passes iff CMD succeeds and writes nothing to stderr
-# (its stdout is thrown away): warnings fail.
-quiet() {
-	local name=$1
-	shift
-	if "$@" 2>"$tmp/err" >/dev/null && [ ! -s "$tmp/err" ]; then
-		ok "$name"
-	else
-		not_ok "$name" "$tmp/err"
-	fi
-}
+# shellcheck source=tests/lib/tap.sh
+. "$ROOT/tests/lib/tap.sh"
 
 pc() {
 	PKG_CONFIG_PATH=$PC_DIR pkg-config --define-prefix "$@" libtwheel
