@@ -518,12 +518,15 @@ class Report(Raw):
               "server's utime + stime per request. tw KiB: twheel's kernel memory for the "
               "server's timers (its slab units); slab KiB: the slab growth of the whole "
               "machine mid-phase. vs twheel: this backend's figure / twheel's at the same "
-              "count.\n")
+              "count. wrk's own figures stand beside the server's counters.\n")
         grid = []
         for b, n in rows:
             k, q = keep.get((b, n), {}), quiet.get((b, n), {})
             tk = keep.get(("twheel", n), {})
-            grid.append([b, f"{n:,}", num(med(k.get("rps"))),
+            wrk = (f"{(k.get('wrk_requests') or ['-'])[0]}/{(k.get('requests') or ['-'])[0]}, "
+                   f"{(k.get('lat_p50') or ['-'])[0]}/{(k.get('lat_p99') or ['-'])[0]}, "
+                   f"{(k.get('sock_errors') or ['-'])[0]}/{(k.get('non2xx') or ['-'])[0]}")
+            grid.append([b, f"{n:,}", wrk, num(med(k.get("rps"))),
                          ratio(med(k.get("rps")), med(tk.get("rps"))),
                          num(med(k.get("cpu_us_per_req"))),
                          ratio(med(k.get("cpu_us_per_req")), med(tk.get("cpu_us_per_req"))),
@@ -534,7 +537,9 @@ class Report(Raw):
                          "/".join(num(med(q.get(x))) for x in ("early", "lost", "twice"))
                          if q else "-",
                          (k.get("check") or ["-"])[0] + "/" + (q.get("check") or ["-"])[0]])
-        self.grid(10, ["backend", "conns", "req/s", "vs twheel", "CPU us/req", "vs twheel",
+        self.grid(10, ["backend", "conns",
+                       "requests wrk/server, wrk latency p50/p99, socket errors/non-2xx",
+                       "req/s", "vs twheel", "CPU us/req", "vs twheel",
                        "tw KiB", "slab KiB", "idle late p50/p99/max ms", "early/lost/twice",
                        "checks"], grid)
 
