@@ -503,6 +503,7 @@ class Report(Raw):
         connection count, keep-alive figures beside the quiet phase's."""
         keep = {(d["backend"], int(d["conns"])): m for d, m in self.select(10, phase="keepalive")}
         quiet = {(d["backend"], int(d["conns"])): m for d, m in self.select(10, phase="quiet")}
+        prof = {(d["backend"], int(d["conns"])): m for d, m in self.select(10, phase="profile")}
         if not keep and not quiet:
             self.missing.append(10)
             return
@@ -515,7 +516,9 @@ class Report(Raw):
               "every request, a 5 s deadline per request), then a quiet phase where a tenth "
               "of the connections go silent: how late their idle closes came (ms after "
               "last request + idle timeout), and none early, lost or twice. CPU: the "
-              "server's utime + stime per request. tw KiB: twheel's kernel memory for the "
+              "server's utime + stime per request; timer %: the share of the server's perf samples "
+              "(the keep-alive load again, under perf's cpu-clock at 999 Hz) in timer work, kernel and user "
+              "(examples/httpd-load.sh says which symbols). tw KiB: twheel's kernel memory for the "
               "server's timers (its slab units); slab KiB: the slab growth of the whole "
               "machine mid-phase. vs twheel: this backend's figure / twheel's at the same "
               "count. wrk's own figures stand beside the server's counters.\n")
@@ -530,6 +533,7 @@ class Report(Raw):
                          ratio(med(k.get("rps")), med(tk.get("rps"))),
                          num(med(k.get("cpu_us_per_req"))),
                          ratio(med(k.get("cpu_us_per_req")), med(tk.get("cpu_us_per_req"))),
+                         num(med(prof.get((b, n), {}).get("timer_pct"))),
                          num(med(k.get("tw_kb"))) if b == "twheel" else "-",
                          num(med(k.get("slab_kb"))),
                          "/".join(num(med(q.get(x))) for x in
@@ -539,7 +543,7 @@ class Report(Raw):
                          (k.get("check") or ["-"])[0] + "/" + (q.get("check") or ["-"])[0]])
         self.grid(10, ["backend", "conns",
                        "requests wrk/server, wrk latency p50/p99, socket errors/non-2xx",
-                       "req/s", "vs twheel", "CPU us/req", "vs twheel",
+                       "req/s", "vs twheel", "CPU us/req", "vs twheel", "timer %",
                        "tw KiB", "slab KiB", "idle late p50/p99/max ms", "early/lost/twice",
                        "checks"], grid)
 

@@ -40,6 +40,16 @@
 # POSIX sh with local and ulimit -n (dash, busybox ash): it runs in the VM.
 # HTTPD, IDLE and WRK name the programs.
 #
+# With PERF=<perf>, a third phase per backend and count, profile: the
+# keep-alive load again, with perf's cpu-clock sampling on every CPU (no
+# PMU needed; apart from the first two phases, whose CPU figures it would
+# inflate): timer_pct= is the share of the server's samples in timer work
+# (the kernel's hrtimer, timerfd, timerqueue and twheel code; the server's
+# heap_, tfd_, tw_, idle_ and req_ functions and libtwheel's twheel_ ones;
+# a static function the compiler inlined counts where it was inlined, and
+# epoll's part in timerfd wake-ups does not count), and "# profile" lines
+# list the server's top symbols.
+#
 # Both programs run under nice (NICE="nice -n 10"): the machine may be
 # shared. Needs wrk, and RLIMIT_NOFILE (raised to 65536 if it can be) above
 # N + 100, 3N + 100 for timerfd (a socket and two timerfds per connection):
@@ -174,6 +184,48 @@ stop_server() {
 
 # delta A B NAME: B's NAME minus A's
 delta() { echo $(($(field "$2" "$3") - $(field "$1" "$3"))); }
+
+TIMER_SYMS='hrtimer|timerfd|timerqueue|twheel|(^| )tw_|heap_|tfd_|idle_|req_'
+
+# profile B N: the profile phase (PERF set)
+profile() {
+	local b=$1 n=$2 pct
+	[ -n "${PERF:-}" ] || return 0
+	start_server "$b" 30000 "$n"
+	# perf takes seconds to start under emulation: the load starts when
+	# its workload, which only waits, does.
+	rm -f "$tmp/perf.ready"
+	"$PERF" record -q -a -e cpu-clock -F 999 -o "$tmp/perf.data" -- \
+		sh -c ": >'$tmp/perf.ready'; exec sleep $dur" >"$tmp/perf-record.err" 2>&1 &
+	for _ in $(seq 600); do
+		[ ! -e "$tmp/perf.ready" ] || break
+		sleep 0.1
+	done
+	$NICE "$WRK" -t"$wrk_threads" -c"$n" -d"${dur}s" --timeout 30s \
+		"http://127.0.0.1:$port/" >"$tmp/wrk-profile.out" 2>&1
+	wait $!
+	stop_server
+	# The server's samples, in percent of the server's: "pct [k] symbol".
+	"$PERF" report -i "$tmp/perf.data" --stdio --no-children --sort comm,sym \
+		2>"$tmp/perf.err" | grep -v '^#' | grep '%' >"$tmp/perf.all"
+	awk -v c="${HTTPD##*/}" '$2 == c { p = $1; sub("%", "", p); $1 = $2 = ""
+		sub(/^ +/, ""); t += p; l[++n] = p " " $0 }
+		END { for (i = 1; i <= n; i++) { split(l[i], f, " ")
+			sub(/^[^ ]+ /, "", l[i]); printf "%.2f%% %s\n", 100 * f[1] / t, l[i] } }' \
+		"$tmp/perf.all" >"$tmp/perf.txt"
+	pct=$(awk -v re="$TIMER_SYMS" '{ p = $1; sub("%", "", p)
+		s = $0; sub(/^ *[0-9.]+% +\[[^]]*\] +/, "", s)
+		if (s ~ re) t += p } END { printf "%.1f", t }' "$tmp/perf.txt")
+	if [ -s "$tmp/perf.txt" ]; then
+		head -n 15 "$tmp/perf.txt" | sed "s/^ */# profile backend=$b conns=$n: /"
+		report "load: backend=$b phase=profile conns=$n timer_pct=$pct" \
+			"symbols=$(wc -l <"$tmp/perf.txt") check=ok"
+	else
+		head -n 5 "$tmp/perf-record.err" "$tmp/perf.err" "$tmp/perf.all" "$tmp/wrk-profile.out" |
+			sed 's/^/# perf: /'
+		report "load: backend=$b phase=profile conns=$n check=FAIL:no_samples"
+	fi
+}
 
 cpu_us() { echo $(($(field "$1" utime_us) + $(field "$1" stime_us))); }
 
@@ -312,6 +364,7 @@ for b in $backends; do
 		[ "$n" -gt 0 ] || continue
 		keepalive "$b" "$n"
 		quiet "$b" "$n"
+		profile "$b" "$n"
 	done
 done
 failed=$(grep -c 'check=FAIL' "$tmp/lines")

@@ -83,8 +83,10 @@ guest_files() {
 		fi
 		;;
 	esac
-	# perf (dynamic, with its libraries) for make bench's profile runs.
-	if [ -n "${TWHEEL_BENCH_PERF:-}" ] && f=$(readlink -f "$(command -v perf)"); then
+	# perf (dynamic, with its libraries) for make bench: table 10's
+	# profile, and table 7's with TWHEEL_BENCH_PERF=1.
+	if { [ "$mode" = bench ] || [ -n "${TWHEEL_BENCH_PERF:-}" ]; } &&
+		f=$(readlink -f "$(command -v perf)"); then
 		echo "$f:/usr/bin/perf"
 		ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// { print $3 ":" $3 }
 			$1 ~ /^\// && $2 ~ /^\(/ { print $1 ":" $1 }' | sort -u
