@@ -146,7 +146,8 @@
  */
 static_assert(sizeof(struct twheel_timer_spec) == 56);
 static_assert(offsetof(struct twheel_timer_spec, clockid) == 32);
-static_assert(offsetof(struct twheel_timer_spec, reserved) == 40);
+static_assert(offsetof(struct twheel_timer_spec, slack) == 40);
+static_assert(offsetof(struct twheel_timer_spec, reserved) == 48);
 static_assert(sizeof(struct twheel_cancel) == 16);
 static_assert(sizeof(struct twheel_eventfd) == 16);
 static_assert(offsetof(struct twheel_eventfd, reserved) == 8);
@@ -421,16 +422,18 @@ static __always_inline void twheel_fd_unlock_ops(struct twheel_fd *tf)
 /* twheel_arm() of a checked arming, under twheel_fd_lock_ops(). */
 static __always_inline int twheel_fd_core_arm(struct twheel_fd_timer *ft,
 					      ktime_t deadline, u64 period,
-					      enum twheel_mode mode)
+					      enum twheel_mode mode,
+					      unsigned int slack)
 {
 	unsigned long flags;
 	int ret;
 
 	lockdep_assert_held(&ft->tf->lock);
 	if (!IS_ENABLED(CONFIG_PREEMPT_RT))
-		return twheel_arm_irqsoff(&ft->timer, deadline, period, mode);
+		return twheel_arm_irqsoff(&ft->timer, deadline, period, mode,
+					  slack);
 	local_irq_save(flags);
-	ret = twheel_arm_irqsoff(&ft->timer, deadline, period, mode);
+	ret = twheel_arm_irqsoff(&ft->timer, deadline, period, mode, slack);
 	local_irq_restore(flags);
 	return ret;
 }
@@ -458,14 +461,17 @@ struct twheel_fd_arming {
 	enum twheel_mode	mode;
 	int			clock;		/* another clock: TW_CLK_* */
 	unsigned int		cflags;		/* another clock: TWHEEL_CLOCK_* */
+	unsigned int		slack;		/* slack class: precise.h */
+	u64			slack_ns;	/* TWHEEL_SLACK_DEFAULT or asked */
 };
 
 /* The flags a CLOCK_MONOTONIC timer may have. */
 #define TWHEEL_FD_MONO_FLAGS	(TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC | \
-				 TWHEEL_TIMER_FIXED_DELAY)
+				 TWHEEL_TIMER_FIXED_DELAY | TWHEEL_TIMER_SLACK)
 
 /*
- * The value, period and mode of @spec, any clock: sets @arm->mode.
+ * The value, period, mode and slack of @spec, any clock: sets @arm->mode
+ * and the slack (a class for the core, and the ns asked for).
  * Return: 0, or -EINVAL.
  */
 static __always_inline int
@@ -474,6 +480,16 @@ twheel_fd_check_mode(const struct twheel_timer_spec *spec,
 {
 	if (spec->value > S64_MAX)
 		return -EINVAL;
+	arm->slack = 0;
+	arm->slack_ns = TWHEEL_SLACK_DEFAULT;
+	if (unlikely(spec->flags & TWHEEL_TIMER_SLACK)) {
+		if (spec->slack > S64_MAX)
+			return -EINVAL;
+		arm->slack = twheel_slack_class(spec->slack);
+		arm->slack_ns = spec->slack;
+	} else if (spec->slack) {
+		return -EINVAL;
+	}
 	if (spec->flags & TWHEEL_TIMER_PERIODIC) {
 		if (!spec->period || spec->period > S64_MAX)
 			return -EINVAL;
@@ -502,7 +518,7 @@ static noinline int twheel_fd_check_clock_spec(const struct twheel_timer_spec *s
 
 	if (spec->flags & ~TWHEEL_TIMER_FLAGS)
 		return -EINVAL;
-	if (spec->reserved[0] || spec->reserved[1])
+	if (spec->reserved)
 		return -EINVAL;
 	if (spec->clockid != TWHEEL_CLOCK_REALTIME &&
 	    spec->clockid != TWHEEL_CLOCK_BOOTTIME)
@@ -546,7 +562,7 @@ twheel_fd_check_spec(const struct twheel_timer_spec *spec,
 		return twheel_fd_check_clock_spec(spec, arm);
 	if (spec->flags & ~TWHEEL_FD_MONO_FLAGS)
 		return -EINVAL;
-	if (spec->reserved[0] || spec->reserved[1])
+	if (spec->reserved)
 		return -EINVAL;
 	if (twheel_fd_check_mode(spec, arm))
 		return -EINVAL;
@@ -670,6 +686,8 @@ static int twheel_fd_arm_clock_locked(struct twheel_fd_timer *ft,
 		/* Another clock's list: leave that one first. */
 		twheel_clock_link_unlink(ft->rec->clk);
 	}
+	/* Every filing of the clock's link keeps it (twheel_arm()). */
+	twheel_timer_set_slack(&ft->timer, arm->slack_ns);
 	return twheel_clock_link_arm(ft->rec->clk, &ft->timer, arm->clock,
 				     arm->deadline, arm->period, arm->mode,
 				     arm->cflags);
@@ -726,7 +744,7 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 		ret = twheel_fd_arm_clock_locked(ft, &arm, pre);
 	else
 		ret = twheel_fd_core_arm(ft, arm.deadline, arm.period,
-					 arm.mode);
+					 arm.mode, arm.slack);
 	if (ret < 0) {
 		/*
 		 * Never armed: straight back to the spare list it just
@@ -773,6 +791,7 @@ static noinline int twheel_fd_modify_clock_locked(struct twheel_fd *tf,
 	if (to_clock) {
 		ret = twheel_fd_arm_clock_locked(ft, arm, pre);
 	} else {
+		twheel_timer_set_slack(&ft->timer, arm->slack_ns);
 		ret = twheel_arm(&ft->timer, arm->deadline, arm->period,
 				 arm->mode);
 		/* A pending one-shot timer on CLOCK_MONOTONIC needs none. */
@@ -859,7 +878,8 @@ twheel_fd_modify_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 	ft->mode = arm->mode;
 	ft->user_data = spec->user_data;
 	twheel_fd_publish_deadline(tf, ft, arm->deadline);
-	ret = twheel_fd_core_arm(ft, arm->deadline, arm->period, arm->mode);
+	ret = twheel_fd_core_arm(ft, arm->deadline, arm->period, arm->mode,
+				 arm->slack);
 	/* Periodic no more: a pending one-shot timer needs no record. */
 	if (unlikely(ft->rec))
 		twheel_fd_rec_trim_locked(tf, ft);
@@ -998,7 +1018,7 @@ static int twheel_fd_cancel_locked(struct twheel_fd *tf,
 	struct twheel_fd_timer *ft;
 
 	if (s->value || s->period || s->user_data || s->clockid ||
-	    s->flags || s->reserved[0] || s->reserved[1])
+	    s->flags || s->slack || s->reserved)
 		return -EINVAL;
 	ft = twheel_fd_lookup(tf, s->id);
 	if (!ft)
@@ -1351,8 +1371,8 @@ static __always_inline void twheel_fd_expand_short(struct twheel_op *op,
 	op->spec.user_data = s->user_data;
 	op->spec.clockid = s->op == TWHEEL_OP_CANCEL ? 0 : TWHEEL_CLOCK_MONOTONIC;
 	op->spec.flags = s->flags;
-	op->spec.reserved[0] = 0;
-	op->spec.reserved[1] = 0;
+	op->spec.slack = 0;
+	op->spec.reserved = 0;
 }
 
 /*
@@ -1537,7 +1557,7 @@ static long twheel_fd_ioc_info(struct twheel_fd *tf,
 	info.queued = tf->nqueued + tf->nstarved;
 	spin_unlock_bh(&tf->lock);
 	info.flags = TWHEEL_INFO_MAP | TWHEEL_INFO_CLOCKS |
-		     TWHEEL_INFO_SHORT_OPS;
+		     TWHEEL_INFO_SHORT_OPS | TWHEEL_INFO_SLACK;
 	if (tf->cap_exempt)
 		info.flags |= TWHEEL_INFO_USER_CAP_EXEMPT;
 	info.user_timers = atomic_long_read(&tf->user->units);

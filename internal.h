@@ -24,7 +24,8 @@ void twheel_chardev_exit(void);
 /* twheel.c, for chardev.c's hot paths, interrupts off (see there) */
 bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running);
 int twheel_arm_irqsoff(struct twheel_timer *timer, ktime_t deadline,
-		       u64 period, enum twheel_mode mode);
+		       u64 period, enum twheel_mode mode, unsigned int slack);
+unsigned int twheel_slack_class(u64 slack_ns);
 
 /* twheel.c, for the KUnit tests only: kick IPIs @cpu received so far. */
 u64 twheel_kicks(int cpu);

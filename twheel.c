@@ -64,13 +64,29 @@
  * changes, as when `expire_batch` runs out: timers fire late, never early,
  * once, and in the same order.
  *
+ * Precise timers. A timer's slack (twheel_timer_set_slack(), kept in the
+ * upper bits of twheel_timer::mode) says how late it may fire. The default,
+ * one tick, is the wheel's own precision. A timer with less is filed at
+ * the tick before its deadline's (rounded down), and when that comes it
+ * moves to the wheel's precise stage (precise.c): a heap ordered by the
+ * end of each timer's window (deadline plus slack). The hrtimer is
+ * programmed for the heap's first end, the latest moment that serves every
+ * window, and a run fires each timer at the heap's top whose deadline has
+ * come: hrtimer's range rule, so timers coalesce within their slack and
+ * never fire early. To bound the interrupts precise timers can cause, the
+ * hrtimer is not programmed for the precise stage sooner than a tick /
+ * precise_per_tick (16) after the end of the previous run for it: at most
+ * 16 such runs per tick per CPU, besides the wheel's own, not one per
+ * timer, whoever arms them.
+ *
  * The wheel's interface (wheel.h). wheel.c owns every bucket, the wheel's
- * clock and its expired list; this file only calls it. An arming is one
- * call, tw_wheel_relink() (unlink if linked, link by deadline), which
- * returns the tick to program; a cancel is tw_wheel_unlink(); a run is
- * tw_wheel_advance() then tw_wheel_pop_due() per due timer; teardown is
- * tw_wheel_pop(). The arming's and the cancel's part is inline in wheel.h:
- * under emulation a call and its return thunk cost more than the work.
+ * clock and its expired list, precise.c its precise stage; this file only
+ * calls them. An arming is one call, tw_wheel_relink_ns() (unlink if
+ * linked, link by deadline and slack), which returns the time to program;
+ * a cancel is tw_wheel_unlink(); a run is tw_wheel_advance() then
+ * tw_wheel_pop_next() per due timer; teardown is tw_wheel_pop(). The
+ * arming's and the cancel's part is inline in wheel.h: under emulation a
+ * call and its return thunk cost more than the work.
  *
  * Bounded work. No pass runs with interrupts off, or in one softirq run,
  * for a number of timers that a user can raise:
@@ -88,6 +104,15 @@
  *                                      TW_CLOCK_EVERY (8) expiries; past
  *                                      it the next run waits for a
  *                                      SCHED_OTHER work item on the CPU
+ *   precise stage: arming, cancel,    one heap operation, log2 of
+ *   move from the wheel, expiry        TW_PRECISE_MAX (4096): 12 steps;
+ *   (interrupts off)                   the heap never holds more (past it
+ *                                      a timer keeps the wheel's
+ *                                      precision); a move costs the run
+ *                                      one unit of expire_batch
+ *   precise runs (interrupts)         a tick / precise_per_tick (16)
+ *                                      between the end of a run and the
+ *                                      next run for the precise stage
  *   kick IPI (hard interrupt)         TW_KICK_BUDGET submissions (64)
  *   group cancel, close of a file     TW_IRQ_CHUNK members (256) under
  *                                      the group lock, then cond_resched()
@@ -105,9 +130,9 @@
  *   ------------------------------  ------------------------------------------
  *   twheel_cpu::wheel, ::backlog,   the owner CPU only, interrupts disabled
  *   ::deferred, ::programmed,       (tw_resume_fn(), a work item of a
- *   twheel_timer::entry, ::bucket,  per-CPU workqueue, checks that it runs
- *   ::linked_seq                    on the owner: after the owner went
- *                                   down it may run elsewhere)
+ *   ::precise_floor, the wheel's    per-CPU workqueue, checks that it runs
+ *   precise stage, twheel_timer::   on the owner: after the owner went
+ *   entry, ::bucket, ::linked_seq   down it may run elsewhere)
  *   twheel_cpu::submit              any context: llist_add(); the owner:
  *                                   llist_del_all() (no lock needed, see
  *                                   llist.h: one consumer)
@@ -119,10 +144,14 @@
  *                                   callbacks; read with READ_ONCE() under
  *                                   interrupts disabled (an RCU read side)
  *   twheel_timer::state             any context, atomic read-modify-write
- *   twheel_timer::expires, ::mode,  written under TW_BUSY (a bit lock in
- *   ::order, and the period that    ::state); read by the owner after waiting
- *   twheel_periodic_timer and       for TW_BUSY to clear, validated by the
- *   twheel_work_timer hold          arming sequence in ::state
+ *   twheel_timer::expires, ::mode   written under TW_BUSY (a bit lock in
+ *   (its slack class too), ::order, ::state: an arming, or
+ *   and the period that             twheel_timer_set_slack()); read by the
+ *   twheel_periodic_timer and       owner after waiting for TW_BUSY to
+ *   twheel_work_timer hold          clear, validated by the arming sequence
+ *                                   in ::state (the wheel's links read the
+ *                                   deadline and slack of a linked timer
+ *                                   racily: a new arming relinks it)
  *   twheel_timer::target_cpu        twheel_timer_set_cpu(), WRITE_ONCE(), at
  *                                   any time, no lock; read with READ_ONCE()
  *                                   by each arming and hand-off, so a change
@@ -211,8 +240,9 @@
  * (128 bytes) the period, a work_struct, and the deadline, period and mode
  * of the expiry its work was queued for; a group member is a struct
  * twheel_group_member (24 bytes) that its user keeps beside it. Per CPU: struct
- * twheel_cpu (384 bytes), the buckets (16 bytes each; 8 levels of 64 with
- * the defaults: 8 KiB) and a one-bit-per-bucket bitmap (64 bytes).
+ * twheel_cpu (416 bytes), the buckets (16 bytes each; 8 levels of 64 with
+ * the defaults: 8 KiB), a one-bit-per-bucket bitmap (64 bytes) and the
+ * precise stage's heap (TW_PRECISE_MAX slots of 16 bytes: 64 KiB).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -281,6 +311,11 @@ module_param(expire_batch, uint, 0444);
 MODULE_PARM_DESC(expire_batch,
 		 "Most timers one wheel run processes, 64..1048576 (default 8192)");
 
+static unsigned int precise_per_tick = 16;
+module_param(precise_per_tick, uint, 0444);
+MODULE_PARM_DESC(precise_per_tick,
+		 "Most runs of a CPU's wheel per tick for timers with a slack below it, 1..1024 (default 16)");
+
 static unsigned int run_budget_us = 2000;
 module_param(run_budget_us, uint, 0444);
 MODULE_PARM_DESC(run_budget_us,
@@ -340,6 +375,9 @@ struct twheel_stats {
  *	disabled
  * @resume: work item bound to the owner: clears @deferred and lets the
  *	wheel run again (tw_resume_fn())
+ * @precise_floor: ns before which the hrtimer is not programmed for the
+ *	precise stage: the end of the last run plus a tick / precise_per_tick
+ *	(the coalescing floor, tw_hrtimer_fn()); owner, interrupts disabled
  * @stats: counters
  * @cpu: the owner
  */
@@ -358,6 +396,7 @@ struct twheel_cpu {
 	bool			wake_pending;
 	bool			deferred;
 	struct work_struct	resume;
+	ktime_t			precise_floor;
 	struct twheel_stats	stats;
 	int			cpu;
 };
@@ -582,10 +621,15 @@ static __always_inline void tw_link(struct twheel_cpu *tc,
 				    struct twheel_timer *t, u32 seq)
 {
 	struct tw_wheel *w = &tc->wheel;
+	ktime_t when;
 
 	t->linked_seq = seq;
 	/* Only the new timer's bucket can be earlier than what is programmed. */
-	tw_program(tc, tw_wheel_tick_time(w, tw_wheel_relink(w, t)));
+	when = tw_wheel_relink_ns(w, t);
+	/* A precise timer's run waits for the coalescing floor (tw_hrtimer_fn()). */
+	if (unlikely(tw_timer_precise(t)) && when < tc->precise_floor)
+		when = tc->precise_floor;
+	tw_program(tc, when);
 }
 
 static void tw_unlink(struct twheel_cpu *tc, struct twheel_timer *t)
@@ -736,7 +780,7 @@ static __always_inline int tw_publish(struct twheel_timer *t, int want,
 
 	/* Only the trace wants the period: not worth a load on every arming. */
 	if (trace_twheel_schedule_enabled())
-		period = tw_period(t, READ_ONCE(t->mode));
+		period = tw_period(t, READ_ONCE(t->mode) & TW_MODE_MASK);
 
 	do {
 		direct = false;
@@ -808,11 +852,19 @@ static __always_inline int tw_publish(struct twheel_timer *t, int want,
 	return !!(old & TW_PENDING);
 }
 
-/* Store a new arming; interrupts are off. */
+/* tw_arm_locked()'s @slack: keep the timer's slack class. */
+#define TW_SLACK_KEEP	0xffu
+
+/*
+ * Store a new arming; interrupts are off. @slack is a slack class
+ * (precise.h) or TW_SLACK_KEEP.
+ */
 static __always_inline int tw_arm_locked(struct twheel_timer *t, u64 expires,
-					 u64 period, enum twheel_mode mode)
+					 u64 period, enum twheel_mode mode,
+					 unsigned int slack)
 {
 	unsigned long old;
+	u8 m = mode;
 	int want;
 
 	want = tw_pick_cpu(READ_ONCE(t->target_cpu));
@@ -827,7 +879,12 @@ static __always_inline int tw_arm_locked(struct twheel_timer *t, u64 expires,
 	WRITE_ONCE(t->expires, expires);
 	if (mode != TWHEEL_ONESHOT)
 		WRITE_ONCE(*tw_period_slot(t), period);
-	WRITE_ONCE(t->mode, mode);
+	/* The slack class shares the byte: the same store as before. */
+	if (slack == TW_SLACK_KEEP)
+		m |= READ_ONCE(t->mode) & ~TW_MODE_MASK;
+	else
+		m |= slack << TW_SLACK_SHIFT;
+	WRITE_ONCE(t->mode, m);
 	WRITE_ONCE(t->order, this_cpu_inc_return(twheel_cpus.order));
 	this_cpu_inc(twheel_cpus.stats.scheduled);
 	return tw_publish(t, want, 0);
@@ -841,7 +898,7 @@ static __always_inline int tw_arm(struct twheel_timer *t, u64 expires,
 	int ret;
 
 	local_irq_save(flags);
-	ret = tw_arm_locked(t, expires, period, mode);
+	ret = tw_arm_locked(t, expires, period, mode, TW_SLACK_KEEP);
 	local_irq_restore(flags);
 	return ret;
 }
@@ -1061,14 +1118,21 @@ bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running)
 /*
  * twheel_arm() for chardev.c, whose armings are checked already: a
  * deadline >= 0, a period that matches @mode, periodic modes only on its
- * struct twheel_periodic_timer. Interrupts must be off, as for
+ * struct twheel_periodic_timer. @slack is the arming's slack class
+ * (twheel_slack_class()), stored with it. Interrupts must be off, as for
  * twheel_cancel_idle_irqsoff().
  */
 int twheel_arm_irqsoff(struct twheel_timer *timer, ktime_t deadline,
-		       u64 period, enum twheel_mode mode)
+		       u64 period, enum twheel_mode mode, unsigned int slack)
 {
 	lockdep_assert_irqs_disabled();
-	return tw_arm_locked(timer, deadline, period, mode);
+	return tw_arm_locked(timer, deadline, period, mode, slack);
+}
+
+/* A slack class for twheel_arm_irqsoff() (chardev.c): see precise.h. */
+unsigned int twheel_slack_class(u64 slack_ns)
+{
+	return tw_slack_class(granularity_ns, slack_ns);
 }
 
 /**
@@ -1349,6 +1413,46 @@ ktime_t twheel_granularity(void)
 	return granularity_ns;
 }
 EXPORT_SYMBOL_GPL(twheel_granularity);
+
+/**
+ * twheel_timer_set_slack - how late the timer may fire
+ * @timer: an initialised timer of any kind (for a struct
+ *	twheel_clock_timer, twheel_clock_timer_set_slack())
+ * @slack_ns: ns the timer may fire after its deadline, beyond system
+ *	latency; %TWHEEL_SLACK_DEFAULT, or any value of at least
+ *	twheel_granularity(), for the default: one tick of the wheel. 0 asks
+ *	for hrtimer's precision.
+ *
+ * As the slack of hrtimer_start_range_ns(): a timer whose slack is below
+ * the tick reaches its deadline through its CPU's precise stage once it is
+ * within a tick of it, and fires between its deadline and its deadline
+ * plus the slack, coalesced with the other timers whose windows allow it;
+ * never early. The slack is the timer's until set again, for every arming
+ * from the next one on (an arming pending meanwhile keeps either slack).
+ * A CPU runs its precise stage at most precise_per_tick times per tick
+ * (a module parameter), so precise timers armed close together may fire
+ * up to a tick / precise_per_tick later than their slack.
+ *
+ * Context: any context but NMI.
+ * Return: the slack in effect, ns: @slack_ns rounded down to a power of
+ * two (0 stays 0), or twheel_granularity() for the default.
+ */
+u64 twheel_timer_set_slack(struct twheel_timer *timer, u64 slack_ns)
+{
+	unsigned int class = tw_slack_class(granularity_ns, slack_ns);
+	unsigned long flags;
+	u8 m;
+
+	local_irq_save(flags);
+	tw_lock_busy(timer);
+	m = READ_ONCE(timer->mode) & TW_MODE_MASK;
+	WRITE_ONCE(timer->mode, m | class << TW_SLACK_SHIFT);
+	/* Pairs with the acquire in tw_lock_busy()/tw_read_settled(). */
+	atomic_long_fetch_andnot_release(TW_BUSY, &timer->state);
+	local_irq_restore(flags);
+	return tw_class_slack(granularity_ns, class);
+}
+EXPORT_SYMBOL_GPL(twheel_timer_set_slack);
 
 static void tw_timer_setup(struct twheel_timer *timer, twheel_fn_t func,
 			   unsigned int flags, const char *name,
@@ -1645,7 +1749,7 @@ static bool tw_claim(struct twheel_cpu *tc, struct twheel_timer *t,
 			continue;
 		}
 		shot->expires = READ_ONCE(t->expires);
-		shot->mode = READ_ONCE(t->mode);
+		shot->mode = READ_ONCE(t->mode) & TW_MODE_MASK;
 		shot->period = tw_period(t, shot->mode);
 		new = (old | TW_RUNNING) & ~TW_HELD;
 		if (shot->mode == TWHEEL_ONESHOT)
@@ -1875,7 +1979,7 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	unsigned int budget = expire_batch, fired = 0;
 	struct tw_wheel *w = &tc->wheel;
 	ktime_t now, next, t_due, t_end, t_stop;
-	bool done, over = false;
+	bool done, over = false, precise;
 
 	local_irq_disable();
 	tc->programmed = KTIME_MAX;
@@ -1915,11 +2019,28 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	/* Two clock reads per run, to say where an expiry's time goes. */
 	t_due = ktime_get();
 	tc->stats.advance_ns += t_due - now;
+	/* Run for the precise stage: the end of a window came (not a tick). */
+	precise = tw_precise_next(&w->precise) <= now;
 	over = over || t_due > t_stop;
-	while (!over && budget && tw_wheel_has_due(w)) {
-		struct twheel_timer *t = tw_wheel_pop_due(w);
+	while (!over && budget) {
+		struct twheel_timer *t = tw_wheel_pop_next(w, now, &budget);
 		struct tw_shot shot;
 
+		if (!t) {
+			/*
+			 * A precise timer may have come due since the run
+			 * began: one more look at the clock, not a run more.
+			 */
+			ktime_t later;
+
+			if (!budget || !w->precise.n)
+				break;
+			later = ktime_get();
+			t = tw_precise_pop_due(w, later);
+			if (!t)
+				break;
+			now = later;
+		}
 		budget--;
 		if (budget % TW_CLOCK_EVERY == 0 && ktime_get() > t_stop)
 			over = true;
@@ -1942,8 +2063,19 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	t_end = ktime_get();
 	tc->stats.expire_ns += t_end - t_due;
 
+	/*
+	 * The coalescing floor: after a run for the precise stage, the
+	 * hrtimer is not programmed for it again within a tick /
+	 * precise_per_tick of this run's end (tw_link() too). A run for a
+	 * tick leaves it alone: a precise timer due just after the tick it
+	 * moved in at is not held back.
+	 */
+	if (precise)
+		tc->precise_floor = t_end + div_u64(granularity_ns,
+						    precise_per_tick);
 	if (!done || tw_wheel_has_due(w) || tc->backlog ||
-	    !llist_empty(&tc->submit)) {
+	    !llist_empty(&tc->submit) ||
+	    tw_precise_next(&w->precise) <= now) {
 		next = t_end + 1;		/* more to do: yield, come back */
 		/*
 		 * Over the time budget: come back only once the CPU's
@@ -1958,7 +2090,8 @@ static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 			queue_work_on(tc->cpu, twheel_wq, &tc->resume);
 		}
 	} else {
-		next = tw_wheel_tick_time(w, tw_wheel_next(w));
+		next = min(tw_wheel_tick_time(w, tw_wheel_next(w)),
+			   max(tw_precise_next(&w->precise), tc->precise_floor));
 	}
 	tw_program(tc, next);
 	tw_irq_enable_wake(tc);
@@ -2221,7 +2354,8 @@ int __init twheel_core_init(void)
 	if (granularity_ns < NSEC_PER_USEC || granularity_ns > NSEC_PER_SEC ||
 	    wheel_bits < TW_BITS_MIN || wheel_bits > TW_BITS_MAX ||
 	    expire_batch < 64 || expire_batch > (1U << 20) ||
-	    run_budget_us < 100 || run_budget_us > 100 * USEC_PER_MSEC) {
+	    run_budget_us < 100 || run_budget_us > 100 * USEC_PER_MSEC ||
+	    precise_per_tick < 1 || precise_per_tick > 1024) {
 		pr_err("invalid module parameters (see modinfo twheel)\n");
 		return -EINVAL;
 	}

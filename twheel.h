@@ -62,7 +62,8 @@ enum twheel_mode {
  * @state is the only field written by more than one CPU, and only with
  * atomic read-modify-write; @entry, @bucket and @linked_seq are touched only
  * by the CPU whose wheel holds the timer, with interrupts disabled;
- * @expires, @mode and @order are written only under the TW_BUSY bit of
+ * @expires, @mode (which holds the slack of twheel_timer_set_slack() in
+ * its upper bits) and @order are written only under the TW_BUSY bit of
  * @state. 64 bytes on 64-bit without lockdep, one cache line: what only
  * some timers need lives in the structure that embeds them (the period in
  * struct twheel_periodic_timer or struct twheel_work_timer, the group link
@@ -78,7 +79,7 @@ struct twheel_timer {
 	u32			order;		/* FIFO among equal deadlines */
 	s16			cpu;		/* wheel that holds it */
 	s16			target_cpu;	/* TWHEEL_ANY_CPU or a pinned CPU */
-	u8			mode;		/* enum twheel_mode */
+	u8			mode;		/* enum twheel_mode, slack */
 	u8			flags;		/* TWHEEL_F_*, set at init */
 	u16			bucket;		/* owner: index of its bucket */
 #ifdef CONFIG_LOCKDEP
@@ -335,6 +336,25 @@ void __twheel_periodic_timer_init(struct twheel_periodic_timer *pt,
 	} while (0)
 
 int twheel_timer_set_cpu(struct twheel_timer *timer, int cpu);
+
+/* twheel_timer_set_slack(): the default slack, one tick of the wheel. */
+#define TWHEEL_SLACK_DEFAULT	U64_MAX
+
+u64 twheel_timer_set_slack(struct twheel_timer *timer, u64 slack_ns);
+
+/**
+ * twheel_clock_timer_set_slack - how late a clock timer may fire
+ * @ct: the timer
+ * @slack_ns: as for twheel_timer_set_slack()
+ *
+ * Context: any context but NMI.
+ * Return: as twheel_timer_set_slack().
+ */
+static inline u64 twheel_clock_timer_set_slack(struct twheel_clock_timer *ct,
+					       u64 slack_ns)
+{
+	return twheel_timer_set_slack(&ct->timer, slack_ns);
+}
 int twheel_arm(struct twheel_timer *timer, ktime_t deadline, u64 period,
 	       enum twheel_mode mode);
 int twheel_schedule(struct twheel_timer *timer, u64 delay_ns);

@@ -67,17 +67,24 @@ int tw_wheel_init(struct tw_wheel *w, u64 gran, unsigned int bits,
 	if (!w->buckets)
 		return -ENOMEM;
 	w->pending = bitmap_zalloc_node(n, GFP_KERNEL, node);
-	if (!w->pending) {
-		kvfree(w->buckets);
-		w->buckets = NULL;
-		return -ENOMEM;
-	}
+	if (!w->pending)
+		goto err_free_buckets;
+	if (tw_precise_init(&w->precise, node))
+		goto err_free_pending;
 	for (i = 0; i < n; i++)
 		INIT_LIST_HEAD(&w->buckets[i]);
 	INIT_LIST_HEAD(&w->expired);
 	w->count = 0;
 	w->clk = div64_u64(now_ns, gran);
 	return 0;
+
+err_free_pending:
+	bitmap_free(w->pending);
+	w->pending = NULL;
+err_free_buckets:
+	kvfree(w->buckets);
+	w->buckets = NULL;
+	return -ENOMEM;
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_init);
 
@@ -87,6 +94,7 @@ EXPORT_SYMBOL_IF_KUNIT(tw_wheel_init);
  */
 void tw_wheel_free(struct tw_wheel *w)
 {
+	tw_precise_free(&w->precise);
 	bitmap_free(w->pending);
 	kvfree(w->buckets);
 	w->pending = NULL;
@@ -203,7 +211,7 @@ static bool tw_collect(struct tw_wheel *w, u64 tick, struct list_head *due,
 			(*budget)--;
 			t = list_first_entry(head, struct twheel_timer, entry);
 			list_del_init(&t->entry);
-			e = tw_tick_of(w, READ_ONCE(t->expires));
+			e = tw_timer_tick(w, t);
 			if (e <= tick) {
 				t->bucket = TW_NO_BUCKET;
 				list_add_tail(&t->entry, due);
@@ -284,6 +292,9 @@ struct twheel_timer *tw_wheel_pop(struct tw_wheel *w)
 
 	if (tw_wheel_has_due(w))
 		return tw_wheel_pop_due(w);
+	t = tw_precise_pop_any(w);
+	if (t)
+		return t;
 	for (;;) {
 		idx = find_first_bit(w->pending, n);
 		if (idx >= n)

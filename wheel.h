@@ -16,6 +16,7 @@
 
 #include "twheel.h"
 #include "tw_list.h"
+#include "precise.h"
 
 #define TW_BITS_MIN	6	/* 64 buckets: one bitmap word per level */
 #define TW_BITS_MAX	8
@@ -36,6 +37,8 @@
  * @pending: one bit per bucket, set while the bucket is not empty
  * @buckets: @levels << @bits lists, FIFO
  * @expired: timers due, sorted by deadline then by arming order
+ * @precise: the precise final stage (precise.h): timers with a slack below
+ *	@gran, within a tick of their deadline
  *
  * Not shared: the owner serialises every call.
  */
@@ -48,6 +51,7 @@ struct tw_wheel {
 	unsigned long		*pending;
 	struct list_head	*buckets;
 	struct list_head	expired;
+	struct tw_precise	precise;
 };
 
 unsigned int tw_levels_for(u64 gran, unsigned int bits);
@@ -72,9 +76,61 @@ static inline u64 tw_tick_of(const struct tw_wheel *w, u64 ns)
 	return div64_u64(ns + w->gran - 1, w->gran);
 }
 
+/* Whether @t asked for a slack below the tick (precise.h): a byte test. */
+static __always_inline bool tw_timer_precise(const struct twheel_timer *t)
+{
+	return READ_ONCE(t->mode) >> TW_SLACK_SHIFT;
+}
+
+/*
+ * The tick of a precise timer's deadline rounded down, less one: its
+ * bucket is processed a tick before the deadline's, so that it is in the
+ * precise stage before its deadline's tick begins and its own run is the
+ * only one between it and its deadline (tw_precise_link()).
+ */
+static __always_inline u64 tw_precise_tick(const struct tw_wheel *w, u64 ns)
+{
+	u64 tick = div64_u64(ns, w->gran);
+
+	return tick ? tick - 1 : 0;
+}
+
+/*
+ * The tick at which a linked timer's bucket is to be processed: its
+ * deadline rounded up, or for a precise timer tw_precise_tick().
+ */
+static __always_inline u64 tw_timer_tick(const struct tw_wheel *w,
+					 const struct twheel_timer *t)
+{
+	u64 ns = READ_ONCE(t->expires);
+
+	if (unlikely(tw_timer_precise(t)))
+		return tw_precise_tick(w, ns);
+	return tw_tick_of(w, ns);
+}
+
 static inline unsigned int tw_size(const struct tw_wheel *w)
 {
 	return 1U << w->bits;
+}
+
+/**
+ * tw_wheel_tick_time - when a level-0 tick starts
+ * @w: the wheel
+ * @tick: the tick, as tw_wheel_link() or tw_wheel_next() gave it
+ *
+ * Return: its start in ns, or KTIME_MAX past the end of time (and for
+ * U64_MAX, "never").
+ */
+static __always_inline ktime_t tw_wheel_tick_time(const struct tw_wheel *w,
+						  u64 tick)
+{
+	u64 ns;
+
+	/* No division: this runs on every arming. */
+	if (check_mul_overflow(tick, w->gran, &ns) || ns > KTIME_MAX)
+		return KTIME_MAX;
+	return ns;
 }
 
 /* Link @t for tick @e; return the tick at which its bucket is processed. */
@@ -111,13 +167,22 @@ static __always_inline u64 tw_link_tick(struct tw_wheel *w,
 static __always_inline void tw_wheel_unlink(struct tw_wheel *w,
 					    struct twheel_timer *t)
 {
-	tw_list_del_init(&t->entry);
-	/*
-	 * After a bucket was moved to the expired list whole, its timers
-	 * keep a stale index: testing the bucket itself keeps the bit exact.
-	 */
-	if (t->bucket != TW_NO_BUCKET && list_empty(&w->buckets[t->bucket]))
-		__clear_bit(t->bucket, w->pending);
+	unsigned int b = t->bucket;
+
+	if (likely(b < TW_PRECISE_BASE)) {
+		tw_list_del_init(&t->entry);
+		/*
+		 * After a bucket was moved to the expired list whole, its
+		 * timers keep a stale index: testing the bucket itself keeps
+		 * the bit exact.
+		 */
+		if (list_empty(&w->buckets[b]))
+			__clear_bit(b, w->pending);
+	} else if (b == TW_NO_BUCKET) {
+		tw_list_del_init(&t->entry);
+	} else {
+		tw_precise_del(w, t);
+	}
 	t->bucket = TW_NO_BUCKET;
 	w->count--;
 }
@@ -168,6 +233,29 @@ static __always_inline u64 tw_wheel_relink(struct tw_wheel *w,
 }
 
 /**
+ * tw_wheel_relink_ns - link a timer by its deadline and slack, off
+ *	wherever it was
+ * @w: the wheel
+ * @t: a timer linked on @w (in a bucket, on the expired list or in the
+ *	precise stage), or not linked at all (an empty t->entry)
+ *
+ * The arming path in one call into the wheel. A timer with the default
+ * slack is linked as tw_wheel_relink() links it; a precise one
+ * (tw_timer_precise()) by tw_precise_link().
+ *
+ * Return: the time, ns, by which the wheel must next look at @t.
+ */
+static __always_inline ktime_t tw_wheel_relink_ns(struct tw_wheel *w,
+						  struct twheel_timer *t)
+{
+	if (!list_empty(&t->entry))
+		tw_wheel_unlink(w, t);
+	if (unlikely(tw_timer_precise(t)))
+		return tw_precise_link(w, t);
+	return tw_wheel_tick_time(w, tw_wheel_link(w, t));
+}
+
+/**
  * tw_wheel_has_due - whether timers wait on the expired list
  * @w: the wheel
  *
@@ -194,22 +282,52 @@ static __always_inline struct twheel_timer *tw_wheel_pop_due(struct tw_wheel *w)
 }
 
 /**
- * tw_wheel_tick_time - when a level-0 tick starts
+ * tw_wheel_pop_next - take the next timer to fire
  * @w: the wheel
- * @tick: the tick, as tw_wheel_link() or tw_wheel_next() gave it
+ * @now_ns: the current time
+ * @budget: how many timers may be moved to the precise stage; decremented
  *
- * Return: its start in ns, or KTIME_MAX past the end of time (and for
- * U64_MAX, "never").
+ * First a timer of the precise stage whose deadline has come, then the
+ * expired list's first. A precise timer taken off the expired list before
+ * its deadline (its tick came, rounded down) moves to the precise stage
+ * instead, for one unit of @budget.
+ *
+ * Return: the timer, unlinked, due at @now_ns; NULL when none is (or
+ * @budget ran out).
  */
-static __always_inline ktime_t tw_wheel_tick_time(const struct tw_wheel *w,
-						  u64 tick)
+static __always_inline struct twheel_timer *
+tw_wheel_pop_next(struct tw_wheel *w, u64 now_ns, unsigned int *budget)
 {
-	u64 ns;
+	struct twheel_timer *t;
 
-	/* No division: this runs on every arming. */
-	if (check_mul_overflow(tick, w->gran, &ns) || ns > KTIME_MAX)
-		return KTIME_MAX;
-	return ns;
+	if (unlikely(w->precise.n)) {
+		t = tw_precise_pop_due(w, now_ns);
+		if (t)
+			return t;
+	}
+	while (tw_wheel_has_due(w)) {
+		t = tw_wheel_pop_due(w);
+		/* Never early: a default timer's tick is never before it. */
+		if (likely(READ_ONCE(t->expires) <= now_ns))
+			return t;
+		tw_precise_file(w, t);
+		if (!*budget || !--*budget)
+			break;
+	}
+	return NULL;
+}
+
+/**
+ * tw_wheel_next_ns - when the wheel next needs attention, in ns
+ * @w: the wheel
+ *
+ * Return: the earlier of tw_wheel_next()'s tick and the precise stage's
+ * first key (tw_precise_next()); KTIME_MAX when the wheel is empty.
+ */
+static inline ktime_t tw_wheel_next_ns(const struct tw_wheel *w)
+{
+	return min(tw_wheel_tick_time(w, tw_wheel_next(w)),
+		   tw_precise_next(&w->precise));
 }
 
 #endif /* _TWHEEL_WHEEL_H */

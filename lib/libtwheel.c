@@ -53,7 +53,7 @@ static struct twheel_timer_spec spec_on(int clockid, uint64_t id,
 					uint64_t value, uint64_t period,
 					unsigned int flags, uint64_t user_data)
 {
-	/* Everything not named here, reserved[] included, is zero. */
+	/* Everything not named here, slack and reserved included, is zero. */
 	return (struct twheel_timer_spec){
 		.id = id,
 		.value = value,
@@ -209,6 +209,38 @@ TWHEEL_API int twheel_modify_clock(struct twheel *tw, uint64_t id,
 					     user_data);
 	int ret = ioctl(tw->fd, TWHEEL_IOC_MODIFY, &s);
 
+	return ret < 0 ? -errno : ret;
+}
+
+TWHEEL_API int twheel_schedule_slack(struct twheel *tw, int clockid,
+				     uint64_t value, uint64_t period,
+				     uint64_t slack, unsigned int flags,
+				     uint64_t user_data, uint64_t *id)
+{
+	struct twheel_timer_spec s = spec_on(clockid, 0, value, period,
+					     flags | TWHEEL_TIMER_SLACK,
+					     user_data);
+
+	s.slack = slack;
+	if (ioctl(tw->fd, TWHEEL_IOC_SCHEDULE, &s) < 0)
+		return -errno;
+	if (id)
+		*id = s.id;
+	return 0;
+}
+
+TWHEEL_API int twheel_modify_slack(struct twheel *tw, uint64_t id,
+				   int clockid, uint64_t value,
+				   uint64_t period, uint64_t slack,
+				   unsigned int flags, uint64_t user_data)
+{
+	struct twheel_timer_spec s = spec_on(clockid, id, value, period,
+					     flags | TWHEEL_TIMER_SLACK,
+					     user_data);
+	int ret;
+
+	s.slack = slack;
+	ret = ioctl(tw->fd, TWHEEL_IOC_MODIFY, &s);
 	return ret < 0 ? -errno : ret;
 }
 

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define LIBTWHEEL_VERSION_MAJOR	1
-#define LIBTWHEEL_VERSION_MINOR	3
+#define LIBTWHEEL_VERSION_MINOR	4
 
 /* twheel_open() flags */
 #define LIBTWHEEL_OPEN_MAP	0x1u	/* also twheel_map() */
@@ -221,6 +221,48 @@ int twheel_schedule_clock(struct twheel *tw, int clockid, uint64_t value,
 int twheel_modify_clock(struct twheel *tw, uint64_t id, int clockid,
 			uint64_t value, uint64_t period, unsigned int flags,
 			uint64_t user_data);
+
+/**
+ * twheel_schedule_slack() - twheel_schedule_clock() with a slack
+ *	(libtwheel 1.4)
+ * @tw: the handle
+ * @clockid: as for twheel_schedule_clock()
+ * @value: as for twheel_schedule_clock()
+ * @period: as for twheel_schedule_clock()
+ * @slack: ns the timer may fire after its deadline, as timerfd's timer
+ *	slack: 0 for hrtimer's precision; one granularity_ns of
+ *	twheel_get_info() or more for the default (see
+ *	struct twheel_timer_spec in twheel(7)). At most INT64_MAX.
+ * @flags: as for twheel_schedule_clock(); TWHEEL_TIMER_SLACK is implied
+ * @user_data: as for twheel_schedule_clock()
+ * @id: as for twheel_schedule_clock()
+ *
+ * Needs a kernel whose struct twheel_info has TWHEEL_INFO_SLACK; an older
+ * one gives -EINVAL.
+ *
+ * Return: as twheel_schedule_clock(); -EINVAL also for @slack above
+ * INT64_MAX.
+ */
+int twheel_schedule_slack(struct twheel *tw, int clockid, uint64_t value,
+			  uint64_t period, uint64_t slack, unsigned int flags,
+			  uint64_t user_data, uint64_t *id);
+
+/**
+ * twheel_modify_slack() - twheel_modify_clock() with a slack (libtwheel 1.4)
+ * @tw: the handle
+ * @id: the timer
+ * @clockid: as for twheel_modify_clock()
+ * @value: as for twheel_modify_clock()
+ * @period: as for twheel_modify_clock()
+ * @slack: as for twheel_schedule_slack(); replaces the timer's
+ * @flags: as for twheel_modify_clock(); TWHEEL_TIMER_SLACK is implied
+ * @user_data: replaces the timer's user data
+ *
+ * Return: as twheel_modify().
+ */
+int twheel_modify_slack(struct twheel *tw, uint64_t id, int clockid,
+			uint64_t value, uint64_t period, uint64_t slack,
+			unsigned int flags, uint64_t user_data);
 
 /**
  * twheel_cancel() - TWHEEL_IOC_CANCEL: stop a timer

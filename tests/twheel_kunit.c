@@ -18,6 +18,7 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
+#include <linux/sort.h>
 
 #include "../compat.h"
 #include "../twheel.h"
@@ -313,6 +314,219 @@ static void tw_test_sort_bounded(struct kunit *test)
 	kvfree(t);
 }
 
+
+/* ---------------------------------------------------------------------
+ * twheel_wheel: the precise final stage (precise.c), virtual clock
+ */
+
+/* A test timer with the slack class of @slack_ns (precise.h). */
+static void tw_test_precise_timer(struct twheel_timer *t, u64 expires,
+				  u32 order, u64 slack_ns)
+{
+	tw_test_timer(t, expires, order);
+	t->mode = tw_slack_class(GRAN, slack_ns) << TW_SLACK_SHIFT;
+}
+
+/*
+ * Run the wheel as tw_hrtimer_fn() does, at each time it asks for (the
+ * first at @when), until @t fires; return that time. Other timers that
+ * fire meanwhile must not be early.
+ */
+static u64 tw_precise_run(struct kunit *test, struct tw_wheel *w,
+			  struct twheel_timer *t, u64 when)
+{
+	unsigned int steps;
+
+	for (steps = 0; steps < 10000; steps++) {
+		unsigned int budget = UINT_MAX;
+		struct twheel_timer *x;
+		u64 now = when;
+
+		KUNIT_ASSERT_LT(test, when, (u64)KTIME_MAX);
+		KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
+		budget = UINT_MAX;
+		while ((x = tw_wheel_pop_next(w, now, &budget))) {
+			KUNIT_EXPECT_LE(test, x->expires, now);
+			if (x == t)
+				return now;
+		}
+		when = tw_wheel_next_ns(w);
+		/* Never asks for a time it has already served. */
+		KUNIT_ASSERT_GT(test, when, now);
+	}
+	KUNIT_FAIL(test, "timer not fired after 10000 runs");
+	return 0;
+}
+
+struct tw_precise_case {
+	const char	*what;
+	s64		delay;		/* from the start, ns */
+	bool		boundary;	/* deadline moved onto a tick boundary */
+	u64		slack;
+};
+
+static const struct tw_precise_case tw_precise_cases[] = {
+	{ "slack 0, 1 ns ahead (this tick)", 1, false, 0 },
+	{ "slack 0, half a tick", GRAN / 2, false, 0 },
+	{ "slack 0, on a tick boundary", 5 * GRAN, true, 0 },
+	{ "slack 0, boundary of the next tick", 1, true, 0 },
+	{ "slack 0, level 1", 70 * GRAN + 7, false, 0 },
+	{ "slack 0, level 2", 5000 * GRAN + 1, false, 0 },
+	{ "slack 0, in the past", -5, false, 0 },
+	{ "slack 1 ns", 3 * GRAN + 11, false, 1 },
+	{ "slack 1000 ns", GRAN / 3, false, 1000 },
+	{ "slack above the distance", 100, false, GRAN / 2 },
+	{ "slack above the distance, on a boundary", 1, true, GRAN - 1 },
+	{ "slack of a tick: the default", 2 * GRAN + 5, false, GRAN },
+};
+
+static void tw_precise_case_desc(const struct tw_precise_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->what);
+}
+
+KUNIT_ARRAY_PARAM(tw_precise_edge, tw_precise_cases, tw_precise_case_desc);
+
+/*
+ * A precise timer fires between its deadline and its deadline plus its
+ * slack: at the end of its window when nothing else runs the wheel, since
+ * the wheel is run for the latest moment that serves the window. The old
+ * wheel fired at the next tick: late by up to a tick whatever the slack.
+ */
+static void tw_test_precise_edge(struct kunit *test)
+{
+	const struct tw_precise_case *c = test->param_value;
+	u64 start = BASE_NS + 123456, d = start + c->delay, eff, fired, when;
+	struct tw_wheel *w = tw_test_wheel(test, start);
+	unsigned int class = tw_slack_class(GRAN, c->slack);
+	struct twheel_timer t;
+
+	if (c->boundary)
+		d = roundup(d, GRAN);
+	eff = tw_class_slack(GRAN, class);
+	KUNIT_EXPECT_LE(test, eff, c->slack);
+	tw_test_precise_timer(&t, d, 1, c->slack);
+	when = tw_wheel_relink_ns(w, &t);
+	KUNIT_EXPECT_EQ(test, w->count, 1UL);
+	fired = tw_precise_run(test, w, &t, max(when, start));
+	KUNIT_EXPECT_GE(test, fired, d);
+	/* A deadline already past fires at the first run. */
+	KUNIT_EXPECT_LE(test, fired - max(d, start), eff);
+	if (class && d > start)
+		KUNIT_EXPECT_EQ(test, fired, d + eff);
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+	KUNIT_EXPECT_EQ(test, w->precise.n, 0U);
+}
+
+/*
+ * Coalescing: the wheel runs at the earliest end of a window and fires
+ * every timer at the stage's top whose deadline has come, in the order of
+ * their windows' ends; a cancel takes a timer out of the middle.
+ */
+static void tw_test_precise_coalesce(struct kunit *test)
+{
+	u64 base = BASE_NS + 10 * GRAN;
+	struct tw_wheel *w = tw_test_wheel(test, base);
+	struct twheel_timer a, b, c, gone, *x;
+	unsigned int budget = UINT_MAX;
+	u64 when;
+
+	/* Windows: a [10, 10+64) us, b [50, 50+32), c [100, 100], gone. */
+	tw_test_precise_timer(&a, base + 10000, 1, 65536);
+	tw_test_precise_timer(&b, base + 50000, 2, 32768);
+	tw_test_precise_timer(&c, base + 100000, 3, 0);
+	tw_test_precise_timer(&gone, base + 20000, 4, 0);
+	tw_wheel_relink_ns(w, &a);
+	tw_wheel_relink_ns(w, &b);
+	tw_wheel_relink_ns(w, &c);
+	tw_wheel_relink_ns(w, &gone);
+	KUNIT_EXPECT_EQ(test, w->precise.n, 4U);
+	KUNIT_EXPECT_EQ(test, tw_wheel_next_ns(w), (ktime_t)(base + 20000));
+	tw_wheel_unlink(w, &gone);
+	KUNIT_EXPECT_EQ(test, w->precise.n, 3U);
+	when = tw_wheel_next_ns(w);
+	/* The earliest end of a window: a's (b's ends later). */
+	KUNIT_EXPECT_EQ(test, when, (ktime_t)(base + 10000 + 65536));
+	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, when, &budget));
+	budget = UINT_MAX;
+	x = tw_wheel_pop_next(w, when, &budget);
+	KUNIT_EXPECT_PTR_EQ(test, x, &a);
+	/* b's deadline came too: served by the same run. */
+	x = tw_wheel_pop_next(w, when, &budget);
+	KUNIT_EXPECT_PTR_EQ(test, x, &b);
+	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, when, &budget));
+	KUNIT_EXPECT_EQ(test, tw_wheel_next_ns(w), (ktime_t)(base + 100000));
+	tw_wheel_unlink(w, &c);
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+	KUNIT_EXPECT_EQ(test, tw_wheel_next_ns(w), KTIME_MAX);
+}
+
+/*
+ * More precise timers due within one tick than the stage holds: the rest
+ * keep the wheel's precision (at most a tick late), none is early, every
+ * one fires once, and the stage never holds more than TW_PRECISE_MAX.
+ */
+static void tw_test_precise_full(struct kunit *test)
+{
+	unsigned int i, n = TW_PRECISE_MAX + 8, fired = 0, late = 0, steps;
+	u64 base = BASE_NS + 10 * GRAN, when = U64_MAX;
+	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
+	struct twheel_timer *t = kunit_kcalloc(test, n, sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	for (i = 0; i < n; i++) {
+		tw_test_precise_timer(&t[i], base + 1000 + (n - i) * 100, i, 0);
+		when = min_t(u64, when, tw_wheel_relink_ns(w, &t[i]));
+	}
+	for (steps = 0; fired < n && steps < 2 * n; steps++) {
+		unsigned int budget = UINT_MAX;
+		struct twheel_timer *x;
+
+		KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, when, &budget));
+		budget = UINT_MAX;
+		while ((x = tw_wheel_pop_next(w, when, &budget))) {
+			KUNIT_EXPECT_LE(test, x->expires, when);
+			KUNIT_EXPECT_LT(test, when - x->expires, (u64)GRAN);
+			late += when != x->expires;
+			fired++;
+		}
+		KUNIT_EXPECT_LE(test, w->precise.n, (unsigned int)TW_PRECISE_MAX);
+		if (fired < n) {
+			u64 next = tw_wheel_next_ns(w);
+
+			KUNIT_ASSERT_GT(test, next, when);
+			when = next;
+		}
+	}
+	KUNIT_EXPECT_EQ(test, fired, n);
+	/* Only those the stage had no room for fired off their deadline. */
+	KUNIT_EXPECT_LE(test, late, 8U);
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+}
+
+/* The slack classes: never more slack than asked, at least half of it. */
+static void tw_test_precise_slack_class(struct kunit *test)
+{
+	static const u64 asks[] = { 0, 1, 2, 3, 1000, 65535, 65536,
+				    GRAN / 2, GRAN - 1, GRAN, GRAN + 1, U64_MAX };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(asks); i++) {
+		unsigned int class = tw_slack_class(GRAN, asks[i]);
+		u64 eff = tw_class_slack(GRAN, class);
+
+		KUNIT_EXPECT_LT(test, class, 64U);
+		if (asks[i] >= GRAN) {
+			KUNIT_EXPECT_EQ(test, class, 0U);
+			KUNIT_EXPECT_EQ(test, eff, (u64)GRAN);
+			continue;
+		}
+		KUNIT_EXPECT_NE(test, class, 0U);
+		KUNIT_EXPECT_LE(test, eff, asks[i]);
+		KUNIT_EXPECT_GE(test, 2 * eff, asks[i] == 1 ? 1 : asks[i] & ~1ULL);
+	}
+}
+
 static struct kunit_case tw_wheel_cases[] = {
 	KUNIT_CASE_PARAM(tw_test_delay, tw_delay_gen_params),
 	KUNIT_CASE(tw_test_max_deadline),
@@ -323,6 +537,10 @@ static struct kunit_case tw_wheel_cases[] = {
 	KUNIT_CASE(tw_test_unlink),
 	KUNIT_CASE(tw_test_pop),
 	KUNIT_CASE(tw_test_sort_bounded),
+	KUNIT_CASE_PARAM(tw_test_precise_edge, tw_precise_edge_gen_params),
+	KUNIT_CASE(tw_test_precise_coalesce),
+	KUNIT_CASE(tw_test_precise_full),
+	KUNIT_CASE(tw_test_precise_slack_class),
 	{}
 };
 
@@ -1362,6 +1580,150 @@ static void tw_test_cancel_sync_accounting(struct kunit *test)
 		   atomic_read(&a->ops), twheel_parks() - parks);
 }
 
+
+/* ---------------------------------------------------------------------
+ * twheel_api: precise timers (twheel_timer_set_slack())
+ */
+
+static int tw_cmp_s64(const void *a, const void *b)
+{
+	s64 x = *(const s64 *)a, y = *(const s64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static s64 tw_median(s64 *v, unsigned int n)
+{
+	sort(v, n, sizeof(*v), tw_cmp_s64, NULL);
+	return v[n / 2];
+}
+
+#define TW_PRECISE_N	16
+/*
+ * Slack 0 against the default, side by side: each deadline 10 us past a
+ * tick boundary, where the wheel alone fires a tick later (990 us late);
+ * the precise stage fires it at once. Both suffer the same latency (under
+ * emulation, from 0.2 ms to several ms on a busy host), so the precise
+ * timers' median lateness must beat the default timers' by a quarter of a
+ * tick; without the precise stage it is the same. Never early.
+ */
+static void tw_test_precise_oneshot(struct kunit *test)
+{
+	struct tw_probe *p = kunit_kcalloc(test, 2 * TW_PRECISE_N, sizeof(*p),
+					   GFP_KERNEL);
+	s64 late[2][TW_PRECISE_N], med[2];
+	ktime_t base;
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	base = roundup(ktime_get(), GRAN);
+	for (i = 0; i < 2 * TW_PRECISE_N; i++) {
+		tw_probe_init(&p[i]);
+		/* Even: slack 0; odd: the default, one tick. */
+		KUNIT_EXPECT_EQ(test, twheel_timer_set_slack(&p[i].timer,
+				i % 2 ? TWHEEL_SLACK_DEFAULT : 0),
+				i % 2 ? (u64)GRAN : 0ULL);
+		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer,
+			base + (10 + 2 * i) * GRAN + 10 * NSEC_PER_USEC), 0);
+	}
+	for (i = 0; i < 2 * TW_PRECISE_N; i++) {
+		KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p[i].done,
+								  WAIT_MAX), 0);
+		twheel_cancel_sync(&p[i].timer);
+		KUNIT_EXPECT_EQ(test, atomic_read(&p[i].runs), 1);
+		KUNIT_EXPECT_EQ(test, atomic_read(&p[i].early), 0);
+		late[i % 2][i / 2] = p[i].ends[0] - p[i].deadlines[0];
+		KUNIT_EXPECT_LT(test, late[i % 2][i / 2], (s64)LATE_MAX_NS);
+	}
+	med[0] = tw_median(late[0], TW_PRECISE_N);
+	med[1] = tw_median(late[1], TW_PRECISE_N);
+	kunit_info(test, "lateness median: slack 0 %lld ns, default %lld ns",
+		   med[0], med[1]);
+	KUNIT_EXPECT_LT(test, med[0] + (s64)GRAN / 4, med[1]);
+}
+
+/* A fixed-rate periodic precise timer: on its grid, never early. */
+static void tw_test_precise_periodic(struct kunit *test)
+{
+	u64 period = GRAN + GRAN / 3;	/* off the ticks */
+	struct tw_probe *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	s64 late[8];
+	int i, runs;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	tw_probe_init(p);
+	p->stop_after = 8;
+	twheel_timer_set_slack(&p->timer, 0);
+	KUNIT_ASSERT_EQ(test, twheel_arm(&p->timer, ktime_get() + 5 * GRAN + 7,
+					 period, TWHEEL_FIXED_RATE), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p->done, WAIT_MAX), 0);
+	twheel_cancel_sync(&p->timer);
+	runs = atomic_read(&p->runs);
+	KUNIT_EXPECT_EQ(test, runs, 8);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->early), 0);
+	for (i = 0; i < runs && i < 8; i++) {
+		if (i)
+			KUNIT_EXPECT_EQ(test, p->deadlines[i], p->deadlines[i - 1] +
+					(p->misses[i - 1] + 1) * period);
+		late[i] = p->ends[i] - p->deadlines[i];
+	}
+	/* Precision is tw_test_precise_oneshot()'s: shown, not judged. */
+	kunit_info(test, "lateness median %lld ns", tw_median(late, runs));
+}
+
+/*
+ * A CPU goes offline with precise timers pending, some in its precise
+ * stage (due within a tick), some in its wheel: every one moves and fires
+ * once, none early; and armed on the CPU again, they work.
+ */
+static void tw_test_precise_hotplug(struct kunit *test)
+{
+	unsigned int i, n = 256, runs = 0, early = 0;
+	atomic_t fired = ATOMIC_INIT(0);
+	unsigned long limit;
+	struct tw_probe *p;
+	int victim, ret;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	victim = cpumask_last(cpu_online_mask);
+	if (!victim)
+		kunit_skip(test, "CPU 0 only");
+	p = tw_probes(test, n);
+	for (i = 0; i < n; i++) {
+		u64 delay = (i % 2 ? 300 * NSEC_PER_MSEC : GRAN / 2) + i * 1000;
+
+		p[i].fired = &fired;
+		twheel_timer_set_cpu(&p[i].timer, victim);
+		twheel_timer_set_slack(&p[i].timer, i % 3 ? 0 : 1000);
+		KUNIT_ASSERT_EQ(test, twheel_schedule(&p[i].timer, delay), 0);
+	}
+	ret = remove_cpu(victim);
+	if (ret) {
+		for (i = 0; i < n; i++)
+			twheel_cancel_sync(&p[i].timer);
+		kvfree(p);
+		kunit_skip(test, "remove_cpu: %d", ret);
+	}
+	limit = jiffies + 30 * HZ;
+	while (atomic_read(&fired) < n && time_before(jiffies, limit))
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, add_cpu(victim), 0);
+	twheel_timer_set_cpu(&p[0].timer, victim);
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&p[0].timer, GRAN / 4), 0);
+	limit = jiffies + 30 * HZ;
+	while (atomic_read(&fired) < n + 1 && time_before(jiffies, limit))
+		msleep(20);
+	for (i = 0; i < n; i++) {
+		twheel_cancel_sync(&p[i].timer);
+		runs += atomic_read(&p[i].runs);
+		early += atomic_read(&p[i].early);
+	}
+	KUNIT_EXPECT_EQ(test, runs, n + 1);
+	KUNIT_EXPECT_EQ(test, early, 0U);
+	kvfree(p);
+}
+
 static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_oneshot),
 	KUNIT_CASE(tw_test_bad_args),
@@ -1387,6 +1749,9 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_work_due_while_running),
 	KUNIT_CASE(tw_test_wake_from_kick),
 	KUNIT_CASE_SLOW(tw_test_cancel_sync_accounting),
+	KUNIT_CASE(tw_test_precise_oneshot),
+	KUNIT_CASE(tw_test_precise_periodic),
+	KUNIT_CASE_SLOW(tw_test_precise_hotplug),
 	{}
 };
 
@@ -1868,6 +2233,37 @@ static void tw_clock_test_periodic_bad_args(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->runs), 1);
 }
 
+
+/*
+ * A REALTIME timer with slack 0 across sets of the clock, forward (it
+ * fires at once, not before its clock reaches the deadline) and backward
+ * (it waits for the clock): never early on its clock, and prompt.
+ */
+static void tw_clock_test_precise_set(struct kunit *test)
+{
+	struct tw_cprobe *fwd, *back;
+	ktime_t now = twheel_clock_now(CLOCK_REALTIME);
+
+	fwd = tw_cprobe_new(test, CLOCK_REALTIME);
+	back = tw_cprobe_new(test, CLOCK_REALTIME);
+	KUNIT_EXPECT_EQ(test, twheel_clock_timer_set_slack(&fwd->ct, 0), 0ULL);
+	KUNIT_EXPECT_EQ(test, twheel_clock_timer_set_slack(&back->ct, 0), 0ULL);
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm(fwd, now + 200 * NSEC_PER_MSEC, 0), 0);
+	KUNIT_ASSERT_EQ(test, tw_cprobe_arm(back, now + 100 * NSEC_PER_MSEC, 0), 0);
+	/* +150 ms: fwd is 50 ms away on its clock; back is past. */
+	tw_clock_shift(CLOCK_REALTIME, 150 * NSEC_PER_MSEC, true);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&back->done, WAIT_MAX), 0);
+	/* -400 ms: fwd is 350 ms away again and waits for its clock. */
+	tw_clock_shift(CLOCK_REALTIME, -400 * NSEC_PER_MSEC, true);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&fwd->done, WAIT_MAX), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&fwd->early), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&back->early), 0);
+	KUNIT_EXPECT_GE(test, fwd->fired, fwd->deadline);
+	kunit_info(test, "lateness on CLOCK_REALTIME: %lld ns",
+		   fwd->fired - fwd->deadline);
+	KUNIT_EXPECT_LT(test, fwd->fired - fwd->deadline, (ktime_t)LATE_MAX_NS);
+}
+
 static struct kunit_case tw_clock_cases[] = {
 	KUNIT_CASE_PARAM(tw_clock_test_fire, tw_clock_id_gen_params),
 	KUNIT_CASE(tw_clock_test_bad_args),
@@ -1881,6 +2277,7 @@ static struct kunit_case tw_clock_cases[] = {
 	KUNIT_CASE(tw_clock_test_periodic_set_backward),
 	KUNIT_CASE(tw_clock_test_periodic_cancel_on_set),
 	KUNIT_CASE(tw_clock_test_periodic_bad_args),
+	KUNIT_CASE(tw_clock_test_precise_set),
 	{}
 };
 

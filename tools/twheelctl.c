@@ -463,6 +463,8 @@ struct run_opts {
 	int quiet;			/* 1: only the summary; 2: nothing */
 	bool single;			/* use TWHEEL_IOC_SCHEDULE, not BATCH */
 	int clockid;			/* TWHEEL_CLOCK_* of every timer */
+	bool has_slack;			/* --slack: TWHEEL_TIMER_SLACK */
+	u64 slack;			/* its value, ns */
 };
 
 struct state {
@@ -689,8 +691,12 @@ static void do_action(struct state *st, struct action *a)
 
 			if (a->mod.has_data)
 				s.user_data = a->mod.data;
-			r = twheel_modify_clock(&st->tw, t->id, clk, s.value, s.period, s.flags,
-						s.user_data);
+			if (st->o->has_slack)
+				r = twheel_modify_slack(&st->tw, t->id, clk, s.value, s.period,
+							st->o->slack, s.flags, s.user_data);
+			else
+				r = twheel_modify_clock(&st->tw, t->id, clk, s.value, s.period,
+							s.flags, s.user_data);
 			if (r == -ENOENT) {
 				note(st, t, "modify at %.3f ms: already gone", rel_ms(st, now));
 				continue;
@@ -762,7 +768,7 @@ static void open_device(struct twheel *tw)
 static bool short_ops_fit(const struct state *st, const struct run_opts *o)
 {
 	if (!(st->tw.info.flags & TWHEEL_INFO_SHORT_OPS) ||
-	    o->clockid != TWHEEL_CLOCK_MONOTONIC)
+	    o->clockid != TWHEEL_CLOCK_MONOTONIC || o->has_slack)
 		return false;
 	for (int i = 0; i < o->nspecs; i++)
 		if (o->specs[i].period || o->specs[i].fixed_delay ||
@@ -828,8 +834,14 @@ static void submit(struct state *st, const struct run_opts *o)
 							      o->clockid);
 			uint64_t id;
 
-			r = twheel_schedule_clock(&st->tw, o->clockid, s.value, s.period,
-						  s.flags, s.user_data, &id);
+			if (o->has_slack)
+				r = twheel_schedule_slack(&st->tw, o->clockid, s.value,
+							  s.period, o->slack, s.flags,
+							  s.user_data, &id);
+			else
+				r = twheel_schedule_clock(&st->tw, o->clockid, s.value,
+							  s.period, s.flags, s.user_data,
+							  &id);
 			if (r < 0)
 				die_errno(-r, "schedule timer '%s'", sp->text);
 			t->id = id;
@@ -854,6 +866,12 @@ static void submit(struct state *st, const struct run_opts *o)
 
 			twheel_sqbuf_schedule_clock(&sq, o->clockid, s.value, s.period,
 						    s.flags, s.user_data);
+			if (o->has_slack) {
+				struct twheel_timer_spec *q = &sq.ops[sq.count - 1].spec;
+
+				q->flags |= TWHEEL_TIMER_SLACK;
+				q->slack = o->slack;
+			}
 		}
 		/* n <= TWHEEL_BATCH_MAX: one TWHEEL_IOC_BATCH call */
 		r = twheel_submit(&st->tw, &sq);
@@ -1121,7 +1139,7 @@ static void help_schedule(FILE *f)
 {
 	fprintf(f,
 "usage: twheelctl schedule (--in DUR | --at TIME) [--every DUR [--delay-mode]]\n"
-"                          [--clock CLOCK [--cancel-on-set]]\n"
+"                          [--clock CLOCK [--cancel-on-set]] [--slack DUR]\n"
 "                          [--count N] [--data U64] [--poll] [--quiet]\n"
 "\n"
 "Schedule one timer on a new fd and print a line per expiry. A one-shot timer\n"
@@ -1140,6 +1158,8 @@ static void help_schedule(FILE *f)
 "                      realtime timers, counting the periods it skips)\n"
 "      --cancel-on-set with --clock realtime and --at: a set of the wall clock\n"
 "                      ends the timer (flag clock-set)\n"
+"      --slack DUR     how late the timer may fire (timerfd's timer slack):\n"
+"                      0 for hrtimer's precision; default one tick\n"
 "  -n, --count N       exit after N expiries\n"
 "  -d, --data U64      user_data echoed in events (decimal or 0x hex; default 1)\n"
 "      --for DUR       exit after DUR\n"
@@ -1156,7 +1176,7 @@ static void help_run(FILE *f)
 {
 	fprintf(f,
 "usage: twheelctl run -t SPEC [-t SPEC]... [--cancel T@DUR]... [--modify T@DUR=SPEC]...\n"
-"                     [--extend T@DUR=DUR]... [--clock CLOCK]\n"
+"                     [--extend T@DUR=DUR]... [--clock CLOCK] [--slack DUR]\n"
 "                     [--count N] [--for DUR] [--single] [--poll] [--quiet]\n"
 "\n"
 "Schedule several timers on one fd (in one TWHEEL_IOC_BATCH) and watch them\n"
@@ -1183,6 +1203,8 @@ static void help_run(FILE *f)
 "  -C, --clock CLOCK       monotonic (default), realtime or boottime: the clock\n"
 "                          of every timer, its period, at: and the time columns\n"
 "                          (--cancel, --for, ... count on CLOCK_MONOTONIC)\n"
+"      --slack DUR         how late every timer may fire (timerfd's timer\n"
+"                          slack): 0 for hrtimer's precision; default one tick\n"
 "  -n, --count N           stop after N expiries in all\n"
 "      --for DUR           stop after DUR\n"
 "      --single            one TWHEEL_IOC_SCHEDULE per timer instead of a batch\n"
@@ -1235,6 +1257,8 @@ static int cmd_info(int argc, char **argv)
 	printf("%-16s %d (batch limit)\n", "batch max", TWHEEL_BATCH_MAX);
 	printf("%-16s %s\n", "short ops", info->flags & TWHEEL_INFO_SHORT_OPS ?
 	       "yes: batches of one-shot MONOTONIC timers take 32-byte ops" : "no");
+	printf("%-16s %s\n", "slack", info->flags & TWHEEL_INFO_SLACK ?
+	       "yes: --slack DUR below the granularity fires within DUR" : "no");
 	printf("%-16s CLOCK_MONOTONIC, now %llu.%09llu s\n", "clock",
 	       (unsigned long long)(now / NSEC_PER_SEC), (unsigned long long)(now % NSEC_PER_SEC));
 	printf("%-16s %s\n", "clocks", info->flags & TWHEEL_INFO_CLOCKS ?
@@ -1262,6 +1286,7 @@ static int cmd_schedule(int argc, char **argv)
 		{ "delay-mode", no_argument, NULL, 'D' },
 		{ "clock", required_argument, NULL, 'C' },
 		{ "cancel-on-set", no_argument, NULL, 'O' },
+		{ "slack", required_argument, NULL, 'L' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "data", required_argument, NULL, 'd' },
 		{ "for", required_argument, NULL, 'F' },
@@ -1310,6 +1335,10 @@ static int cmd_schedule(int argc, char **argv)
 			break;
 		case 'C':
 			o.clockid = clock_arg(cmd, optarg);
+			break;
+		case 'L':
+			o.has_slack = true;
+			o.slack = duration_arg(cmd, "--slack", optarg);
 			break;
 		case 'O':
 			t.cancel_on_set = true;
@@ -1411,6 +1440,7 @@ static int cmd_run(int argc, char **argv)
 		{ "modify", required_argument, NULL, 'm' },
 		{ "extend", required_argument, NULL, 'x' },
 		{ "clock", required_argument, NULL, 'C' },
+		{ "slack", required_argument, NULL, 'L' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "for", required_argument, NULL, 'F' },
 		{ "single", no_argument, NULL, 'S' },
@@ -1445,6 +1475,10 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case 'C':
 			o.clockid = clock_arg(cmd, optarg);
+			break;
+		case 'L':
+			o.has_slack = true;
+			o.slack = duration_arg(cmd, "--slack", optarg);
 			break;
 		case 'n':
 			o.count = u64_arg(cmd, "--count", optarg, 1);

@@ -97,9 +97,11 @@
 #define TWHEEL_TIMER_FIXED_DELAY 0x4u
 /* With ABSTIME on CLOCK_REALTIME: a set of the clock ends the timer. */
 #define TWHEEL_TIMER_CANCEL_ON_SET 0x8u
+/* @slack holds the timer's slack (TWHEEL_INFO_SLACK says the kernel has it). */
+#define TWHEEL_TIMER_SLACK	0x10u
 #define TWHEEL_TIMER_FLAGS	(TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_PERIODIC | \
 				 TWHEEL_TIMER_FIXED_DELAY | \
-				 TWHEEL_TIMER_CANCEL_ON_SET)
+				 TWHEEL_TIMER_CANCEL_ON_SET | TWHEEL_TIMER_SLACK)
 
 /**
  * struct twheel_timer_spec - schedule or modify one timer
@@ -116,6 +118,17 @@
  * @clockid: TWHEEL_CLOCK_MONOTONIC, TWHEEL_CLOCK_REALTIME or
  *	TWHEEL_CLOCK_BOOTTIME (see above). MODIFY may change it.
  * @flags: TWHEEL_TIMER_*.
+ * @slack: with TWHEEL_TIMER_SLACK, ns the timer may fire after its
+ *	deadline (beyond system latency), as timerfd's timer slack or
+ *	hrtimer's range: at most INT64_MAX (EINVAL). 0 asks for hrtimer's
+ *	precision. A slack below the wheel's tick (twheel_info's
+ *	granularity_ns) is rounded down to a power of two; one of at least a
+ *	tick is the default. Without TWHEEL_TIMER_SLACK only 0 is taken
+ *	(else EINVAL), and the timer has the default slack: one tick. Each
+ *	SCHEDULE and MODIFY sets it (a short op sets the default). A CPU
+ *	runs timers with a slack below the tick at most 16 times per tick
+ *	(module parameter precise_per_tick), so such timers armed close
+ *	together may fire up to a tick / 16 later than their slack.
  * @reserved: must be zero.
  *
  * SCHEDULE returns 0. If the id cannot be written back the new timer is
@@ -130,7 +143,8 @@ struct twheel_timer_spec {
 	__u64 user_data;
 	__u32 clockid;
 	__u32 flags;
-	__u64 reserved[2];
+	__u64 slack;
+	__u64 reserved;
 };
 
 /**
@@ -255,11 +269,14 @@ struct twheel_batch {
 #define TWHEEL_INFO_CLOCKS		0x4u
 /* TWHEEL_IOC_BATCH takes TWHEEL_BATCH_SHORT. */
 #define TWHEEL_INFO_SHORT_OPS		0x8u
+/* struct twheel_timer_spec takes TWHEEL_TIMER_SLACK and a slack. */
+#define TWHEEL_INFO_SLACK		0x10u
 
 /**
  * struct twheel_info - limits and counters of this fd
  * @granularity_ns: the wheel's tick: expiries are late by at most this
- *	much (plus system latency), never early
+ *	much (plus system latency), or by their slack (TWHEEL_TIMER_SLACK)
+ *	where that is less; never early
  * @max_timers: the most timers this fd may hold (module parameter
  *	max_timers, sampled at open); past it SCHEDULE fails with ENOSPC
  * @timers: timers this fd holds now: pending, or fired or cancelled with

@@ -52,8 +52,9 @@ static void check(int cond, const char *name)
 
 static int spec_ok(const struct twheel_timer_spec *s)
 {
-	return s->clockid == TWHEEL_CLOCK_MONOTONIC && !s->reserved[0] &&
-	       !s->reserved[1] && !(s->flags & ~TWHEEL_TIMER_FLAGS);
+	return s->clockid == TWHEEL_CLOCK_MONOTONIC && !s->reserved &&
+	       !(s->flags & ~TWHEEL_TIMER_FLAGS) &&
+	       ((s->flags & TWHEEL_TIMER_SLACK) ? s->slack <= INT64_MAX : !s->slack);
 }
 
 static int model_batch(struct twheel_batch *b)

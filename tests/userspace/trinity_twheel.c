@@ -99,7 +99,7 @@ static void fix_spec(struct twheel_timer_spec *s)
 	if (rnd(4))
 		s->flags &= TWHEEL_TIMER_FLAGS;
 	if (rnd(4))
-		s->reserved[0] = s->reserved[1] = 0;
+		s->slack = s->reserved = 0;
 	if (rnd(2))
 		s->value = rnd(100000000);	/* up to 100 ms */
 	if (!(s->flags & TWHEEL_TIMER_PERIODIC) && rnd(4))

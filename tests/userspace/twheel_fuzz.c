@@ -356,7 +356,8 @@ static struct meaning judge(const struct twheel_timer_spec *s, u64 t0)
 	 * The model is of CLOCK_MONOTONIC timers: garbage_spec() makes no
 	 * valid spec on another clock (twheel_test covers those).
 	 */
-	if (s->flags & ~TWHEEL_TIMER_FLAGS || s->reserved[0] || s->reserved[1] ||
+	if (s->flags & ~TWHEEL_TIMER_FLAGS || s->reserved ||
+	    ((s->flags & TWHEEL_TIMER_SLACK) ? s->slack > S64MAX : s->slack) ||
 	    s->clockid != TWHEEL_CLOCK_MONOTONIC || s->value > S64MAX ||
 	    (s->flags & TWHEEL_TIMER_CANCEL_ON_SET)) {
 		mn.err = -EINVAL;
@@ -437,7 +438,12 @@ static void garbage_spec(struct twheel_timer_spec *s)
 	switch (rnd(9)) {
 	case 0: s->flags = (u32)rnd64(); break;
 	case 1: s->flags |= 1u << (3 + rnd(29)); break;
-	case 2: s->reserved[rnd(2)] = 1 + rnd(1000); break;
+	case 2:
+		if (rnd(2))
+			s->reserved = 1 + rnd(1000);
+		else
+			s->slack = 1 + rnd(1000);
+		break;
 	case 3:
 		s->clockid = chance(50) ? (u32)rnd(16) : (u32)rnd64();
 		/* REALTIME and BOOTTIME are valid: not in the model. */
@@ -711,7 +717,7 @@ static long batch_op_model(struct mfd *m, struct twheel_op *op, u64 t0, u64 t1,
 		return modify_model(m, s, t0, t1, apply);
 	case TWHEEL_OP_CANCEL:
 		if (s->value || s->period || s->user_data || s->clockid ||
-		    s->flags || s->reserved[0] || s->reserved[1])
+		    s->flags || s->slack || s->reserved)
 			return -EINVAL;
 		return cancel_model(m, &c, apply);
 	default:

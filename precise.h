@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * twheel: the precise final stage of a wheel (precise.c).
+ *
+ * A timer whose slack is below the wheel's tick (twheel_timer_set_slack())
+ * is filed in the wheel while it is far, at the tick before the one its
+ * deadline falls in (rounded down, where every other timer's is rounded
+ * up), and when that tick comes it moves here: a binary min-heap, one per
+ * wheel, ordered by the latest time each timer may fire (its deadline plus
+ * its slack; arming order among equals). The CPU's hrtimer is programmed
+ * for the heap's first such time, which serves every window in the heap
+ * (hrtimer's own rule for ranges), and a run takes from the heap every
+ * timer at its top whose deadline has come: coalesced within their slack,
+ * never early. Like the rest of the wheel, no clocks, no CPUs, no locks:
+ * time is an argument; the owner serialises every call.
+ *
+ * The heap holds at most TW_PRECISE_MAX timers: past that, a timer keeps
+ * the wheel's precision (at most one tick late, never early), so no user
+ * makes a section with interrupts off longer than log2(TW_PRECISE_MAX)
+ * steps of a heap operation.
+ */
+#ifndef _TWHEEL_PRECISE_H
+#define _TWHEEL_PRECISE_H
+
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/types.h>
+
+struct twheel_timer;
+struct tw_wheel;
+
+/* Most timers in one wheel's heap: 12 levels, 64 KiB per CPU. */
+#define TW_PRECISE_MAX		4096
+/* twheel_timer::bucket of a timer in the heap: TW_PRECISE_BASE + index. */
+#define TW_PRECISE_BASE		0x8000
+
+/*
+ * twheel_timer::mode: bits 0-1 hold enum twheel_mode, bits 2-7 the slack
+ * class: 0 is the default (one tick of the wheel), 1 is no slack, c >= 2
+ * is a slack of 2^(c - 2) ns.
+ */
+#define TW_MODE_MASK		0x3u
+#define TW_SLACK_SHIFT		2
+#define TW_SLACK_NONE		1u
+
+/**
+ * struct tw_precise_slot - one entry of the heap
+ * @key: ns of CLOCK_MONOTONIC by which the timer must have fired: its
+ *	deadline plus its slack
+ * @t: the timer
+ */
+struct tw_precise_slot {
+	u64			key;
+	struct twheel_timer	*t;
+};
+
+/**
+ * struct tw_precise - a wheel's precise final stage
+ * @heap: TW_PRECISE_MAX slots, a binary min-heap of @n by key
+ * @n: timers in the heap
+ * @members: the timers of the heap, linked through twheel_timer::entry, so
+ *	that a timer in the heap counts as linked (a non-empty entry)
+ *
+ * Owned by the wheel that embeds it; the owner serialises every call.
+ */
+struct tw_precise {
+	struct tw_precise_slot	*heap;
+	unsigned int		n;
+	struct list_head	members;
+};
+
+int tw_precise_init(struct tw_precise *p, int node);
+void tw_precise_free(struct tw_precise *p);
+u64 tw_slack_class(u64 gran, u64 slack_ns);
+u64 tw_class_slack(u64 gran, unsigned int class);
+ktime_t tw_precise_link(struct tw_wheel *w, struct twheel_timer *t);
+void tw_precise_file(struct tw_wheel *w, struct twheel_timer *t);
+void tw_precise_del(struct tw_wheel *w, struct twheel_timer *t);
+struct twheel_timer *tw_precise_pop_due(struct tw_wheel *w, u64 now_ns);
+struct twheel_timer *tw_precise_pop_any(struct tw_wheel *w);
+
+/**
+ * tw_precise_next - when the heap next wants the CPU
+ * @p: the stage
+ *
+ * Return: the key at the heap's top, KTIME_MAX when it is empty.
+ */
+static inline ktime_t tw_precise_next(const struct tw_precise *p)
+{
+	return p->n ? (ktime_t)p->heap[0].key : KTIME_MAX;
+}
+
+#endif /* _TWHEEL_PRECISE_H */
