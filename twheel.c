@@ -20,6 +20,24 @@
  * Schedule and cancel are O(1): an atomic state change, plus either a
  * bucket link on the local wheel or an llist_add to the owner's list.
  *
+ * Where remote work runs. Whoever arms, re-arms or cancels a timer pays
+ * for it on its own CPU, as timer_list's mod_timer() does (it takes the
+ * remote base's lock, or moves the timer to the local CPU). twheel moves
+ * it: an arming wants the caller's wheel (or the pinned CPU's), and says so
+ * in the state word (tw_want()); a timer another wheel holds is queued to
+ * that holder, which at its next look only unlinks it and hands it over,
+ * O(1) and once: from then on the timer is held by the caller's wheel and
+ * every further re-arm, MODIFY or cancel from there is local, with no
+ * atomic beyond the state word and no IPI. So a storm of re-arms from one
+ * CPU on timers another CPU holds costs that CPU one unlink per timer, not
+ * one per operation (issue 29: the owner's busy loop kept 63% of its
+ * throughput under such a storm when the owner relinked every re-arm). A
+ * cancel from afar still leaves the unlink to the holder's next run
+ * without a kick; it stops the timer, so the next arming finds no holder
+ * and links locally. Only a timer pinned to another CPU
+ * (twheel_timer_set_cpu()) keeps costing that CPU a relink per re-arm:
+ * the in-kernel user asked for it, and /dev/twheel never pins.
+ *
  * The hrtimer is programmed for the next non-empty bucket only (a bitmap
  * per level, as the kernel's timer_list does), so an empty wheel, or one
  * holding only far-future timers, does not wake its CPU.
@@ -156,6 +174,11 @@
  *                                   any time, no lock; read with READ_ONCE()
  *                                   by each arming and hand-off, so a change
  *                                   takes effect at the next one
+ *   the wanted CPU (bits 16-31 of   written by each arming in the cmpxchg
+ *   twheel_timer::state)            that publishes it (tw_publish()); read
+ *                                   by the holder that drains the timer
+ *                                   (tw_reconcile()) or ends its parked run
+ *                                   (tw_end_run()), to hand it there
  *   twheel_timer::flags             set once by the initialiser
  *   twheel_timer::cpu               written by whoever sets TW_QUEUED while
  *                                   TW_HELD is clear, by the owner while it
@@ -214,11 +237,14 @@
  *                and cancelling                            else released
  *                only change the
  *                state word
+ *   bits 16-31   the CPU whose wheel the latest arming wants (tw_want())
  *   bits 32-63   arming sequence, bumped by every arming
  *
  *   idle --arm--> PENDING|HELD (linked, or QUEUED to its wheel)
  *   PENDING|HELD --expiry--> RUNNING (one-shot) or RUNNING|PENDING (periodic)
  *   PENDING|HELD --cancel--> HELD --holder unlinks--> idle
+ *   PENDING|HELD on X --re-arm on Y--> +QUEUED on X's list --X unlinks-->
+ *       QUEUED on Y's list --Y links--> PENDING|HELD on Y
  *   RUNNING --callback returns--> idle, or re-armed (periodic)
  *   RUNNING|PENDING|HELD --due--> +PARKED --callback returns--> QUEUED
  *
@@ -283,6 +309,15 @@ static_assert(!IS_ENABLED(CONFIG_64BIT) || IS_ENABLED(CONFIG_LOCKDEP) ||
 #define TW_WAITER	BIT(6)
 #define TW_PARKED	BIT(7)
 /*
+ * Bits 16-31: the CPU whose wheel the latest arming wants (tw_pick_cpu()
+ * of it), set by the same cmpxchg that publishes the arming. A holder that
+ * finds a pending timer on its submission list hands it there (a re-arm
+ * from another CPU migrates the timer, as mod_timer() does a timer_list).
+ */
+#define TW_WANT_SHIFT	16
+#define TW_WANT_MASK	GENMASK(31, TW_WANT_SHIFT)
+static_assert(CONFIG_NR_CPUS <= (TW_WANT_MASK >> TW_WANT_SHIFT) + 1);
+/*
  * Most timers handled in one interrupts-off section (or under one spinlock)
  * by any pass: the wheel run, a long submission list, a group cancel, CPU
  * offline, module unload. See "Bounded work" above.
@@ -295,6 +330,16 @@ static_assert(!IS_ENABLED(CONFIG_64BIT) || IS_ENABLED(CONFIG_LOCKDEP) ||
 static inline u32 tw_seq(unsigned long state)
 {
 	return state >> TW_SEQ_SHIFT;
+}
+
+static inline int tw_want(unsigned long state)
+{
+	return (state & TW_WANT_MASK) >> TW_WANT_SHIFT;
+}
+
+static inline unsigned long tw_set_want(unsigned long state, int cpu)
+{
+	return (state & ~TW_WANT_MASK) | ((unsigned long)cpu << TW_WANT_SHIFT);
 }
 
 static unsigned long granularity_ns = NSEC_PER_MSEC;
@@ -654,13 +699,35 @@ static void tw_release(struct twheel_timer *t)
 }
 
 /*
+ * Where a pending timer is to go: the wheel its latest arming wants
+ * (tw_want()), if that is still online; else its pinned CPU, this one, or
+ * any, as tw_pick_cpu() would choose now.
+ */
+static int tw_dest(struct twheel_cpu *tc, struct twheel_timer *t,
+		   unsigned long state)
+{
+	int dest = tw_want(state), pin;
+
+	if (dest < nr_cpu_ids && READ_ONCE(tw_cpu(dest)->online))
+		return dest;
+	pin = READ_ONCE(t->target_cpu);
+	if (pin >= 0 && READ_ONCE(tw_cpu(pin)->online))
+		return pin;
+	if (READ_ONCE(tc->online))
+		return tc->cpu;
+	dest = tw_pick_cpu(-1);
+	return dest < 0 ? tc->cpu : dest;	/* no wheel online: keep it */
+}
+
+/*
  * Owner: look at a timer taken from the submission list and do what its
- * state asks: link it here, hand it to another CPU, or drop it.
+ * state asks: link it here, hand it to the CPU its arming wants, or drop
+ * it. A hand-off is O(1) here: unlink, one llist_add() and a kick.
  */
 static void tw_reconcile(struct twheel_cpu *tc, struct twheel_timer *t)
 {
 	unsigned long old, new;
-	int dest, pin;
+	int dest;
 
 	lockdep_assert_irqs_disabled();
 	old = tw_read_settled(t);
@@ -669,15 +736,7 @@ static void tw_reconcile(struct twheel_cpu *tc, struct twheel_timer *t)
 			tw_unlink(tc, t);
 			new = old & ~(TW_QUEUED | TW_HELD);
 		} else {
-			dest = READ_ONCE(tc->online) ? tc->cpu : -1;
-			pin = READ_ONCE(t->target_cpu);
-			if (pin >= 0 && pin != tc->cpu &&
-			    READ_ONCE(tw_cpu(pin)->online))
-				dest = pin;
-			if (dest < 0)
-				dest = tw_pick_cpu(-1);
-			if (dest < 0)
-				dest = tc->cpu;	/* no wheel online: keep it */
+			dest = tw_dest(tc, t, old);
 			if (dest != tc->cpu) {
 				/* Hand off: TW_QUEUED stays set, so t->cpu is ours to change. */
 				tw_unlink(tc, t);
@@ -801,6 +860,7 @@ static __always_inline int tw_publish(struct twheel_timer *t, int want,
 			dropped = true;
 		} else if (!(old & TW_HELD)) {
 			new = ((old | TW_PENDING) & ~(TW_BUSY | clear)) + TW_SEQ_ONE;
+			new = tw_set_want(new, want);
 			/* Nobody holds it: it goes to @want's wheel. */
 			WRITE_ONCE(t->cpu, want);
 			if (want == this) {
@@ -811,14 +871,20 @@ static __always_inline int tw_publish(struct twheel_timer *t, int want,
 				push_to = want;
 			}
 		} else {
-			new = ((old | TW_PENDING) & ~(TW_BUSY | clear)) + TW_SEQ_ONE;
 			int holder = READ_ONCE(t->cpu);
-			int pin = READ_ONCE(t->target_cpu);
 
+			new = ((old | TW_PENDING) & ~(TW_BUSY | clear)) + TW_SEQ_ONE;
+			new = tw_set_want(new, want);
+			/*
+			 * Held elsewhere, or wanted elsewhere: its holder only
+			 * unlinks it and hands it to @want (tw_reconcile()), so
+			 * a storm of re-arms from afar moves the timers here
+			 * once and then costs their old holder nothing.
+			 */
 			if (old & TW_PARKED)
 				;	/* tw_end_run() queues it when it returns */
-			else if (holder == this && !(old & TW_QUEUED) &&
-				 (pin < 0 || pin == this))
+			else if (holder == this && want == this &&
+				 !(old & TW_QUEUED))
 				direct = true;	/* held here: relink in place */
 			else if (!(old & TW_QUEUED))
 				push_to = holder; /* ask its holder to look again */
@@ -912,7 +978,10 @@ static __always_inline int tw_arm(struct twheel_timer *t, u64 expires,
  * @mode: %TWHEEL_ONESHOT, %TWHEEL_FIXED_RATE or %TWHEEL_FIXED_DELAY
  *
  * The timer goes to the wheel of the calling CPU, or of the CPU set with
- * twheel_timer_set_cpu(); a timer that a wheel still holds stays there.
+ * twheel_timer_set_cpu(). A timer that another CPU's wheel holds moves to
+ * that wheel, as mod_timer() moves a timer_list: its old holder only
+ * unlinks it, at once (kicked with an IPI), and the work of this and every
+ * later arming from here is this CPU's.
  *
  * Context: any context but NMI.
  * Return: 1 if the timer was pending (it has been moved), 0 if it was not,
@@ -1799,9 +1868,14 @@ static void tw_end_run(struct twheel_timer *t)
 		/* Pairs with the acquire in tw_read_settled() of a later claim. */
 	} while (!atomic_long_try_cmpxchg_release(&t->state, &old, new));
 	if (requeue) {
-		/* We set TW_QUEUED on a timer no wheel holds: t->cpu is ours. */
-		int dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
+		/*
+		 * We set TW_QUEUED on a timer no wheel holds: t->cpu is ours.
+		 * It goes where its latest arming wants it (tw_publish()).
+		 */
+		int dest = tw_want(new);
 
+		if (!READ_ONCE(tw_cpu(dest)->online))
+			dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
 		if (dest < 0)
 			dest = smp_processor_id();	/* no wheel online */
 		WRITE_ONCE(t->cpu, dest);

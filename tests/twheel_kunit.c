@@ -576,6 +576,7 @@ struct tw_probe {
 	struct completion	done;
 	struct completion	started;
 	int			index;
+	int			cpu;		/* where the callback last ran */
 	atomic_t		*order;
 	atomic_t		*disorder;
 	atomic_t		*fired;
@@ -604,6 +605,7 @@ static void tw_probe_fn(struct twheel_timer *t, u64 missed)
 	if (n < ARRAY_SIZE(p->ends))
 		p->ends[n] = ktime_get();
 	p->end_deadline = twheel_deadline(t);
+	WRITE_ONCE(p->cpu, raw_smp_processor_id());
 	atomic_inc(&p->runs);
 	if (p->rearm) {
 		p->rearm = false;
@@ -783,6 +785,77 @@ static void tw_test_lazy_cancel(struct kunit *test)
 	migrate_enable();
 	for (i = 0; i < LAZY_N; i++)
 		KUNIT_EXPECT_EQ(test, atomic_read(&p[i].runs), 0);
+}
+
+/*
+ * Issue 29: a re-arm from another CPU is that CPU's work. The timers are
+ * armed on @other's wheel (from an IPI there), then re-armed over and over
+ * from this CPU: the first re-arm moves each timer here (its old holder
+ * only unlinks it), the rest are local, and every callback runs here. On
+ * the old code each re-arm went through @other's list and IPI, and the
+ * callbacks ran on @other.
+ */
+#define MIGRATE_N	64
+#define MIGRATE_ROUNDS	64
+
+struct tw_migrate {
+	struct tw_probe	*p;
+	int		armed;
+};
+
+static void tw_migrate_arm_fn(void *arg)
+{
+	struct tw_migrate *m = arg;
+	int i;
+
+	for (i = 0; i < MIGRATE_N; i++)
+		m->armed += !twheel_schedule(&m->p[i].timer, 60 * NSEC_PER_SEC);
+}
+
+static void tw_test_remote_rearm_migrates(struct kunit *test)
+{
+	struct tw_migrate m = {};
+	int this, other, i, r, was_pending = 0, here = 0;
+	ktime_t soon;
+	u64 kicks;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	m.p = kunit_kcalloc(test, MIGRATE_N, sizeof(*m.p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m.p);
+	for (i = 0; i < MIGRATE_N; i++)
+		tw_probe_init(&m.p[i]);
+	migrate_disable();
+	this = smp_processor_id();
+	other = cpumask_any_but(cpu_online_mask, this);
+	/* Armed in @other's hard interrupt: linked on its wheel at once. */
+	KUNIT_ASSERT_EQ(test, smp_call_function_single(other, tw_migrate_arm_fn,
+						       &m, 1), 0);
+	KUNIT_ASSERT_EQ(test, m.armed, MIGRATE_N);
+	kicks = twheel_kicks(other);
+	for (r = 0; r < MIGRATE_ROUNDS; r++)
+		for (i = 0; i < MIGRATE_N; i++)
+			was_pending += twheel_schedule(&m.p[i].timer,
+						       (60 + r) * NSEC_PER_SEC) == 1;
+	soon = ktime_get() + 20 * NSEC_PER_MSEC;
+	for (i = 0; i < MIGRATE_N; i++)
+		was_pending += twheel_schedule_at(&m.p[i].timer, soon) == 1;
+	migrate_enable();
+	KUNIT_EXPECT_EQ(test, was_pending, MIGRATE_N * (MIGRATE_ROUNDS + 1));
+	for (i = 0; i < MIGRATE_N; i++) {
+		KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&m.p[i].done,
+								  WAIT_MAX), 0);
+		twheel_cancel_sync(&m.p[i].timer);
+		KUNIT_EXPECT_EQ(test, atomic_read(&m.p[i].runs), 1);
+		KUNIT_EXPECT_EQ(test, atomic_read(&m.p[i].early), 0);
+		here += READ_ONCE(m.p[i].cpu) == this;
+	}
+	kunit_info(test, "%d re-arms from cpu %d of timers held by cpu %d: %llu kicks there, %d of %d callbacks here\n",
+		   MIGRATE_N * (MIGRATE_ROUNDS + 1), this, other,
+		   twheel_kicks(other) - kicks, here, MIGRATE_N);
+	KUNIT_EXPECT_EQ(test, here, MIGRATE_N);
+	/* At most one kick per timer moved, whatever the number of rounds. */
+	KUNIT_EXPECT_LE(test, twheel_kicks(other) - kicks, MIGRATE_N);
 }
 
 /* Cancel from its own callback; re-arm from its own callback. */
@@ -1730,6 +1803,7 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_cancel_pending),
 	KUNIT_CASE(tw_test_cancel_in_llist),
 	KUNIT_CASE(tw_test_lazy_cancel),
+	KUNIT_CASE(tw_test_remote_rearm_migrates),
 	KUNIT_CASE(tw_test_callback_rearm),
 	KUNIT_CASE(tw_test_periodic_rate),
 	KUNIT_CASE(tw_test_periodic_delay),

@@ -33,6 +33,17 @@
  *	a busy host a vCPU can go unscheduled for longer than the bound.
  *	GAP_MS replaces the 100; 0 only reports the gap. Then the file, with its N
  *	records queued, is closed: prints how long that took.
+ *   twheel_abuse modify [TIMERS [MS]]
+ *	As uid 65534: a storm of MODIFYs (batches of TIMERS, default 4096)
+ *	from CPU 1 for MS ms (default 500) at a time, 8 times, on timers armed from
+ *	CPU 0 (held by CPU 0's wheel), against the same storm on timers armed
+ *	from CPU 1 itself. A busy loop pinned on CPU 0 counts its iterations
+ *	meanwhile; the storm on CPU 0's timers must leave it at least 90% of
+ *	what it keeps under the storm on CPU 1's own timers: one user's
+ *	operations are paid on its CPU. The two storms alternate, so that
+ *	drift of the host's load falls on both alike, and no third loop runs:
+ *	under emulation on a host with fewer cores than busy virtual CPUs,
+ *	which two share a core would decide the figures.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -646,13 +657,27 @@ static int burst_child(uint64_t n, int ready_fd, int done_fd)
 	return write(done_fd, msg, sizeof(msg)) == sizeof(msg) ? 0 : 2;
 }
 
-/* CPU 0's "yields" column of debugfs twheel/stats, -1 if none. */
-static long cpu0_yields(void)
+#define STATS		"/sys/kernel/debug/twheel/stats"
+#define STAT_KICKS	8
+#define STAT_YIELDS	11
+
+/*
+ * Column @col of CPU @cpu's line of debugfs twheel/stats, -1 if none.
+ * @fd: an open descriptor of it (root opened it before giving up root),
+ * or -1 to open it here.
+ */
+static long cpu_stat(int fd, int cpu, int col)
 {
 	char line[512];
 	long v = -1;
-	FILE *f = fopen("/sys/kernel/debug/twheel/stats", "r");
+	FILE *f;
 
+	if (fd >= 0) {
+		lseek(fd, 0, SEEK_SET);
+		f = fdopen(dup(fd), "r");
+	} else {
+		f = fopen(STATS, "r");
+	}
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
@@ -660,11 +685,16 @@ static long cpu0_yields(void)
 
 		if (sscanf(line, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
 			   &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6], &c[7],
-			   &c[8], &c[9], &c[10], &c[11]) == 12 && c[0] == 0)
-			v = (long)c[11];
+			   &c[8], &c[9], &c[10], &c[11]) == 12 && c[0] == (unsigned long long)cpu)
+			v = (long)c[col];
 	}
 	fclose(f);
 	return v;
+}
+
+static long cpu0_yields(void)
+{
+	return cpu_stat(-1, 0, STAT_YIELDS);
 }
 
 /* @gap_max_ms: CPU 0's bound above the control's gap; 0: only reported. */
@@ -740,6 +770,159 @@ static int mode_burst(uint64_t n, int gap_max_ms)
 	return ok ? 0 : 1;
 }
 
+/* ---- modify: a storm of MODIFYs on timers another CPU holds ---- */
+
+#define MODIFY_ROUNDS	8
+#define MODIFY_OWNER	0
+#define MODIFY_STORM	1
+
+static atomic_int loop_stop;
+static atomic_uint_fast64_t loop_count;
+
+/* The busy loop on CPU 0. */
+static void *loop_thread(void *arg)
+{
+	uint64_t n = 0, x = 0;
+
+	(void)arg;
+	pin(MODIFY_OWNER);
+	while (!atomic_load_explicit(&loop_stop, memory_order_relaxed)) {
+		for (int i = 0; i < 1000; i++) {
+			x += (uint64_t)i;
+			__asm__ __volatile__("" : "+r"(x));
+		}
+		n++;
+	}
+	atomic_store(&loop_count, n);
+	return NULL;
+}
+
+/* Arm @n far-future one-shot timers on @tw from @cpu; their ids in @ids. */
+static int modify_arm(struct twheel *tw, struct twheel_sqbuf *sq, int cpu,
+		      uint64_t *ids, uint32_t n)
+{
+	int r;
+
+	pin(cpu);
+	twheel_sqbuf_reset(sq);
+	for (uint32_t i = 0; i < n; i++)
+		twheel_sqbuf_schedule(sq, FAR_NS, 0, 0, 0);
+	r = twheel_submit(tw, sq);
+	if (r != (int)n) {
+		printf("# SCHEDULE on cpu %d: %d of %u: %s\n", cpu, r, n,
+		       strerror(r < 0 ? -r : -sq->ops[r].result));
+		return -1;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		ids[i] = sq->ops[i].spec.id;
+	return 0;
+}
+
+/*
+ * From CPU 1, MODIFY the @n timers of @ids over and over for @ms, each
+ * batch moving every deadline (alternately nearer and farther, so that
+ * none can be skipped); the loops on CPU 0 and CPU 2 count meanwhile.
+ * Adds their iterations to @iters and returns the MODIFYs made, 0 on error.
+ */
+static int stats_fd = -1;
+
+static uint64_t modify_storm(struct twheel *tw, struct twheel_sqbuf *sq,
+			     const uint64_t *ids, uint32_t n, unsigned int ms,
+			     uint64_t *iters, uint64_t (*ticks)[2], long *kicks)
+{
+	uint64_t ops = 0, end, t0[1][2], t1[1][2];
+	pthread_t th;
+	long k0, k1;
+	int r, k = 0;
+
+	pin(MODIFY_STORM);
+	atomic_store(&loop_stop, 0);
+	if (pthread_create(&th, NULL, loop_thread, NULL))
+		return 0;
+	usleep(20 * 1000);	/* the loop running */
+	k0 = cpu_stat(stats_fd, MODIFY_OWNER, STAT_KICKS);
+	cpu_ticks(1, t0);
+	end = now_ns() + (uint64_t)ms * 1000000ULL;
+	while (now_ns() < end) {
+		uint64_t value = k++ & 1 ? FAR_NS : FAR_NS / 2;
+
+		twheel_sqbuf_reset(sq);
+		for (uint32_t i = 0; i < n; i++)
+			twheel_sqbuf_modify(sq, ids[i], value + i, 0, 0, 0);
+		r = twheel_submit(tw, sq);
+		if (r != (int)n) {
+			printf("# MODIFY: %d of %u: %s\n", r, n,
+			       strerror(r < 0 ? -r : -sq->ops[r].result));
+			ops = 0;
+			break;
+		}
+		ops += n;
+	}
+	cpu_ticks(1, t1);
+	k1 = cpu_stat(stats_fd, MODIFY_OWNER, STAT_KICKS);
+	if (k0 >= 0 && k1 >= 0)
+		*kicks += k1 - k0;
+	ticks[0][0] += t1[0][0] - t0[0][0];
+	ticks[0][1] += t1[0][1] - t0[0][1];
+	atomic_store(&loop_stop, 1);
+	pthread_join(th, NULL);
+	*iters += atomic_load(&loop_count);
+	return ops;
+}
+
+static int mode_modify(uint32_t n, unsigned int ms)
+{
+	/* [0]: the storm on CPU 1's own timers; [1]: on CPU 0's. */
+	uint64_t iters[2] = { 0 }, ops[2] = { 0 }, *ids;
+	uint64_t ticks[2][1][2] = { { { 0 } } };
+	long kicks[2] = { 0 };
+	static const char *const what[2] = { "CPU 1's own", "CPU 0's" };
+	struct twheel_sqbuf sq;
+	double share;
+	struct twheel tw;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("# needs two CPUs\n");
+		return 2;
+	}
+	if (n == 0 || n > TWHEEL_BATCH_MAX || ms == 0)
+		return 2;
+	ids = calloc(n, sizeof(*ids));
+	if (!ids || twheel_sqbuf_init(&sq, n))
+		return 2;
+	stats_fd = open(STATS, O_RDONLY);	/* root's, kept as uid 65534 */
+	become(NOBODY);
+	for (int r = 0; r < MODIFY_ROUNDS; r++) {
+		for (int remote = 0; remote < 2; remote++) {
+			uint64_t done;
+
+			tw_open(&tw);
+			if (modify_arm(&tw, &sq, remote ? MODIFY_OWNER : MODIFY_STORM,
+				       ids, n))
+				return 2;
+			done = modify_storm(&tw, &sq, ids, n, ms, &iters[remote],
+					    ticks[remote], &kicks[remote]);
+			twheel_close(&tw);
+			if (!done)
+				return 2;
+			ops[remote] += done;
+		}
+	}
+	for (int remote = 0; remote < 2; remote++) {
+		printf("# MODIFY storm from CPU 1 on %s %u timers: %.0f ops/s; CPU 0's loop %llu iterations, %.1f%% of its ticks user time; %ld kick IPIs to CPU 0\n",
+		       what[remote], n,
+		       (double)ops[remote] * 1000.0 / (MODIFY_ROUNDS * ms),
+		       (unsigned long long)iters[remote],
+		       ticks[remote][0][1] ? (double)ticks[remote][0][0] * 100 /
+					     (double)ticks[remote][0][1] : 0,
+		       stats_fd >= 0 ? kicks[remote] : -1L);
+	}
+	share = iters[0] ? (double)iters[1] / (double)iters[0] : 0;
+	printf("# CPU 0 keeps %.1f%% of its throughput under the storm on its timers (bound: 90%%)\n",
+	       share * 100);
+	return share >= 0.90 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -752,6 +935,9 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "burst"))
 		return mode_burst(argc > 2 ? strtoull(argv[2], NULL, 0) : 65536,
 				  argc > 3 ? atoi(argv[3]) : BURST_GAP_MAX_MS);
-	fprintf(stderr, "usage: twheel_abuse cpu [TIMERS] | user-cap | close N | burst [N [GAP_MS]]\n");
+	if (argc >= 2 && !strcmp(argv[1], "modify"))
+		return mode_modify(argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 0) : 4096,
+				   argc > 3 ? (unsigned int)atoi(argv[3]) : 500);
+	fprintf(stderr, "usage: twheel_abuse cpu [TIMERS] | user-cap | close N | burst [N [GAP_MS]] | modify [TIMERS [MS]]\n");
 	return 2;
 }

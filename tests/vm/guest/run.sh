@@ -260,14 +260,19 @@ stall_scenario() {
 # What one user can cost the machine (the safety issue).
 abuse_tests() {
 	[ -x /bin/twheel_abuse ] || { result skip abuse "twheel_abuse not built"; return; }
-	step "abuse: unread short-period timers, per-user cap"
-	run abuse-cpu 300 /bin/twheel_abuse cpu 1000
+	step "abuse: unread short-period timers, per-user cap, remote MODIFYs"
+	! want abuse-cpu || run abuse-cpu 300 /bin/twheel_abuse cpu 1000
+	# A MODIFY storm from CPU 1 on timers CPU 0's wheel holds: CPU 0's
+	# busy loop keeps 90% of what it keeps under the same storm on CPU
+	# 1's own timers, on every kernel (issue 29: 63% on distro, 7% on
+	# the debug kernel when the holder did each MODIFY's work).
+	! want abuse-modify || run abuse-modify 300 /bin/twheel_abuse modify
 	# The debug kernel schedules ~40 times slower: a smaller cap there
 	# tests the same code in seconds (root may set it at any time).
 	cap=/sys/module/twheel/parameters/max_user_timers
 	saved_cap=$(cat "$cap")
 	[ "$DEBUGK" = 0 ] || echo 40000 >"$cap"
-	run abuse-user-cap 300 /bin/twheel_abuse user-cap
+	! want abuse-user-cap || run abuse-user-cap 300 /bin/twheel_abuse user-cap
 	echo "$saved_cap" >"$cap"
 	# 65,536 timers of one user due at one deadline on CPU 0, then the
 	# close of their file: a SCHED_FIFO task on CPU 0 keeps the CPU
@@ -276,7 +281,9 @@ abuse_tests() {
 	# reported: in a fresh-clone run beside the other debug guest it was
 	# 282 ms against the control's 87 (26-38 ms on a quiet host), which
 	# is not yet understood (issue 29).
-	if [ "$DEBUGK" = 1 ]; then
+	if ! want abuse-burst; then
+		:
+	elif [ "$DEBUGK" = 1 ]; then
 		run abuse-burst 900 /bin/twheel_abuse burst 65536 0
 	else
 		run abuse-burst 900 /bin/twheel_abuse burst 65536
