@@ -1041,12 +1041,12 @@ bool twheel_cancel(struct twheel_timer *timer)
 EXPORT_SYMBOL_GPL(twheel_cancel);
 
 /*
- * twheel_cancel() for chardev.c, which then needs to know whether a
+ * twheel_cancel() for fd_ops.c, which then needs to know whether a
  * callback may still run: *@running is false when none ran when the
  * arming was cancelled, and then none can begin (as twheel_running() false
  * after twheel_cancel()); true means "ask twheel_running()". One atomic
  * and one call fewer per cancel than the pair. Interrupts must be off:
- * chardev.c runs the operations of a batch in one interrupts-off section
+ * fd_ops.c runs the operations of a batch in one interrupts-off section
  * rather than saving and restoring them for each.
  */
 bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running)
@@ -1059,7 +1059,7 @@ bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running)
 }
 
 /*
- * twheel_arm() for chardev.c, whose armings are checked already: a
+ * twheel_arm() for fd_ops.c, whose armings are checked already: a
  * deadline >= 0, a period that matches @mode, periodic modes only on its
  * struct twheel_periodic_timer. Interrupts must be off, as for
  * twheel_cancel_idle_irqsoff().
