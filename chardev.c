@@ -6,8 +6,8 @@
  * other files, each calling only those before it, and this file calling
  * them all: fd_table.c (the ids), fd_obj.c (timer objects, their records,
  * the caps, recycling), fd_map.c (the mapped deadline array), fd_event.c
- * (expiries, events, read()), fd_ops.c (the operations); the data they
- * share is in fd.h.
+ * (expiries, events, read()), fd_ops.c (the operations), fd_ring.c (the
+ * submission ring); the data they share is in fd.h.
  *
  * Every open file is a context of its own (struct twheel_fd): a table of
  * timers named by ids (fd_table.c), a FIFO of the event records of timers
@@ -57,6 +57,9 @@
  *
  * Locking, outermost first:
  *
+ *   ring->mutex    serialises the drains of the submission ring
+ *                  (fd_ring.c), which run the ring's ops through
+ *                  twheel_fd_run_ops() and so take the locks below.
  *   tf->ctl_mutex  serialises the work that must drop tf->lock halfway:
  *                  batches (allocating objects and growing the table before
  *                  they take tf->lock), a cancel that waits for a running
@@ -137,6 +140,7 @@
 #include "fd_map.h"
 #include "fd_event.h"
 #include "fd_ops.h"
+#include "fd_ring.h"
 #include "tw_list.h"
 #include "uapi/twheel.h"
 
@@ -379,7 +383,7 @@ static long twheel_fd_ioc_info(struct twheel_fd *tf,
 	info.queued = tf->nqueued + tf->nstarved;
 	spin_unlock_bh(&tf->lock);
 	info.flags = TWHEEL_INFO_MAP | TWHEEL_INFO_CLOCKS |
-		     TWHEEL_INFO_SHORT_OPS;
+		     TWHEEL_INFO_SHORT_OPS | TWHEEL_INFO_RING;
 	if (tf->cap_exempt)
 		info.flags |= TWHEEL_INFO_USER_CAP_EXEMPT;
 	twheel_fd_caps_info(tf, &info);
@@ -395,6 +399,9 @@ static long twheel_fd_ioctl(struct file *file, unsigned int cmd,
 	struct twheel_fd *tf = file->private_data;
 	void __user *argp = (void __user *)arg;
 
+	/* Ring ops published before the call take effect before it. */
+	if (unlikely(twheel_fd_ring_busy(tf)))
+		twheel_fd_ring_enter(tf);
 	switch (cmd) {
 	case TWHEEL_IOC_SCHEDULE:
 		return twheel_fd_ioc_schedule(tf, argp);
@@ -408,6 +415,8 @@ static long twheel_fd_ioctl(struct file *file, unsigned int cmd,
 		return twheel_fd_ioc_set_eventfd(tf, argp);
 	case TWHEEL_IOC_INFO:
 		return twheel_fd_ioc_info(tf, argp);
+	case TWHEEL_IOC_RING_ENTER:
+		return twheel_fd_ring_enter(tf);
 	default:
 		return -ENOTTY;
 	}
@@ -450,6 +459,30 @@ static int twheel_fd_open(struct inode *inode, struct file *file)
  * CPU unlinks thousands of timers in one run. Both passes reschedule
  * between timers: a file of a million timers stalls nobody.
  */
+/* read() and poll() drain the ring first (fd_ring.c), then fd_event.c's. */
+static ssize_t twheel_fd_file_read(struct file *file, char __user *buf,
+				   size_t count, loff_t *ppos)
+{
+	if (unlikely(twheel_fd_ring_busy(file->private_data)))
+		twheel_fd_ring_enter(file->private_data);
+	return twheel_fd_read(file, buf, count, ppos);
+}
+
+static __poll_t twheel_fd_file_poll(struct file *file, poll_table *wait)
+{
+	if (unlikely(twheel_fd_ring_busy(file->private_data)))
+		twheel_fd_ring_enter(file->private_data);
+	return twheel_fd_poll(file, wait);
+}
+
+/* The deadline array at offset 0 (fd_map.c), the ring (fd_ring.c). */
+static int twheel_fd_file_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	if (vma->vm_pgoff == TWHEEL_RING_OFFSET >> PAGE_SHIFT)
+		return twheel_fd_ring_mmap(file, vma);
+	return twheel_fd_mmap(file, vma);
+}
+
 static int twheel_fd_release(struct inode *inode, struct file *file)
 {
 	struct twheel_fd *tf = file->private_data;
@@ -457,6 +490,8 @@ static int twheel_fd_release(struct inode *inode, struct file *file)
 	struct twheel_fd_timer *ft;
 	unsigned int slot;
 
+	/* Its poller drains no more: then the timers go as any others. */
+	twheel_fd_ring_destroy(tf);
 	for (slot = 0; slot < tf->table.nslots; slot++) {
 		ft = twheel_fd_slot_timer(tf, slot);
 		if (ft && ft->clock)
@@ -530,6 +565,7 @@ static void twheel_fd_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "twheel-extended:\t%llu\n", extended);
 	seq_printf(m, "twheel-mapped:\t%u\n", tf->deadlines ? 1 : 0);
 	twheel_fd_caps_show(m, tf);
+	twheel_fd_ring_show(m, tf);
 	seq_printf(m, "twheel-granularity-ns:\t%lld\n",
 		   ktime_to_ns(twheel_granularity()));
 }
@@ -538,9 +574,9 @@ static const struct file_operations twheel_fd_fops = {
 	.owner		= THIS_MODULE,
 	.open		= twheel_fd_open,
 	.release	= twheel_fd_release,
-	.read		= twheel_fd_read,
-	.poll		= twheel_fd_poll,
-	.mmap		= twheel_fd_mmap,
+	.read		= twheel_fd_file_read,
+	.poll		= twheel_fd_file_poll,
+	.mmap		= twheel_fd_file_mmap,
 	.unlocked_ioctl	= twheel_fd_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.show_fdinfo	= twheel_fd_show_fdinfo,

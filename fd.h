@@ -15,6 +15,7 @@
  *   fd_event.c  expiries, event records queued for read(), read(), poll()
  *   fd_ops.c    SCHEDULE, MODIFY and CANCEL, single and batched, and the
  *               ioctls of the single ones (their fast paths inline the ops)
+ *   fd_ring.c   the submission ring, drained into fd_ops.c's operations
  *   chardev.c   the file: open, release, the ioctl dispatch, BATCH, the
  *               eventfd, INFO, fdinfo, the misc device
  *
@@ -43,6 +44,7 @@
 #include "uapi/twheel.h"
 
 struct eventfd_ctx;
+struct twheel_fd_ring;
 struct twheel_user;
 
 /* Events taken off the ready list per round of read(); lives on the stack. */
@@ -74,6 +76,9 @@ struct twheel_user;
  *	reads it once per expiry, never trusting what it finds.
  * @dl_pages: the pages of @deadlines; @dl_npages of them; under @ctl_mutex
  * @dl_npages: see @dl_pages
+ * @ring: the submission ring (fd_ring.c), or NULL until its first mmap();
+ *	set once under @ctl_mutex with a release store, read with an
+ *	acquire load
  * @lock: protects @ready, @nqueued, @ntimers, @spare, @nspare, @recs,
  *	@nrecs, @nstarved, @extended, @evctx and the event record of every
  *	timer (see struct twheel_fd_timer). Taken by the callback in softirq
@@ -116,6 +121,7 @@ struct twheel_fd {
 	u64			*deadlines;
 	struct page		**dl_pages;
 	unsigned int		dl_npages;
+	struct twheel_fd_ring	*ring;
 
 	spinlock_t		lock;		/* events; also taken in softirq */
 	struct list_head	ready;

@@ -93,6 +93,12 @@
  *                                      the group lock, then cond_resched()
  *   CPU offline, module unload        TW_IRQ_CHUNK timers (256) per
  *                                      interrupts-off step, cond_resched()
+ *   /dev/twheel's submission ring     TWHEEL_RING_ENTRIES ops (512) per
+ *   drain (fd_ring.c: process          drain, whatever the ring's indices
+ *   context, the poller once per       say; TWHEEL_RING_COALESCE (32) per
+ *   tick)                              twheel_fd_run_ops(), whose lock
+ *                                      holds are TWHEEL_FD_LOCK_ROUND (64)
+ *                                      ops, cond_resched() between chunks
  *
  * The worst case of a section is thus a constant number of timers, about
  * a millisecond under emulation, whatever the number pending; that of a
