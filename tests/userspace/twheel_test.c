@@ -554,7 +554,8 @@ TEST_F_TIMEOUT(twheel, unknown_ioctl_enotty, 20)
 		unsigned long req;
 		const char *what;
 	} cases[] = {
-		{ _IO(TWHEEL_IOC_MAGIC, 0x06), "_IO(magic, 0x06)" },
+		{ _IO(TWHEEL_IOC_MAGIC, 0x07), "_IO(magic, 0x07)" },
+		{ _IOW(TWHEEL_IOC_MAGIC, 0x06, __u64), "RING_ENTER nr, with a size" },
 		{ _IOWR(TWHEEL_IOC_MAGIC, 0x7f, struct twheel_info), "_IOWR(magic, 0x7f)" },
 		{ _IO(TWHEEL_IOC_MAGIC, 0xff), "_IO(magic, 0xff)" },
 		{ _IOWR(TWHEEL_IOC_MAGIC, 0x00, __u64), "SCHEDULE nr, wrong size" },
@@ -2571,7 +2572,7 @@ TEST_F_TIMEOUT(twheel, info_counts, 20)
 	EXPECT_EQ(0, info.queued);
 	/* The tests run as root: the per-user cap does not apply to it. */
 	EXPECT_EQ(TWHEEL_INFO_USER_CAP_EXEMPT | TWHEEL_INFO_MAP | TWHEEL_INFO_CLOCKS |
-		  TWHEEL_INFO_SHORT_OPS, info.flags);
+		  TWHEEL_INFO_SHORT_OPS | TWHEEL_INFO_RING, info.flags);
 	EXPECT_EQ(0, info.user_timers);
 	EXPECT_TRUE(info.max_user_timers > 0 && info.max_total_timers >= info.max_user_timers)
 		TH_LOG("caps: user %llu, total %llu", (unsigned long long)info.max_user_timers,
