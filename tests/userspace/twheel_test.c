@@ -4866,6 +4866,43 @@ static void *thr_ring_writer(void *p)
 	return NULL;
 }
 
+TEST_F_TIMEOUT(twheel, ring_lib, 30)
+{
+	struct twheel tw;
+	struct twheel_event ev[4];
+	struct twheel_ring_cqe cqe;
+	u64 dl = now_ns() + 80 * NSEC_PER_MSEC, seen;
+	int fd = tw_open(&tw), i, n;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(0, twheel_ring_init(&tw));
+	/* four arms, one cancelled in the same submission: three records */
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, twheel_ring_arm(&tw, 10 + i, dl + i * NSEC_PER_MSEC,
+					     TWHEEL_TIMER_ABSTIME, 500 + i));
+	ASSERT_EQ(0, twheel_ring_cancel(&tw, 11));
+	ASSERT_EQ(-EINVAL, twheel_ring_arm(&tw, g_max_timers, 1, 0, 0));
+	ASSERT_EQ(0, twheel_ring_submit(&tw));
+	EXPECT_EQ(3, tw_timers(&tw));
+	n = wait_events(fd, ev, 3, 5000, &seen);
+	ASSERT_EQ(3, n);
+	for (i = 0; i < n; i++) {
+		CHECK_EVENT(&ev[i], seen);
+		EXPECT_TRUE(ev[i].user_data == 500 || ev[i].user_data == 502 ||
+			    ev[i].user_data == 503);
+		EXPECT_TRUE(ev[i].fired >= dl);
+	}
+	EXPECT_TRUE(no_events(fd, 50, "the cancelled ring timer"));
+	/* the lib's ops are checked; the kernel's completions are empty */
+	EXPECT_EQ(0, twheel_ring_reap(&tw, &cqe, 1));
+	/* more ops than the ring holds: the library makes room */
+	for (i = 0; i < 3 * TWHEEL_RING_ENTRIES; i++)
+		ASSERT_EQ(0, twheel_ring_arm(&tw, (u32)i % 100, FAR_FUTURE, 0, i));
+	ASSERT_EQ(0, twheel_ring_submit(&tw));
+	EXPECT_EQ(100, tw_timers(&tw));
+	twheel_close(&tw);
+}
+
 TEST_F_TIMEOUT(twheel, ring_threads_fork, 60)
 {
 	struct ring_thr t[2];
