@@ -314,7 +314,7 @@ bool twheel_clock_link_unlink(struct twheel_clock_link *link)
  * grid of the first deadline (fixed rate), or a period after @now (fixed
  * delay). A fixed-delay expiry counts one, as the core's do, unless @all
  * (catching up a parked link: every period that passed counts, as for the
- * parked timers of the wheel's own clock in chardev.c).
+ * parked timers of the wheel's own clock in fd_event.c).
  */
 static void tw_clock_advance(struct twheel_clock_link *link, ktime_t now,
 			     bool all, struct twheel_clock_expiry *ex)

@@ -1,9 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * twheel: the data of an open /dev/twheel, shared by chardev.c (the file,
- * its timer objects and its operations) and fd_event.c (event records,
- * expiries and read()). The design, the states of a timer and the locking
- * are described at the top of chardev.c.
+ * twheel: the data of an open /dev/twheel (struct twheel_fd, its timers
+ * and their event records), shared by the files of the chardev layer, and
+ * the helpers that need nothing but that data and fd_table.h. The design,
+ * the states of a timer and the locking are described at the top of
+ * chardev.c.
+ *
+ * The layer's files, each calling only those listed before it (each
+ * file's header declares what it offers the ones after it):
+ *
+ *   fd_table.c  the id -> timer table
+ *   fd_obj.c    timer objects and their records, the caps, recycling
+ *   fd_map.c    the deadline array shared by mmap()
+ *   fd_event.c  expiries, event records queued for read(), read(), poll()
+ *   fd_ops.c    SCHEDULE, MODIFY and CANCEL, single and batched, and the
+ *               ioctls of the single ones (their fast paths inline the ops)
+ *   fd_ring.c   the submission ring, drained into fd_ops.c's operations
+ *   chardev.c   the file: open, release, the ioctl dispatch, BATCH, the
+ *               eventfd, INFO, fdinfo, the misc device
+ *
+ * This header calls none of them.
  */
 #ifndef _TWHEEL_FD_H
 #define _TWHEEL_FD_H
@@ -19,6 +35,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uaccess.h>
 #include <linux/wait.h>
 
 #include "twheel.h"
@@ -27,7 +44,7 @@
 #include "uapi/twheel.h"
 
 struct eventfd_ctx;
-struct twheel_fd_prealloc;
+struct twheel_fd_ring;
 struct twheel_user;
 
 /* Events taken off the ready list per round of read(); lives on the stack. */
@@ -59,6 +76,9 @@ struct twheel_user;
  *	reads it once per expiry, never trusting what it finds.
  * @dl_pages: the pages of @deadlines; @dl_npages of them; under @ctl_mutex
  * @dl_npages: see @dl_pages
+ * @ring: the submission ring (fd_ring.c), or NULL until its first mmap();
+ *	set once under @ctl_mutex with a release store, read with an
+ *	acquire load
  * @lock: protects @ready, @nqueued, @ntimers, @spare, @nspare, @recs,
  *	@nrecs, @nstarved, @extended, @evctx and the event record of every
  *	timer (see struct twheel_fd_timer). Taken by the callback in softirq
@@ -101,6 +121,7 @@ struct twheel_fd {
 	u64			*deadlines;
 	struct page		**dl_pages;
 	unsigned int		dl_npages;
+	struct twheel_fd_ring	*ring;
 
 	spinlock_t		lock;		/* events; also taken in softirq */
 	struct list_head	ready;
@@ -238,29 +259,6 @@ struct twheel_fd_timer {
 static_assert(sizeof(struct twheel_fd_timer) <= 112);
 #endif
 
-/* chardev.c: the file, its objects and its operations */
-extern struct kmem_cache *twheel_fd_rec_cache;
-void twheel_fd_clock_put(struct twheel_fd_timer *ft);
-void twheel_fd_destroy_list(struct twheel_fd *tf, struct llist_head *doomed);
-
-/* fd_event.c: event records, expiries and read() */
-struct twheel_fd_rec *twheel_fd_rec_take_locked(struct twheel_fd *tf,
-						struct twheel_fd_prealloc *pre);
-void twheel_fd_rec_attach(struct twheel_fd_timer *ft, struct twheel_fd_rec *rec);
-void twheel_fd_rec_put_locked(struct twheel_fd *tf, struct twheel_fd_rec *rec);
-int twheel_fd_rec_need_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
-			      struct twheel_fd_prealloc *pre);
-void twheel_fd_rec_trim_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft);
-void twheel_fd_recs_alloc(struct list_head *recs, unsigned int n);
-void twheel_fd_recs_free(struct list_head *recs);
-void twheel_fd_end_parking_locked(struct twheel_fd_timer *ft);
-int twheel_fd_unstarve_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
-			      struct twheel_fd_prealloc *pre);
-void twheel_fd_expire(struct twheel_timer *timer, u64 missed);
-ssize_t twheel_fd_read(struct file *file, char __user *buf, size_t count,
-		       loff_t *ppos);
-__poll_t twheel_fd_poll(struct file *file, poll_table *wait);
-
 /* The timer of a live id, or NULL (fd_table.h: the table keeps &ft->id). */
 static __always_inline struct twheel_fd_timer *
 twheel_fd_lookup(const struct twheel_fd *tf, u64 id)
@@ -273,7 +271,7 @@ twheel_fd_lookup(const struct twheel_fd *tf, u64 id)
 /*
  * The period of a periodic timer on CLOCK_MONOTONIC: the core's copy
  * (twheel_periodic_timer::period), which every arming of the timer writes
- * and which only chardev.c arms, under tf->lock; a parked timer keeps the
+ * and which only fd_ops.c arms, under tf->lock; a parked timer keeps the
  * period of the arming it parked. No copy of our own: eight bytes less per
  * timer. Timers on other clocks keep theirs in their link.
  */
@@ -308,49 +306,6 @@ twheel_fd_rec_of(const struct twheel_fd_timer *ft)
 	return ft->starved ? NULL : ft->rec;
 }
 
-/* At most this many spare records per file (5 KiB). */
-#define TWHEEL_FD_RECS_MAX	64
-
-/*
- * What the ops of a batch may need beyond the objects, allocated while they
- * may still sleep: clock links for the ops onto another clock, and records
- * for those and for the periodic ones. NULL for the single ioctls under
- * tf->lock alone, which take records from tf->recs only.
- */
-struct twheel_fd_prealloc {
-	struct list_head	links;
-	struct list_head	recs;
-};
-
-/*
- * An object that may be recycled ((a), (b) and (c) at the top of
- * chardev.c) goes back to the spare list, or to @doomed if that is full,
- * for twheel_fd_destroy_list() once tf->lock is dropped; with no @doomed
- * (an object that was never armed) to the spare list whatever its length.
- * Its record goes back too.
- */
-static __always_inline void
-twheel_fd_recycle_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
-			 struct llist_head *doomed)
-{
-	struct twheel_fd_rec *rec = twheel_fd_rec_of(ft);
-
-	lockdep_assert_held(&tf->lock);
-
-	if (unlikely(ft->clock))
-		twheel_fd_clock_put(ft);
-	if (rec)
-		twheel_fd_rec_put_locked(tf, rec);
-	ft->rec = NULL;
-	ft->starved = false;
-	if (tf->nspare < TWHEEL_FD_SPARE_MAX || !doomed) {
-		__llist_add(&ft->free_node, &tf->spare);
-		WRITE_ONCE(tf->nspare, tf->nspare + 1);
-	} else {
-		__llist_add(&ft->free_node, doomed);
-	}
-}
-
 static inline void twheel_fd_wake(struct twheel_fd *tf)
 {
 	/* Pairs with the barrier in prepare_to_wait() and in poll_wait(). */
@@ -358,23 +313,35 @@ static inline void twheel_fd_wake(struct twheel_fd *tf)
 		wake_up_poll(&tf->wq, EPOLLIN | EPOLLRDNORM);
 }
 
-/* The slot of @ft in the mapped deadline array, if there is one. */
-static inline u64 *twheel_fd_deadline_slot(u64 *deadlines,
-					   const struct twheel_fd_timer *ft)
+/*
+ * Copies @n 64-bit words from userspace, eight bytes at a time: for the
+ * small structs of the ioctls cheaper than copy_from_user(), whose string
+ * copy costs the emulator a round per byte. Return: 0 or -EFAULT.
+ */
+static __always_inline int twheel_fd_get_words(void *dst,
+					       const void __user *src,
+					       unsigned int n)
 {
-	return deadlines ? &deadlines[TWHEEL_FD_ID_SLOT(ft->id)] : NULL;
+	const u64 __user *from = src;
+	u64 *to = dst;
+	unsigned int i;
+
+	if (!user_access_begin(src, array_size(n, sizeof(u64))))
+		return -EFAULT;
+	for (i = 0; i < n; i++)
+		unsafe_get_user(to[i], &from[i], err_fault);
+	user_access_end();
+	return 0;
+
+err_fault:
+	user_access_end();
+	return -EFAULT;
 }
 
-/*
- * MODIFY or CANCEL of a parked timer: count the periods that passed, as
- * read() would, and end the parking. Return: whether it was parked.
- */
-static __always_inline bool twheel_fd_unpark_locked(struct twheel_fd_timer *ft)
-{
-	if (!ft->parked)
-		return false;
-	twheel_fd_end_parking_locked(ft);
-	return true;
-}
+#define twheel_fd_get_struct(dst, src) ({				\
+	typeof(dst) __dst = (dst);					\
+	static_assert(sizeof(*__dst) % sizeof(u64) == 0);		\
+	twheel_fd_get_words(__dst, src, sizeof(*__dst) / sizeof(u64));	\
+})
 
 #endif /* _TWHEEL_FD_H */

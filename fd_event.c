@@ -3,10 +3,12 @@
  * twheel: the events of /dev/twheel, from a timer's expiry to read(). An
  * expiry (twheel_fd_expire(), softirq) records itself in its timer's event
  * record (struct twheel_fd_rec), taken from the file's spare records or
- * the slab, and queues it; read() takes the records off the queue, copies
- * the events out and settles their timers; periodic timers are parked
- * while their event is unread. The states and the locking are described
- * at the top of chardev.c; the data is in fd.h.
+ * the slab (fd_obj.c), and queues it; read() takes the records off the
+ * queue, copies the events out and settles their timers; periodic timers
+ * are parked while their event is unread. The states and the locking are
+ * described at the top of chardev.c; the data is in fd.h. In the chardev
+ * layer (fd.h lists its files) it calls fd_obj.c and fd_map.h; fd_ops.c
+ * and chardev.c call it, through fd_event.h.
  */
 
 #include <linux/compiler.h>
@@ -29,128 +31,9 @@
 #include "compat.h"
 #include "internal.h"
 #include "fd.h"
-
-/*
- * Event records. The expiry of a one-shot timer on CLOCK_MONOTONIC takes
- * one from tf->recs or, with none there, from the slab without sleeping
- * (charged to nobody then: the TWHEEL_TIMER_COST of its timer covers it,
- * so the caps still bound them); the reader gives it back when it is done
- * with the event. SCHEDULE and MODIFY take one for a periodic timer or a
- * timer on another clock from tf->recs or from those the batch allocated
- * before it took tf->lock (struct twheel_fd_prealloc).
- */
-
-/* A spare record from @pre or tf->recs, or NULL. */
-struct twheel_fd_rec *twheel_fd_rec_take_locked(struct twheel_fd *tf,
-						struct twheel_fd_prealloc *pre)
-{
-	struct list_head *from = &tf->recs;
-	struct twheel_fd_rec *rec;
-
-	lockdep_assert_held(&tf->lock);
-
-	if (pre && !list_empty(&pre->recs)) {
-		from = &pre->recs;
-	} else {
-		if (!tf->nrecs)
-			return NULL;
-		tf->nrecs--;
-	}
-	rec = list_first_entry(from, struct twheel_fd_rec, node);
-	tw_list_del_init(&rec->node);
-	return rec;
-}
-
-void twheel_fd_rec_attach(struct twheel_fd_timer *ft, struct twheel_fd_rec *rec)
-{
-	rec->ft = ft;
-	rec->clk = NULL;
-	rec->count = 0;
-	rec->flags = 0;
-	ft->rec = rec;
-}
-
-/* A record from @pre or tf->recs, else from the slab without sleeping. */
-static struct twheel_fd_rec *twheel_fd_rec_get_locked(struct twheel_fd *tf,
-						      struct twheel_fd_prealloc *pre)
-{
-	struct twheel_fd_rec *rec = twheel_fd_rec_take_locked(tf, pre);
-
-	return rec ?: kmem_cache_alloc(twheel_fd_rec_cache,
-				       GFP_NOWAIT | __GFP_NOWARN);
-}
-
-/* Gives @rec back: to tf->recs, or to the slab if that is full. */
-void twheel_fd_rec_put_locked(struct twheel_fd *tf, struct twheel_fd_rec *rec)
-{
-	lockdep_assert_held(&tf->lock);
-
-	if (tf->nrecs < TWHEEL_FD_RECS_MAX) {
-		tw_list_add(&rec->node, &tf->recs);
-		tf->nrecs++;
-	} else {
-		kmem_cache_free(twheel_fd_rec_cache, rec);
-	}
-}
-
-/*
- * Makes sure @ft has a record, as a periodic timer or one on another clock
- * must: 0, or -ENOMEM with none to be had.
- */
-int twheel_fd_rec_need_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
-			      struct twheel_fd_prealloc *pre)
-{
-	struct twheel_fd_rec *rec;
-
-	/* A starved timer's count is where its record would be. */
-	if (WARN_ON_ONCE(ft->starved))
-		return -EINVAL;
-	if (ft->rec)
-		return 0;
-	rec = twheel_fd_rec_take_locked(tf, pre);
-	if (!rec)
-		return -ENOMEM;
-	twheel_fd_rec_attach(ft, rec);
-	return 0;
-}
-
-/*
- * A one-shot timer on CLOCK_MONOTONIC with no event to report needs no
- * record: give it back, so that a pending timer costs only its object.
- */
-void twheel_fd_rec_trim_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft)
-{
-	struct twheel_fd_rec *rec = twheel_fd_rec_of(ft);
-
-	lockdep_assert_held(&tf->lock);
-
-	if (rec && !rec->count && ft->mode == TWHEEL_ONESHOT && !ft->clock &&
-	    !ft->on_list && !ft->in_flight && !ft->parked) {
-		ft->rec = NULL;
-		twheel_fd_rec_put_locked(tf, rec);
-	}
-}
-
-/* Up to @n records, as many as can be had. May sleep. */
-void twheel_fd_recs_alloc(struct list_head *recs, unsigned int n)
-{
-	struct twheel_fd_rec *rec;
-
-	while (n--) {
-		rec = kmem_cache_alloc(twheel_fd_rec_cache, GFP_KERNEL_ACCOUNT);
-		if (!rec)
-			break;
-		list_add(&rec->node, recs);
-	}
-}
-
-void twheel_fd_recs_free(struct list_head *recs)
-{
-	struct twheel_fd_rec *rec, *tmp;
-
-	list_for_each_entry_safe(rec, tmp, recs, node)
-		kmem_cache_free(twheel_fd_rec_cache, rec);
-}
+#include "fd_obj.h"
+#include "fd_map.h"
+#include "fd_event.h"
 
 /* Queues the event of @ft, which has a record. */
 static void twheel_fd_queue_tail_locked(struct twheel_fd *tf,
@@ -277,7 +160,7 @@ static void twheel_fd_catch_up_locked(struct twheel_fd_timer *ft)
 				       KTIME_MAX);
 }
 
-/* twheel_fd_unpark_locked() of a timer that is parked (fd.h). */
+/* twheel_fd_unpark_locked() of a timer that is parked (fd_event.h). */
 void twheel_fd_end_parking_locked(struct twheel_fd_timer *ft)
 {
 	twheel_fd_catch_up_locked(ft);

@@ -16,7 +16,7 @@
  * Slots are handed out from a free list, most recently released first, and
  * the table grows one chunk (a page of slots) at a time up to its cap. It
  * never shrinks while the file is open: the caller counts every chunk
- * against the memory caps (chardev.c).
+ * against the memory caps (fd_obj.c).
  *
  * Locking: the caller serialises every call, none of which sleeps but
  * twheel_fd_table_grow() and twheel_fd_table_grow_alloc(). The chardev

@@ -21,7 +21,7 @@ void twheel_core_exit(void);
 int twheel_chardev_init(void);
 void twheel_chardev_exit(void);
 
-/* twheel.c, for chardev.c's hot paths, interrupts off (see there) */
+/* twheel.c, for fd_ops.c's hot paths, interrupts off (see there) */
 bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running);
 int twheel_arm_irqsoff(struct twheel_timer *timer, ktime_t deadline,
 		       u64 period, enum twheel_mode mode, unsigned int slack);

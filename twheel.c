@@ -136,6 +136,12 @@
  *                                      the group lock, then cond_resched()
  *   CPU offline, module unload        TW_IRQ_CHUNK timers (256) per
  *                                      interrupts-off step, cond_resched()
+ *   /dev/twheel's submission ring     TWHEEL_RING_ENTRIES ops (512) per
+ *   drain (fd_ring.c: process          drain, whatever the ring's indices
+ *   context, the poller once per       say; TWHEEL_RING_COALESCE (32) per
+ *   tick)                              twheel_fd_run_ops(), whose lock
+ *                                      holds are TWHEEL_FD_LOCK_ROUND (64)
+ *                                      ops, cond_resched() between chunks
  *
  * The worst case of a section is thus a constant number of timers, about
  * a millisecond under emulation, whatever the number pending; that of a
@@ -1167,12 +1173,12 @@ bool twheel_cancel(struct twheel_timer *timer)
 EXPORT_SYMBOL_GPL(twheel_cancel);
 
 /*
- * twheel_cancel() for chardev.c, which then needs to know whether a
+ * twheel_cancel() for fd_ops.c, which then needs to know whether a
  * callback may still run: *@running is false when none ran when the
  * arming was cancelled, and then none can begin (as twheel_running() false
  * after twheel_cancel()); true means "ask twheel_running()". One atomic
  * and one call fewer per cancel than the pair. Interrupts must be off:
- * chardev.c runs the operations of a batch in one interrupts-off section
+ * fd_ops.c runs the operations of a batch in one interrupts-off section
  * rather than saving and restoring them for each.
  */
 bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running)
@@ -1185,7 +1191,7 @@ bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running)
 }
 
 /*
- * twheel_arm() for chardev.c, whose armings are checked already: a
+ * twheel_arm() for fd_ops.c, whose armings are checked already: a
  * deadline >= 0, a period that matches @mode, periodic modes only on its
  * struct twheel_periodic_timer. @slack is the arming's slack class
  * (twheel_slack_class()), stored with it. Interrupts must be off, as for

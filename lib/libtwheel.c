@@ -142,8 +142,11 @@ TWHEEL_API int twheel_open_fd(struct twheel *tw, int fd, unsigned int flags)
 	return handle_init(tw, fd, flags);
 }
 
+static void ring_free(struct twheel *tw);
+
 TWHEEL_API void twheel_close(struct twheel *tw)
 {
+	ring_free(tw);
 	if (tw->map)
 		munmap(tw->map, tw->map_len);
 	tw->map = NULL;
@@ -552,4 +555,197 @@ TWHEEL_API int twheel_eventfd(struct twheel *tw, unsigned int flags)
 		return ret;
 	}
 	return efd;
+}
+
+/*
+ * Arming by slot: the library's state, in tw->resv[0]. With the kernel's
+ * ring: the mapping and the tail not yet published. Without: the id behind
+ * each slot, for the system calls that stand in for the ring.
+ */
+struct ring_state {
+	struct twheel_ring_hdr *hdr;
+	struct twheel_ring_op *sq;
+	struct twheel_ring_cqe *cq;
+	size_t len;
+	uint32_t tail;
+	uint32_t nslots;
+	uint64_t *ids;
+};
+
+static struct ring_state *ring_of(struct twheel *tw)
+{
+	return (struct ring_state *)(uintptr_t)tw->resv[0];
+}
+
+static void ring_free(struct twheel *tw)
+{
+	struct ring_state *r = ring_of(tw);
+
+	if (!r)
+		return;
+	if (r->hdr)
+		munmap(r->hdr, r->len);
+	free(r->ids);
+	free(r);
+	tw->resv[0] = 0;
+}
+
+TWHEEL_API int twheel_ring_init(struct twheel *tw)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct ring_state *r;
+	void *p;
+
+	if (ring_of(tw))
+		return 0;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->nslots = tw->info.max_timers;
+	if (page <= 0)
+		page = 4096;
+	if (tw->info.flags & TWHEEL_INFO_RING) {
+		r->len = (TWHEEL_RING_MAP_BYTES + (size_t)page - 1) /
+			 (size_t)page * (size_t)page;
+		p = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 tw->fd, (off_t)TWHEEL_RING_OFFSET);
+		if (p == MAP_FAILED) {
+			int err = errno;
+
+			free(r);
+			return -err;
+		}
+		r->hdr = p;
+		r->sq = (void *)((char *)p + TWHEEL_RING_SQ_OFF);
+		r->cq = (void *)((char *)p + TWHEEL_RING_CQ_OFF);
+		r->tail = __atomic_load_n(&r->hdr->sq_tail, __ATOMIC_RELAXED);
+	} else {
+		r->ids = calloc(r->nslots ? r->nslots : 1, sizeof(*r->ids));
+		if (!r->ids) {
+			free(r);
+			return -ENOMEM;
+		}
+	}
+	tw->resv[0] = (uint64_t)(uintptr_t)r;
+	return 0;
+}
+
+/* Room for one op: published and drained by the kernel if need be. */
+static int ring_room(struct twheel *tw, struct ring_state *r)
+{
+	/* Pairs with the kernel's release store of sq_head. */
+	if (r->tail - __atomic_load_n(&r->hdr->sq_head, __ATOMIC_ACQUIRE) <
+	    TWHEEL_RING_ENTRIES)
+		return 0;
+	__atomic_store_n(&r->hdr->sq_tail, r->tail, __ATOMIC_RELEASE);
+	if (ioctl(tw->fd, TWHEEL_IOC_RING_ENTER) < 0)
+		return -errno;
+	return 0;
+}
+
+static int ring_put(struct twheel *tw, struct ring_state *r, uint8_t op,
+		    uint32_t slot, uint64_t value, unsigned int flags,
+		    uint64_t user_data)
+{
+	struct twheel_ring_op *o;
+	int ret = ring_room(tw, r);
+
+	if (ret < 0)
+		return ret;
+	o = &r->sq[r->tail % TWHEEL_RING_ENTRIES];
+	o->op = op;
+	o->flags = (uint8_t)flags;
+	o->pad = 0;
+	o->slot = slot;
+	o->value = value;
+	o->user_data = user_data;
+	o->reserved = 0;
+	r->tail++;
+	return 0;
+}
+
+TWHEEL_API int twheel_ring_arm(struct twheel *tw, uint32_t slot,
+			       uint64_t value, unsigned int flags,
+			       uint64_t user_data)
+{
+	struct ring_state *r = ring_of(tw);
+	uint64_t id;
+	int ret;
+
+	if (!r || slot >= r->nslots || (flags & ~TWHEEL_TIMER_ABSTIME))
+		return -EINVAL;
+	if (r->hdr)
+		return ring_put(tw, r, TWHEEL_RING_ARM, slot, value, flags,
+				user_data);
+	if (r->ids[slot]) {
+		ret = twheel_modify(tw, r->ids[slot], value, 0, flags,
+				    user_data);
+		if (ret != -ENOENT)
+			return ret < 0 ? ret : 0;
+		r->ids[slot] = 0;
+	}
+	ret = twheel_schedule(tw, value, 0, flags, user_data, &id);
+	if (ret < 0)
+		return ret;
+	r->ids[slot] = id;
+	return 0;
+}
+
+TWHEEL_API int twheel_ring_cancel(struct twheel *tw, uint32_t slot)
+{
+	struct ring_state *r = ring_of(tw);
+	int ret;
+
+	if (!r || slot >= r->nslots)
+		return -EINVAL;
+	if (r->hdr)
+		return ring_put(tw, r, TWHEEL_RING_CANCEL, slot, 0, 0, 0);
+	if (!r->ids[slot])
+		return 0;
+	ret = twheel_cancel(tw, r->ids[slot]);
+	if (ret < 0 && ret != -ENOENT)
+		return ret;
+	r->ids[slot] = 0;
+	return 0;
+}
+
+TWHEEL_API int twheel_ring_submit(struct twheel *tw)
+{
+	struct ring_state *r = ring_of(tw);
+
+	if (!r)
+		return -EINVAL;
+	if (!r->hdr)
+		return 0;
+	/* Pairs with the kernel's acquire load of sq_tail. */
+	__atomic_store_n(&r->hdr->sq_tail, r->tail, __ATOMIC_RELEASE);
+	/* Pairs with the kernel's smp_mb() before it rechecks sq_tail. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&r->hdr->flags, __ATOMIC_RELAXED) &
+	    TWHEEL_RING_NEED_WAKEUP) {
+		if (ioctl(tw->fd, TWHEEL_IOC_RING_ENTER) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+TWHEEL_API int twheel_ring_reap(struct twheel *tw,
+				struct twheel_ring_cqe *cqes, unsigned int nr)
+{
+	struct ring_state *r = ring_of(tw);
+	uint32_t head, tail;
+	unsigned int n = 0;
+
+	if (!r)
+		return -EINVAL;
+	if (!r->hdr)
+		return 0;
+	head = __atomic_load_n(&r->hdr->cq_head, __ATOMIC_RELAXED);
+	/* Pairs with the kernel's release store of cq_tail. */
+	tail = __atomic_load_n(&r->hdr->cq_tail, __ATOMIC_ACQUIRE);
+	while (n < nr && head != tail)
+		cqes[n++] = r->cq[head++ % TWHEEL_RING_ENTRIES];
+	/* The entries are read: the kernel may write them again. */
+	__atomic_store_n(&r->hdr->cq_head, head, __ATOMIC_RELEASE);
+	return (int)n;
 }

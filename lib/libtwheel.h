@@ -515,6 +515,75 @@ int twheel_map(struct twheel *tw);
 int twheel_extend(struct twheel *tw, uint64_t id, uint64_t deadline);
 
 /**
+ * twheel_ring_init() - set up arming by slot (the submission ring)
+ * @tw: the handle
+ *
+ * Maps the kernel's submission ring when it has one (TWHEEL_INFO_RING);
+ * otherwise the twheel_ring_*() functions below make one system call per
+ * op instead, with the same results for the program. Ring timers are
+ * one-shot CLOCK_MONOTONIC timers named by slots the caller picks, 0 to
+ * @tw->info.max_timers - 1. Does nothing if done already. Not thread-safe:
+ * one thread at a time may use the twheel_ring_*() functions of a handle.
+ *
+ * Return: 0, or a negative errno (-ENOMEM, or mmap()'s: -EDQUOT, -EAGAIN
+ * for the caps).
+ */
+int twheel_ring_init(struct twheel *tw);
+
+/**
+ * twheel_ring_arm() - arm the timer of a slot
+ * @tw: the handle, set up with twheel_ring_init()
+ * @slot: the caller's name for the timer
+ * @value: ns: a delay, or a deadline with TWHEEL_TIMER_ABSTIME
+ * @flags: 0 or TWHEEL_TIMER_ABSTIME
+ * @user_data: for the timer's records
+ *
+ * Arms the slot's timer, or moves it if it is armed. With a ring the op
+ * takes effect once submitted (twheel_ring_submit()); a delay then counts
+ * from when the kernel takes the op, so ABSTIME is the precise choice.
+ *
+ * Return: 0, or a negative errno: -EINVAL for a bad slot or flag; without
+ * a ring the errors of twheel_schedule() and twheel_modify(); with one, the
+ * kernel reports a failed op as a completion (twheel_ring_reap()).
+ */
+int twheel_ring_arm(struct twheel *tw, uint32_t slot, uint64_t value,
+		    unsigned int flags, uint64_t user_data);
+
+/**
+ * twheel_ring_cancel() - cancel the timer of a slot, if it has one
+ * @tw: the handle, set up with twheel_ring_init()
+ * @slot: the timer
+ *
+ * The slot is free afterwards. A record of an expiry that won the race
+ * stays readable.
+ *
+ * Return: 0, or a negative errno as twheel_ring_arm().
+ */
+int twheel_ring_cancel(struct twheel *tw, uint32_t slot);
+
+/**
+ * twheel_ring_submit() - publish the ops armed and cancelled so far
+ * @tw: the handle, set up with twheel_ring_init()
+ *
+ * One release store, and a system call only when the kernel has stopped
+ * polling the ring (TWHEEL_RING_NEED_WAKEUP). Nothing without a ring.
+ *
+ * Return: 0, or the negative errno of that system call.
+ */
+int twheel_ring_submit(struct twheel *tw);
+
+/**
+ * twheel_ring_reap() - the completions of failed ring ops
+ * @tw: the handle, set up with twheel_ring_init()
+ * @cqes: room for @nr completions
+ * @nr: how many may be taken
+ *
+ * Return: how many were taken, 0 without a ring.
+ */
+int twheel_ring_reap(struct twheel *tw, struct twheel_ring_cqe *cqes,
+		     unsigned int nr);
+
+/**
  * twheel_read() - read records, waiting for the first
  * @tw: the handle
  * @evs: room for @nr records

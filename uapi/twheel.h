@@ -271,6 +271,8 @@ struct twheel_batch {
 #define TWHEEL_INFO_SHORT_OPS		0x8u
 /* struct twheel_timer_spec takes TWHEEL_TIMER_SLACK and a slack. */
 #define TWHEEL_INFO_SLACK		0x10u
+/* mmap() at TWHEEL_RING_OFFSET gives the submission ring (below). */
+#define TWHEEL_INFO_RING		0x20u
 
 /**
  * struct twheel_info - limits and counters of this fd
@@ -358,6 +360,134 @@ struct twheel_event {
 	__u32 pad;
 };
 
+/*
+ * The submission ring: arm and cancel one-shot CLOCK_MONOTONIC timers
+ * without a system call. mmap() of TWHEEL_RING_MAP_BYTES rounded up to the
+ * page size, MAP_SHARED, at offset TWHEEL_RING_OFFSET, gives a header, an
+ * array of TWHEEL_RING_ENTRIES ops (the submission queue) and one of as
+ * many completions; the first such mmap() creates the ring (counted
+ * against the caps as TWHEEL_RING_MAP_BYTES plus 8 bytes per max_timers,
+ * as the deadline array is), later ones map the same pages. Without it
+ * nothing changes.
+ *
+ * The program names a ring timer by a slot of its own choosing, 0 to
+ * max_timers - 1 (it keeps the free ones itself); the kernel keeps the id
+ * behind each slot. An op is written at sq[sq_tail % TWHEEL_RING_ENTRIES]
+ * and published by a release store of sq_tail + 1; the kernel consumes
+ * ops in order and says so by a release store of sq_head, after which the
+ * entry may be written again. At most TWHEEL_RING_ENTRIES ops may be
+ * outstanding (sq_tail - sq_head, modulo 2^32).
+ *
+ *   TWHEEL_RING_ARM     value (ns; a deadline with TWHEEL_TIMER_ABSTIME,
+ *                       else a delay counted from when the op is drained),
+ *                       user_data: arms the slot's timer, as SCHEDULE if
+ *                       it has none (or its one-shot timer fired and its
+ *                       event was read), else as MODIFY of that timer (an
+ *                       unread event of it stays readable).
+ *   TWHEEL_RING_CANCEL  cancels the slot's timer, if any, as CANCEL; the
+ *                       slot is free afterwards. value and user_data 0.
+ *
+ * Expiries are reported as for any timer, by read(), with the id the
+ * kernel gave the timer and the op's user_data. Pushing a ring timer
+ * later needs another ARM: its deadline-array slot is that of its id.
+ *
+ * When an op takes effect: when the kernel drains the ring, which it does
+ * at every system call into the file (read(), poll(), every ioctl, before
+ * the call's own work, so ring ops published before an ioctl take effect
+ * before it), on TWHEEL_IOC_RING_ENTER, and once per granularity_ns while
+ * it polls. It polls while it keeps finding ops; after two granules
+ * without any it sets TWHEEL_RING_NEED_WAKEUP in flags and stops: a
+ * program that finds the flag set after publishing (a full barrier
+ * between its store of sq_tail and its load of flags) calls
+ * TWHEEL_IOC_RING_ENTER. So an op takes effect at the latest one granule
+ * (plus scheduling latency) after it is published, or at the next system
+ * call into the file, whichever is first. A timer is never early: an
+ * ABSTIME deadline stands as given; a delay counts from the drain, so it
+ * is late by the drain's delay at most.
+ *
+ * Ops on the same slot drained together (up to TWHEEL_RING_COALESCE of
+ * them) take effect as the last one alone: an ARM and a CANCEL of a slot
+ * without a timer that meet in one drain never touch the wheel and report
+ * nothing. A CANCEL that races the expiry gives exactly one of: no event
+ * (the cancel won), or the event (the expiry won; the event says so, as
+ * for TWHEEL_IOC_CANCEL).
+ *
+ * Failures: an op that fails (EINVAL for a malformed one or a slot out of
+ * range, the errors of SCHEDULE and MODIFY otherwise) writes a completion,
+ * {slot, -errno, user_data}, at cq[cq_tail % TWHEEL_RING_ENTRIES] and a
+ * release store of cq_tail + 1, if cq_tail - cq_head (the program's) is
+ * below TWHEEL_RING_ENTRIES; otherwise it counts in cq_overflow. Nothing
+ * else is reported: ops that succeed write no completion.
+ *
+ * The kernel reads sq_tail, cq_head and each op once, then checks them; it
+ * never reads back what it wrote. A sq_tail more than TWHEEL_RING_ENTRIES
+ * past the kernel's head consumes nothing and sets TWHEEL_RING_BAD_TAIL
+ * (cleared by a drain that finds it sane again). One drain consumes at
+ * most TWHEEL_RING_ENTRIES ops, each charged against the caps as SCHEDULE
+ * is.
+ */
+#define TWHEEL_RING_OFFSET	0x40000000ULL	/* 1 GiB */
+#define TWHEEL_RING_ENTRIES	512
+/* Most ops on one slot that one drain folds into the last. */
+#define TWHEEL_RING_COALESCE	32
+
+#define TWHEEL_RING_ARM		1
+#define TWHEEL_RING_CANCEL	2
+
+/* struct twheel_ring_hdr::flags */
+#define TWHEEL_RING_NEED_WAKEUP	0x1u	/* not polling: TWHEEL_IOC_RING_ENTER */
+#define TWHEEL_RING_BAD_TAIL	0x2u	/* sq_tail lies: nothing consumed */
+
+/**
+ * struct twheel_ring_hdr - the header of the ring, at its offset 0
+ * @sq_tail: the program's: ops published (free-running, modulo 2^32)
+ * @cq_head: the program's: completions read
+ * @sq_head: the kernel's: ops consumed
+ * @cq_tail: the kernel's: completions written
+ * @flags: the kernel's: TWHEEL_RING_*
+ * @entries: the kernel's: TWHEEL_RING_ENTRIES
+ * @cq_overflow: the kernel's: completions lost to a full queue
+ * @drained: the kernel's: ops consumed since the ring was created
+ *
+ * The program's fields and the kernel's are on separate cache lines.
+ */
+struct twheel_ring_hdr {
+	__u32 sq_tail;
+	__u32 cq_head;
+	__u32 pad0[14];
+	__u32 sq_head;
+	__u32 cq_tail;
+	__u32 flags;
+	__u32 entries;
+	__u64 cq_overflow;
+	__u64 drained;
+	__u64 pad1[4];
+};
+
+/* An op of the submission queue; reserved and pad must be 0. */
+struct twheel_ring_op {
+	__u8  op;
+	__u8  flags;		/* TWHEEL_TIMER_ABSTIME, for ARM */
+	__u16 pad;
+	__u32 slot;
+	__u64 value;
+	__u64 user_data;
+	__u64 reserved;
+};
+
+/* A completion: an op that failed. */
+struct twheel_ring_cqe {
+	__u32 slot;
+	__s32 result;
+	__u64 user_data;
+};
+
+#define TWHEEL_RING_SQ_OFF	128
+#define TWHEEL_RING_CQ_OFF	(TWHEEL_RING_SQ_OFF + \
+				 TWHEEL_RING_ENTRIES * 32)
+#define TWHEEL_RING_MAP_BYTES	(TWHEEL_RING_CQ_OFF + \
+				 TWHEEL_RING_ENTRIES * 16)
+
 #define TWHEEL_IOC_MAGIC	0xB9
 #define TWHEEL_IOC_SCHEDULE	_IOWR(TWHEEL_IOC_MAGIC, 0x00, struct twheel_timer_spec)
 #define TWHEEL_IOC_MODIFY	_IOW(TWHEEL_IOC_MAGIC, 0x01, struct twheel_timer_spec)
@@ -365,5 +495,7 @@ struct twheel_event {
 #define TWHEEL_IOC_BATCH	_IOW(TWHEEL_IOC_MAGIC, 0x03, struct twheel_batch)
 #define TWHEEL_IOC_SET_EVENTFD	_IOW(TWHEEL_IOC_MAGIC, 0x04, struct twheel_eventfd)
 #define TWHEEL_IOC_INFO		_IOR(TWHEEL_IOC_MAGIC, 0x05, struct twheel_info)
+/* Drains the submission ring (see above); 0, or ENXIO with no ring. */
+#define TWHEEL_IOC_RING_ENTER	_IO(TWHEEL_IOC_MAGIC, 0x06)
 
 #endif /* _UAPI_TWHEEL_H */

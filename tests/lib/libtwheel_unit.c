@@ -411,6 +411,40 @@ static void test_eventfd(void)
 	      "eventfd_closed_on_failure");
 }
 
+/* Without the kernel's ring, arming by slot is one system call per op. */
+static void test_ring_fallback(void)
+{
+	struct twheel tw = fake_handle();
+	struct twheel_ring_cqe cqe;
+	uint64_t id;
+
+	reset_model();
+	check(twheel_ring_arm(&tw, 0, 5, 0, 1) == -EINVAL, "ring_needs_init");
+	check(twheel_ring_init(&tw) == 0 && twheel_ring_init(&tw) == 0,
+	      "ring_init_fallback");
+	id = m.next_id;
+	check(twheel_ring_arm(&tw, 2, 5, TWHEEL_TIMER_ABSTIME, 42) == 0 &&
+	      m.next_id == id + 1 && m.spec.value == 5 &&
+	      m.spec.user_data == 42 && m.spec.flags == TWHEEL_TIMER_ABSTIME &&
+	      !m.bad, "ring_arm_schedules");
+	check(twheel_ring_arm(&tw, 2, 9, 0, 43) == 0 && m.next_id == id + 1 &&
+	      m.spec.id == id && m.spec.value == 9 && m.spec.user_data == 43 &&
+	      !m.bad, "ring_arm_again_modifies");
+	check(twheel_ring_cancel(&tw, 2) == 0 && m.cancel.id == id && !m.bad,
+	      "ring_cancel");
+	m.cancel.id = 0;
+	check(twheel_ring_cancel(&tw, 2) == 0 && m.cancel.id == 0,
+	      "ring_cancel_free_slot_no_call");
+	check(twheel_ring_arm(&tw, 4, 5, 0, 1) == -EINVAL &&
+	      twheel_ring_arm(&tw, 1, 5, TWHEEL_TIMER_PERIODIC, 1) == -EINVAL &&
+	      twheel_ring_cancel(&tw, 4) == -EINVAL, "ring_bad_slot_flags");
+	check(twheel_ring_submit(&tw) == 0 && twheel_ring_reap(&tw, &cqe, 1) == 0,
+	      "ring_submit_reap_fallback");
+	tw.fd = -1;
+	twheel_close(&tw);
+	check(tw.resv[0] == 0, "ring_freed_by_close");
+}
+
 int main(void)
 {
 	reset_model();
@@ -421,6 +455,7 @@ int main(void)
 	test_extend();
 	test_read();
 	test_eventfd();
+	test_ring_fallback();
 	printf("# libtwheel_unit: %s\n", failed ? "FAILED" : "all passed");
 	return failed;
 }

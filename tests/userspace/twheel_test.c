@@ -554,7 +554,8 @@ TEST_F_TIMEOUT(twheel, unknown_ioctl_enotty, 20)
 		unsigned long req;
 		const char *what;
 	} cases[] = {
-		{ _IO(TWHEEL_IOC_MAGIC, 0x06), "_IO(magic, 0x06)" },
+		{ _IO(TWHEEL_IOC_MAGIC, 0x07), "_IO(magic, 0x07)" },
+		{ _IOW(TWHEEL_IOC_MAGIC, 0x06, __u64), "RING_ENTER nr, with a size" },
 		{ _IOWR(TWHEEL_IOC_MAGIC, 0x7f, struct twheel_info), "_IOWR(magic, 0x7f)" },
 		{ _IO(TWHEEL_IOC_MAGIC, 0xff), "_IO(magic, 0xff)" },
 		{ _IOWR(TWHEEL_IOC_MAGIC, 0x00, __u64), "SCHEDULE nr, wrong size" },
@@ -2677,7 +2678,7 @@ TEST_F_TIMEOUT(twheel, info_counts, 20)
 	EXPECT_EQ(0, info.queued);
 	/* The tests run as root: the per-user cap does not apply to it. */
 	EXPECT_EQ(TWHEEL_INFO_USER_CAP_EXEMPT | TWHEEL_INFO_MAP | TWHEEL_INFO_CLOCKS |
-		  TWHEEL_INFO_SHORT_OPS | TWHEEL_INFO_SLACK, info.flags);
+		  TWHEEL_INFO_SHORT_OPS | TWHEEL_INFO_SLACK | TWHEEL_INFO_RING, info.flags);
 	EXPECT_EQ(0, info.user_timers);
 	EXPECT_TRUE(info.max_user_timers > 0 && info.max_total_timers >= info.max_user_timers)
 		TH_LOG("caps: user %llu, total %llu", (unsigned long long)info.max_user_timers,
@@ -4527,6 +4528,561 @@ TEST_F_TIMEOUT(twheel, equal_deadlines_fifo, 30)
 		FAIL("single: %d of %d events out of scheduling order", bad, n);
 	free(ops);
 	free(ev);
+}
+
+/* ------------------------------------------------------------------ */
+/* The submission ring (uapi/twheel.h, TWHEEL_RING_OFFSET)             */
+/* ------------------------------------------------------------------ */
+
+struct ring {
+	int fd;
+	size_t len;
+	struct twheel_ring_hdr *hdr;
+	struct twheel_ring_op *sq;
+	struct twheel_ring_cqe *cq;
+};
+
+static size_t ring_len(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (TWHEEL_RING_MAP_BYTES + page - 1) / page * page;
+}
+
+static bool ring_map(struct ring *r, int fd)
+{
+	void *p;
+
+	r->fd = fd;
+	r->len = ring_len();
+	p = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 (off_t)TWHEEL_RING_OFFSET);
+	if (!CHECK(p != MAP_FAILED, "mmap of the ring: %s", ename(errno)))
+		return false;
+	r->hdr = p;
+	r->sq = (void *)((char *)p + TWHEEL_RING_SQ_OFF);
+	r->cq = (void *)((char *)p + TWHEEL_RING_CQ_OFF);
+	return true;
+}
+
+/* Writes @op at the tail; not yet published. */
+static void ring_put(struct ring *r, u32 *tail, unsigned char op, unsigned char flags, u32 slot,
+		     u64 value, u64 user_data)
+{
+	struct twheel_ring_op *o = &r->sq[*tail % TWHEEL_RING_ENTRIES];
+
+	o->op = op;
+	o->flags = flags;
+	o->pad = 0;
+	o->slot = slot;
+	o->value = value;
+	o->user_data = user_data;
+	o->reserved = 0;
+	(*tail)++;
+}
+
+/* Publishes up to @tail; rings the doorbell if the kernel asks for it. */
+static void ring_publish(struct ring *r, u32 tail)
+{
+	__atomic_store_n(&r->hdr->sq_tail, tail, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&r->hdr->flags, __ATOMIC_RELAXED) & TWHEEL_RING_NEED_WAKEUP)
+		CHECK_RET(ioctl(r->fd, TWHEEL_IOC_RING_ENTER) ? -errno : 0, 0);
+}
+
+static u32 ring_head(struct ring *r)
+{
+	return __atomic_load_n(&r->hdr->sq_head, __ATOMIC_ACQUIRE);
+}
+
+/* Drains now: what was published has taken effect on return. */
+static void ring_sync(struct ring *r)
+{
+	CHECK_RET(ioctl(r->fd, TWHEEL_IOC_RING_ENTER) ? -errno : 0, 0);
+}
+
+/* Room for one more op at @tail: published, drained if need be. */
+static void ring_room(struct ring *r, u32 tail)
+{
+	if (tail - ring_head(r) >= TWHEEL_RING_ENTRIES) {
+		ring_publish(r, tail);
+		ring_sync(r);
+	}
+}
+
+static u32 ring_cq_tail(struct ring *r)
+{
+	return __atomic_load_n(&r->hdr->cq_tail, __ATOMIC_ACQUIRE);
+}
+
+TEST_F_TIMEOUT(twheel, ring_args, 20)
+{
+	struct twheel tw, twp;
+	int fd = tw_open(&tw), probe = tw_open(&twp);
+	size_t len = ring_len(), page = (size_t)sysconf(_SC_PAGESIZE);
+	struct twheel_info info;
+	struct ring r, r2;
+	u64 base, units;
+	void *p;
+
+	ASSERT_TRUE(fd >= 0 && probe >= 0);
+	ASSERT_EQ(0, twheel_get_info(&tw, &info));
+	EXPECT_TRUE(info.flags & TWHEEL_INFO_RING);
+	/* no ring yet */
+	EXPECT_EQ(-1, ioctl(fd, TWHEEL_IOC_RING_ENTER));
+	EXPECT_EQ(ENXIO, errno);
+	base = tw_user_units(&twp);
+	p = mmap(NULL, len + page, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 (off_t)TWHEEL_RING_OFFSET);
+	EXPECT_TRUE(p == MAP_FAILED && errno == EINVAL);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+		 (off_t)TWHEEL_RING_OFFSET);
+	EXPECT_TRUE(p == MAP_FAILED && errno == EINVAL);
+	EXPECT_EQ(base, tw_user_units(&twp));
+
+	ASSERT_TRUE(ring_map(&r, fd));
+	/* the ring's pages and one u64 per slot, against the caps */
+	units = (len / page + (g_max_timers * 8ULL + page - 1) / page) * page_units();
+	EXPECT_EQ(units, tw_user_units(&twp) - base);
+	EXPECT_EQ(TWHEEL_RING_ENTRIES, r.hdr->entries);
+	EXPECT_TRUE(r.hdr->flags & TWHEEL_RING_NEED_WAKEUP);
+	EXPECT_EQ(0, r.hdr->sq_head);
+	ASSERT_TRUE(ring_map(&r2, fd));
+	/* one ring: the second mapping costs nothing and sees the first */
+	EXPECT_EQ(units, tw_user_units(&twp) - base);
+	r.hdr->sq_tail = 7;
+	EXPECT_EQ(7, r2.hdr->sq_tail);
+	r.hdr->sq_tail = 0;
+	EXPECT_EQ(0, ioctl(fd, TWHEEL_IOC_RING_ENTER));
+	munmap(r.hdr, len);
+	munmap(r2.hdr, len);
+	close(fd);
+	EXPECT_EQ(base, tw_user_units(&twp));
+	close(probe);
+}
+
+TEST_F_TIMEOUT(twheel, ring_arm_fire, 30)
+{
+	struct twheel tw;
+	int fd = tw_open(&tw), i, n = 8;
+	struct twheel_event ev[8];
+	u64 dl[8], seen, t0;
+	struct ring r;
+	u32 tail = 0;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(ring_map(&r, fd));
+	t0 = now_ns();
+	for (i = 0; i < n; i++) {
+		dl[i] = t0 + (50 + 20 * i) * NSEC_PER_MSEC;
+		ring_put(&r, &tail, TWHEEL_RING_ARM, TWHEEL_TIMER_ABSTIME, 100 + i,
+			 dl[i], 1000 + i);
+	}
+	ring_publish(&r, tail);
+	/* INFO drains the ring first: the timers are there */
+	EXPECT_EQ(n, tw_timers(&tw));
+	EXPECT_EQ(tail, ring_head(&r));
+	EXPECT_EQ(0, ring_cq_tail(&r));
+	ASSERT_EQ(n, wait_events(fd, ev, n, 5000, &seen));
+	for (i = 0; i < n; i++) {
+		CHECK_EVENT(&ev[i], seen);
+		EXPECT_EQ(1000 + i, ev[i].user_data);
+		EXPECT_EQ(dl[i], ev[i].deadline);
+		EXPECT_EQ(1, ev[i].count);
+		EXPECT_TRUE(ev[i].fired >= dl[i]);
+	}
+	EXPECT_EQ(0, tw_timers(&tw));
+
+	/* a slot whose timer fired and was read is armed anew */
+	dl[0] = now_ns() + 30 * NSEC_PER_MSEC;
+	ring_put(&r, &tail, TWHEEL_RING_ARM, TWHEEL_TIMER_ABSTIME, 100, dl[0], 7);
+	ring_publish(&r, tail);
+	ASSERT_EQ(1, wait_events(fd, ev, 1, 5000, &seen));
+	EXPECT_EQ(7, ev[0].user_data);
+	EXPECT_EQ(dl[0], ev[0].deadline);
+
+	/* an ARM of an armed slot moves its timer (MODIFY): one event */
+	dl[0] = now_ns() + 40 * NSEC_PER_MSEC;
+	dl[1] = dl[0] + 100 * NSEC_PER_MSEC;
+	ring_put(&r, &tail, TWHEEL_RING_ARM, TWHEEL_TIMER_ABSTIME, 5, dl[0], 8);
+	ring_publish(&r, tail);
+	EXPECT_EQ(1, tw_timers(&tw));
+	ring_put(&r, &tail, TWHEEL_RING_ARM, TWHEEL_TIMER_ABSTIME, 5, dl[1], 9);
+	ring_publish(&r, tail);
+	EXPECT_EQ(1, tw_timers(&tw));
+	ASSERT_EQ(1, wait_events(fd, ev, 1, 5000, &seen));
+	EXPECT_EQ(9, ev[0].user_data);
+	EXPECT_EQ(dl[1], ev[0].deadline);
+	EXPECT_TRUE(no_events(fd, 100, "one event of a moved ring timer"));
+	EXPECT_EQ(0, ring_cq_tail(&r));
+	munmap(r.hdr, r.len);
+	close(fd);
+}
+
+TEST_F_TIMEOUT(twheel, ring_fold_cancel, 30)
+{
+	struct twheel tw;
+	int fd = tw_open(&tw), i;
+	struct twheel_event ev;
+	struct ring r;
+	u32 tail = 0;
+	u64 dl;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(ring_map(&r, fd));
+	/* arm and cancel in one drain: never armed, no event, no timer */
+	for (i = 0; i < 16; i++) {
+		ring_put(&r, &tail, TWHEEL_RING_ARM, 0, i, 20 * NSEC_PER_MSEC, i);
+		ring_put(&r, &tail, TWHEEL_RING_CANCEL, 0, i, 0, 0);
+	}
+	ring_publish(&r, tail);
+	EXPECT_EQ(0, tw_timers(&tw));
+	EXPECT_EQ(0, fdinfo_val(fd, "twheel-spare"));
+	EXPECT_TRUE(no_events(fd, 150, "armed and cancelled in one drain"));
+	EXPECT_EQ(32, r.hdr->drained);
+
+	/* in two drains: armed, then cancelled before it is due */
+	dl = now_ns() + 300 * NSEC_PER_MSEC;
+	ring_put(&r, &tail, TWHEEL_RING_ARM, TWHEEL_TIMER_ABSTIME, 3, dl, 3);
+	ring_publish(&r, tail);
+	EXPECT_EQ(1, tw_timers(&tw));
+	ring_put(&r, &tail, TWHEEL_RING_CANCEL, 0, 3, 0, 0);
+	ring_publish(&r, tail);
+	EXPECT_EQ(0, tw_timers(&tw));
+	EXPECT_TRUE(no_events(fd, 400, "cancelled through the ring"));
+	/* a cancel of a free slot does nothing and reports nothing */
+	ring_put(&r, &tail, TWHEEL_RING_CANCEL, 0, 3, 0, 0);
+	ring_publish(&r, tail);
+	EXPECT_EQ(0, tw_timers(&tw));
+	EXPECT_EQ(0, ring_cq_tail(&r));
+
+	/* a cancel that races the expiry: exactly one of event, no event */
+	for (i = 0; i < 20; i++) {
+		dl = now_ns() + (u64)(i % 5) * NSEC_PER_MSEC;
+		ring_put(&r, &tail, TWHEEL_RING_ARM, TWHEEL_TIMER_ABSTIME, 9, dl, 100 + i);
+		ring_publish(&r, tail);
+		EXPECT_EQ(1, tw_timers(&tw));
+		sleep_ns((u64)(i % 3) * NSEC_PER_MSEC);
+		ring_put(&r, &tail, TWHEEL_RING_CANCEL, 0, 9, 0, 0);
+		ring_publish(&r, tail);
+		if (read(fd, &ev, sizeof(ev)) == sizeof(ev)) {
+			EXPECT_EQ(100 + i, ev.user_data);
+			EXPECT_EQ(1, ev.count);
+			EXPECT_TRUE(ev.fired >= dl);
+		}
+		EXPECT_EQ(0, tw_timers(&tw));
+		EXPECT_TRUE(no_events(fd, 0, "a second event after the cancel"));
+	}
+	EXPECT_EQ(0, ring_cq_tail(&r));
+	munmap(r.hdr, r.len);
+	close(fd);
+}
+
+TEST_F_TIMEOUT(twheel, ring_poller, 30)
+{
+	struct twheel tw;
+	int fd = tw_open(&tw), i;
+	struct ring r;
+	u32 tail = 0;
+	u64 t0;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(ring_map(&r, fd));
+	/* the doorbell starts the poller */
+	ring_put(&r, &tail, TWHEEL_RING_ARM, 0, 0, FAR_FUTURE, 0);
+	ring_publish(&r, tail);
+	EXPECT_EQ(tail, ring_head(&r));
+	EXPECT_FALSE(r.hdr->flags & TWHEEL_RING_NEED_WAKEUP);
+	/* while it polls, ops are drained with no system call on the file */
+	for (i = 1; i <= 3; i++) {
+		ring_put(&r, &tail, TWHEEL_RING_ARM, 0, i, FAR_FUTURE, i);
+		__atomic_store_n(&r.hdr->sq_tail, tail, __ATOMIC_RELEASE);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (r.hdr->flags & TWHEEL_RING_NEED_WAKEUP)
+			break;	/* stopped meanwhile (a slow guest): fine */
+		t0 = now_ns();
+		while (ring_head(&r) != tail && now_ns() - t0 < 5 * NSEC_PER_SEC &&
+		       !(r.hdr->flags & TWHEEL_RING_NEED_WAKEUP))
+			sleep_ns(NSEC_PER_MSEC);
+		if (ring_head(&r) != tail)
+			CHECK_RET(ioctl(fd, TWHEEL_IOC_RING_ENTER) ? -errno : 0, 0);
+		EXPECT_EQ(tail, ring_head(&r));
+	}
+	EXPECT_EQ(1, fdinfo_val(fd, "twheel-timers") >= 2);
+	/* idle, it stops and says so */
+	t0 = now_ns();
+	while (!(r.hdr->flags & TWHEEL_RING_NEED_WAKEUP) &&
+	       now_ns() - t0 < 5 * NSEC_PER_SEC)
+		sleep_ns(NSEC_PER_MSEC);
+	EXPECT_TRUE(r.hdr->flags & TWHEEL_RING_NEED_WAKEUP);
+	EXPECT_EQ(0, fdinfo_val(fd, "twheel-ring-polling"));
+	EXPECT_EQ(4, tw_timers(&tw));
+	/* close while it may poll: the poller goes with the file */
+	ring_put(&r, &tail, TWHEEL_RING_CANCEL, 0, 0, 0, 0);
+	ring_publish(&r, tail);
+	munmap(r.hdr, r.len);
+	close(fd);
+}
+
+TEST_F_TIMEOUT(twheel, ring_garbage, 30)
+{
+	struct twheel tw;
+	int fd = tw_open(&tw), i;
+	struct twheel_ring_op *o;
+	struct ring r;
+	u32 tail = 0, n;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(ring_map(&r, fd));
+	/* malformed ops: each fails with EINVAL, echoed with its user_data */
+	ring_put(&r, &tail, 0, 0, 1, 1, 1);
+	ring_put(&r, &tail, 3, 0, 1, 1, 2);
+	ring_put(&r, &tail, 255, 0, 1, 1, 3);
+	ring_put(&r, &tail, TWHEEL_RING_ARM, 0, g_max_timers, 1, 4);
+	ring_put(&r, &tail, TWHEEL_RING_ARM, 0, UINT32_MAX, 1, 5);
+	ring_put(&r, &tail, TWHEEL_RING_ARM, TWHEEL_TIMER_PERIODIC, 1, 1, 6);
+	ring_put(&r, &tail, TWHEEL_RING_ARM, 0x80, 1, 1, 7);
+	ring_put(&r, &tail, TWHEEL_RING_ARM, 0, 1, 1ULL << 63, 8);
+	ring_put(&r, &tail, TWHEEL_RING_CANCEL, 0, 1, 1, 9);
+	ring_put(&r, &tail, TWHEEL_RING_CANCEL, 0, 1, 0, 0);
+	ring_put(&r, &tail, TWHEEL_RING_ARM, 0, 1, 1, 11);
+	o = &r.sq[(tail - 1) % TWHEEL_RING_ENTRIES];
+	o->reserved = 1;
+	ring_put(&r, &tail, TWHEEL_RING_ARM, 0, 1, 1, 12);
+	o = &r.sq[(tail - 1) % TWHEEL_RING_ENTRIES];
+	o->pad = 1;
+	n = tail;
+	ring_publish(&r, tail);
+	EXPECT_EQ(0, tw_timers(&tw));
+	EXPECT_EQ(n, ring_head(&r));
+	EXPECT_EQ(n - 1, ring_cq_tail(&r));	/* all but the CANCEL of 10 */
+	for (i = 0; i < (int)n - 1 && i < (int)ring_cq_tail(&r); i++) {
+		EXPECT_EQ(-EINVAL, r.cq[i].result);
+		EXPECT_EQ(i < 9 ? i + 1 : i + 2, (int)r.cq[i].user_data);
+		EXPECT_EQ(1, r.cq[i].slot == 1 || i == 3 || i == 4);
+	}
+	/* random bytes: the file goes on, and nothing is left behind */
+	for (i = 0; i < 4 * TWHEEL_RING_ENTRIES; i++) {
+		u64 *w;
+
+		ring_room(&r, tail);
+		w = (u64 *)&r.sq[tail % TWHEEL_RING_ENTRIES];
+		/* op 0-3, flags mostly 0, pad mostly 0, slot mostly in range */
+		w[0] = rnd() % 4 | (rnd() % 4 ? 0 : rnd() & 0xff) << 8 |
+		       (rnd() % 8 ? 0 : 1ULL) << 16 |
+		       (rnd() % 8 ? rnd() % 128 : rnd() & 0xffffffffULL) << 32;
+		w[1] = rnd() % (2 * FAR_FUTURE);
+		w[2] = rnd();
+		w[3] = rnd() & 1 ? 0 : rnd();
+		tail++;
+		if (tail % 64 == 0)
+			ring_publish(&r, tail);
+	}
+	ring_publish(&r, tail);
+	EXPECT_EQ(0, ioctl(fd, TWHEEL_IOC_RING_ENTER));
+	EXPECT_EQ(tail, ring_head(&r));
+	EXPECT_TRUE(tw_timers(&tw) >= 0);
+	munmap(r.hdr, r.len);
+	close(fd);
+}
+
+TEST_F_TIMEOUT(twheel, ring_lies, 30)
+{
+	struct twheel tw;
+	int fd = tw_open(&tw), i;
+	struct ring r;
+	u32 tail = 0;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(ring_map(&r, fd));
+	/* a tail past the ring's size consumes nothing, and says so */
+	ring_put(&r, &tail, TWHEEL_RING_ARM, 0, 1, FAR_FUTURE, 1);
+	r.hdr->sq_tail = TWHEEL_RING_ENTRIES + 1;
+	EXPECT_EQ(0, ioctl(fd, TWHEEL_IOC_RING_ENTER));
+	EXPECT_EQ(0, ring_head(&r));
+	EXPECT_TRUE(r.hdr->flags & TWHEEL_RING_BAD_TAIL);
+	r.hdr->sq_tail = UINT32_MAX;	/* behind the head */
+	EXPECT_EQ(0, ioctl(fd, TWHEEL_IOC_RING_ENTER));
+	EXPECT_EQ(0, ring_head(&r));
+	EXPECT_EQ(0, tw_timers(&tw));
+	/* a head the program wrote is not believed */
+	r.hdr->sq_head = 12345;
+	ring_publish(&r, tail);
+	EXPECT_EQ(1, tw_timers(&tw));
+	EXPECT_EQ(1, ring_head(&r));
+	EXPECT_FALSE(r.hdr->flags & TWHEEL_RING_BAD_TAIL);
+
+	/* a full ring: TWHEEL_RING_ENTRIES ops in one go */
+	for (i = 0; i < TWHEEL_RING_ENTRIES; i++)
+		ring_put(&r, &tail, TWHEEL_RING_ARM, 0, 1000 + i, FAR_FUTURE, i);
+	ring_publish(&r, tail);
+	EXPECT_EQ(1 + TWHEEL_RING_ENTRIES, tw_timers(&tw));
+	for (i = 0; i < TWHEEL_RING_ENTRIES; i++)
+		ring_put(&r, &tail, TWHEEL_RING_CANCEL, 0, 1000 + i, 0, 0);
+	ring_publish(&r, tail);
+	EXPECT_EQ(1, tw_timers(&tw));
+
+	/* a completion queue whose head lies: completions are counted lost */
+	r.hdr->cq_head = 5000;
+	ring_put(&r, &tail, 0, 0, 0, 0, 1);
+	ring_publish(&r, tail);
+	ring_sync(&r);
+	EXPECT_EQ(0, ring_cq_tail(&r));
+	EXPECT_EQ(1, r.hdr->cq_overflow);
+	/* and a full one */
+	r.hdr->cq_head = 0;
+	for (i = 0; i < TWHEEL_RING_ENTRIES + 3; i++) {
+		ring_room(&r, tail);
+		ring_put(&r, &tail, 0, 0, 0, 0, i);
+	}
+	ring_publish(&r, tail);
+	ring_sync(&r);
+	EXPECT_EQ(TWHEEL_RING_ENTRIES, ring_cq_tail(&r));
+	EXPECT_EQ(4, r.hdr->cq_overflow);
+	munmap(r.hdr, r.len);
+	close(fd);
+}
+
+struct ring_thr {
+	struct ring *r;
+	int id;
+	volatile bool *stop;
+};
+
+/* Writes ops and tails as it likes: the ring's other writer. */
+static void *thr_ring_writer(void *p)
+{
+	struct ring_thr *t = p;
+	u64 x = 0x9e3779b97f4a7c15ULL * (u64)(t->id + 1);
+	u32 tail;
+
+	while (!*t->stop) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		tail = __atomic_load_n(&t->r->hdr->sq_tail, __ATOMIC_RELAXED);
+		ring_put(t->r, &tail, (x & 1) + 1, 0, (u32)(x >> 8) % 64,
+			 (x >> 16) % (2 * NSEC_PER_MSEC), x);
+		if (x & 0x100)
+			tail += (u32)(x >> 40);	/* lies, now and then */
+		__atomic_store_n(&t->r->hdr->sq_tail, tail, __ATOMIC_RELEASE);
+		if ((x & 0xf) == 0)
+			ioctl(t->r->fd, TWHEEL_IOC_RING_ENTER);
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(twheel, ring_lib, 30)
+{
+	struct twheel tw;
+	struct twheel_event ev[4];
+	struct twheel_ring_cqe cqe;
+	u64 dl = now_ns() + 80 * NSEC_PER_MSEC, seen;
+	int fd = tw_open(&tw), i, n;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(0, twheel_ring_init(&tw));
+	/* four arms, one cancelled in the same submission: three records */
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, twheel_ring_arm(&tw, 10 + i, dl + i * NSEC_PER_MSEC,
+					     TWHEEL_TIMER_ABSTIME, 500 + i));
+	ASSERT_EQ(0, twheel_ring_cancel(&tw, 11));
+	ASSERT_EQ(-EINVAL, twheel_ring_arm(&tw, g_max_timers, 1, 0, 0));
+	ASSERT_EQ(0, twheel_ring_submit(&tw));
+	EXPECT_EQ(3, tw_timers(&tw));
+	n = wait_events(fd, ev, 3, 5000, &seen);
+	ASSERT_EQ(3, n);
+	for (i = 0; i < n; i++) {
+		CHECK_EVENT(&ev[i], seen);
+		EXPECT_TRUE(ev[i].user_data == 500 || ev[i].user_data == 502 ||
+			    ev[i].user_data == 503);
+		EXPECT_TRUE(ev[i].fired >= dl);
+	}
+	EXPECT_TRUE(no_events(fd, 50, "the cancelled ring timer"));
+	/* the lib's ops are checked; the kernel's completions are empty */
+	EXPECT_EQ(0, twheel_ring_reap(&tw, &cqe, 1));
+	/* more ops than the ring holds: the library makes room */
+	for (i = 0; i < 3 * TWHEEL_RING_ENTRIES; i++)
+		ASSERT_EQ(0, twheel_ring_arm(&tw, (u32)i % 100, FAR_FUTURE, 0, i));
+	ASSERT_EQ(0, twheel_ring_submit(&tw));
+	EXPECT_EQ(100, tw_timers(&tw));
+	twheel_close(&tw);
+}
+
+TEST_F_TIMEOUT(twheel, ring_threads_fork, 60)
+{
+	struct ring_thr t[2];
+	volatile bool stop = false;
+	struct twheel_event ev[16];
+	pthread_t th[2];
+	struct twheel tw;
+	int fd, i, st, round;
+	struct ring r;
+	u32 tail;
+	pid_t pid;
+	u64 dl;
+
+	for (round = 0; round < 3; round++) {
+		fd = tw_open(&tw);
+		ASSERT_TRUE(fd >= 0);
+		ASSERT_TRUE(ring_map(&r, fd));
+		stop = false;
+		for (i = 0; i < 2; i++) {
+			t[i] = (struct ring_thr){ .r = &r, .id = i, .stop = &stop };
+			ASSERT_EQ(0, pthread_create(&th[i], NULL, thr_ring_writer, &t[i]));
+		}
+		for (i = 0; i < 50; i++) {
+			read(fd, ev, sizeof(ev));
+			sleep_ns(2 * NSEC_PER_MSEC);
+		}
+		/* close (round 2) while they write: the mapping keeps the file */
+		if (round == 2)
+			close(fd);
+		sleep_ns(20 * NSEC_PER_MSEC);
+		stop = true;
+		for (i = 0; i < 2; i++)
+			pthread_join(th[i], NULL);
+		/* munmap (round 1) while a drain may run: the file goes on */
+		if (round == 1) {
+			tail = 0;
+			r.hdr->sq_tail = 0;
+			ioctl(fd, TWHEEL_IOC_RING_ENTER);
+			tail = ring_head(&r);
+			for (i = 0; i < 64; i++)
+				ring_put(&r, &tail, TWHEEL_RING_ARM, 0, i, NSEC_PER_MSEC, i);
+			ring_publish(&r, tail);
+			munmap(r.hdr, r.len);
+			EXPECT_EQ(0, ioctl(fd, TWHEEL_IOC_RING_ENTER));
+			EXPECT_TRUE(tw_timers(&tw) >= 0);
+			close(fd);
+			continue;
+		}
+		munmap(r.hdr, r.len);
+		if (round != 2)
+			close(fd);
+	}
+
+	/* fork: the child's ops arm the parent's timers */
+	fd = tw_open(&tw);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(ring_map(&r, fd));
+	dl = now_ns() + 100 * NSEC_PER_MSEC;
+	fflush(stdout);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (!pid) {
+		tail = 0;
+		ring_put(&r, &tail, TWHEEL_RING_ARM, TWHEEL_TIMER_ABSTIME, 4, dl, 44);
+		ring_publish(&r, tail);
+		_exit(0);
+	}
+	EXPECT_TRUE(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st));
+	ASSERT_EQ(1, wait_events(fd, ev, 1, 5000, NULL));
+	EXPECT_EQ(44, ev[0].user_data);
+	EXPECT_EQ(dl, ev[0].deadline);
+	EXPECT_TRUE(ev[0].fired >= dl);
+	munmap(r.hdr, r.len);
+	close(fd);
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel: the submission ring of /dev/twheel (uapi/twheel.h says what the
+ * program sees): a second mapping, at TWHEEL_RING_OFFSET, whose ops the
+ * kernel drains into the operations of fd_ops.c. The top of the chardev
+ * layer but for chardev.c (fd.h lists the files): it calls fd_obj.c (the
+ * charge of its pages) and fd_ops.c (twheel_fd_run_ops()); chardev.c calls
+ * it, through fd_ring.h, at mmap() and before every system call's work.
+ *
+ * The ring is the program's memory: the kernel reads sq_tail, cq_head and
+ * each op once (READ_ONCE()), checks what it read, and keeps its own
+ * copies of what it owns (the heads and tails it writes), which it never
+ * reads back. So a program that writes anything, from any number of
+ * threads or processes (fork() shares the file and the mapping), at any
+ * time, affects its own timers only: each op it manages to publish is
+ * one the ioctls would have taken, or one that fails with EINVAL.
+ *
+ * A drain runs under ring->mutex, outside every other lock of the file
+ * (twheel_fd_run_ops() takes ctl_mutex and tf->lock inside it), in process
+ * context: on a system call, or in the poller, a twheel_work_timer armed
+ * for the next granule while the ring keeps bringing ops. One drain takes
+ * at most TWHEEL_RING_ENTRIES ops, in chunks of TWHEEL_RING_COALESCE, each
+ * chunk one twheel_fd_run_ops() (ctl_mutex once, tf->lock once per
+ * TWHEEL_FD_LOCK_ROUND ops, the objects charged to the caps as for
+ * TWHEEL_IOC_BATCH): a constant, whatever userspace writes.
+ *
+ * The pages stay until release, whatever munmap() does: the kernel works
+ * on its own mapping of them (vmap()). What the poller allocates (timer
+ * objects) is charged to the caps as any op's, but to the memory cgroup
+ * of the worker it runs on; the ops drained by a system call charge the
+ * caller's, as ioctls do.
+ */
+
+#include <linux/compiler.h>
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/lockdep.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/overflow.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "twheel.h"
+#include "compat.h"
+#include "fd.h"
+#include "fd_obj.h"
+#include "fd_ops.h"
+#include "fd_ring.h"
+#include "uapi/twheel.h"
+
+static_assert(sizeof(struct twheel_ring_hdr) == TWHEEL_RING_SQ_OFF);
+static_assert(sizeof(struct twheel_ring_op) == 32);
+static_assert(sizeof(struct twheel_ring_cqe) == 16);
+static_assert(offsetof(struct twheel_ring_hdr, sq_head) == 64);
+static_assert(TWHEEL_RING_ENTRIES % TWHEEL_RING_COALESCE == 0);
+/* is_power_of_2(): the indices wrap at 2^32 */
+static_assert((TWHEEL_RING_ENTRIES & (TWHEEL_RING_ENTRIES - 1)) == 0);
+
+/* Poller runs that find nothing before it stops (TWHEEL_RING_NEED_WAKEUP). */
+#define TWHEEL_RING_IDLE_RUNS	2
+
+/**
+ * struct twheel_fd_ring - the kernel's side of a file's ring
+ * @poller: drains once per granule while @polling; process context
+ * @mutex: serialises the drains; outside ctl_mutex and tf->lock
+ * @tf: the file; constant
+ * @hdr: the shared header (the kernel's mapping of the pages); the
+ *	program's fields are read once per drain, the kernel's only written
+ * @sq: the shared ops, each read once per drain
+ * @cq: the shared completions, only written
+ * @pages: the pages, @npages of them; constant
+ * @npages: see @pages
+ * @ids: slot -> id of its timer, or 0; @nslots (max_timers) of them;
+ *	under @mutex
+ * @nslots: see @ids; constant
+ * @units: cap units charged for the pages and @ids; constant
+ * @head: ops consumed; the truth behind hdr->sq_head; written under
+ *	@mutex, read without it by twheel_fd_ring_busy() as a hint
+ * @cq_tail: completions written; behind hdr->cq_tail; under @mutex
+ * @flags: behind hdr->flags; under @mutex
+ * @cq_overflow: behind hdr->cq_overflow; under @mutex
+ * @drained: behind hdr->drained; under @mutex
+ * @idle: poller runs in a row that found nothing; under @mutex
+ * @polling: @poller is armed or running; under @mutex
+ * @closing: release has begun: the poller arms itself no more; under
+ *	@mutex
+ * @in: a chunk's ops as read from @sq; under @mutex
+ * @ops: the same as operations of fd_ops.c; under @mutex
+ * @idx: for each of @ops, its op in @in; under @mutex
+ */
+struct twheel_fd_ring {
+	struct twheel_work_timer	poller;
+	struct mutex			mutex;		/* the drains */
+	struct twheel_fd		*tf;
+	struct twheel_ring_hdr		*hdr;
+	struct twheel_ring_op		*sq;
+	struct twheel_ring_cqe		*cq;
+	struct page			**pages;
+	unsigned int			npages;
+	u64				*ids;
+	unsigned int			nslots;
+	unsigned long			units;
+	u32				head;
+	u32				cq_tail;
+	u32				flags;
+	u64				cq_overflow;
+	u64				drained;
+	unsigned int			idle;
+	bool				polling;
+	bool				closing;
+	struct twheel_ring_op		in[TWHEEL_RING_COALESCE];
+	struct twheel_op		ops[TWHEEL_RING_COALESCE];
+	u8				idx[TWHEEL_RING_COALESCE];
+};
+
+/* The kernel's header fields, published together after a drain. */
+static void twheel_fd_ring_publish(struct twheel_fd_ring *r)
+{
+	lockdep_assert_held(&r->mutex);
+
+	WRITE_ONCE(r->hdr->flags, r->flags);
+	WRITE_ONCE(r->hdr->cq_overflow, r->cq_overflow);
+	WRITE_ONCE(r->hdr->drained, r->drained);
+}
+
+/* A completion for an op that failed, if the program has room for it. */
+static void twheel_fd_ring_fail(struct twheel_fd_ring *r,
+				const struct twheel_ring_op *in, int err)
+{
+	/* Pairs with the program's release store of cq_head. */
+	u32 cq_head = smp_load_acquire(&r->hdr->cq_head);
+	struct twheel_ring_cqe *cqe;
+
+	lockdep_assert_held(&r->mutex);
+
+	/* A lying cq_head gives a count past the queue: the cqe is lost. */
+	if (r->cq_tail - cq_head >= TWHEEL_RING_ENTRIES) {
+		r->cq_overflow++;
+		return;
+	}
+	cqe = &r->cq[r->cq_tail % TWHEEL_RING_ENTRIES];
+	WRITE_ONCE(cqe->slot, in->slot);
+	WRITE_ONCE(cqe->result, err);
+	WRITE_ONCE(cqe->user_data, in->user_data);
+	r->cq_tail++;
+	/* Pairs with the program's acquire load of cq_tail. */
+	smp_store_release(&r->hdr->cq_tail, r->cq_tail);
+}
+
+/* Reads the op at @pos once, whole: later stores to it change nothing. */
+static void twheel_fd_ring_read_op(struct twheel_fd_ring *r, u32 pos,
+				   struct twheel_ring_op *in)
+{
+	const u64 *from = (const u64 *)&r->sq[pos % TWHEEL_RING_ENTRIES];
+	u64 *to = (u64 *)in;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(*in) / sizeof(u64); i++)
+		to[i] = READ_ONCE(from[i]);
+}
+
+/* Is @in well formed? Return: 0 or -EINVAL. */
+static int twheel_fd_ring_check(const struct twheel_fd_ring *r,
+				const struct twheel_ring_op *in)
+{
+	if (in->pad || in->reserved || in->slot >= r->nslots)
+		return -EINVAL;
+	switch (in->op) {
+	case TWHEEL_RING_ARM:
+		if (in->flags & ~TWHEEL_TIMER_ABSTIME || in->value > S64_MAX)
+			return -EINVAL;
+		return 0;
+	case TWHEEL_RING_CANCEL:
+		if (in->flags || in->value || in->user_data)
+			return -EINVAL;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* The operation of fd_ops.c that @in stands for, given its slot's id. */
+static void twheel_fd_ring_to_op(const struct twheel_ring_op *in, u64 id,
+				 struct twheel_op *op)
+{
+	memset(op, 0, sizeof(*op));
+	op->spec.id = id;
+	if (in->op == TWHEEL_RING_CANCEL) {
+		op->op = TWHEEL_OP_CANCEL;
+		return;
+	}
+	op->op = id ? TWHEEL_OP_MODIFY : TWHEEL_OP_SCHEDULE;
+	op->spec.value = in->value;
+	op->spec.user_data = in->user_data;
+	op->spec.clockid = TWHEEL_CLOCK_MONOTONIC;
+	op->spec.flags = in->flags;
+}
+
+/* What a successful op leaves behind: the slot's id. */
+static void twheel_fd_ring_settle(struct twheel_fd_ring *r, unsigned int i)
+{
+	const struct twheel_op *op = &r->ops[i];
+	u32 slot = r->in[r->idx[i]].slot;
+
+	if (op->op == TWHEEL_OP_CANCEL)
+		r->ids[slot] = 0;
+	else if (op->op == TWHEEL_OP_SCHEDULE)
+		r->ids[slot] = op->spec.id;
+}
+
+/*
+ * Runs r->in[0..@n): checked, folded (only the last op on a slot runs),
+ * converted and run by twheel_fd_run_ops(), again past each failure. A
+ * MODIFY whose id is gone (its one-shot timer fired and was read, or the
+ * program cancelled it by id) runs again as a SCHEDULE, once: a SCHEDULE
+ * never becomes a MODIFY, so at most 2 * @n runs.
+ */
+static void twheel_fd_ring_run_chunk(struct twheel_fd_ring *r, unsigned int n,
+				     ktime_t *now)
+{
+	unsigned int i, j, nops = 0, k, done;
+	struct twheel_ring_op *in;
+	struct twheel_op *op;
+	int err;
+
+	lockdep_assert_held(&r->mutex);
+
+	for (i = 0; i < n; i++) {
+		in = &r->in[i];
+		err = twheel_fd_ring_check(r, in);
+		if (err) {
+			twheel_fd_ring_fail(r, in, err);
+			continue;
+		}
+		/* Folded into a later op on the same slot. */
+		for (j = i + 1; j < n; j++)
+			if (r->in[j].slot == in->slot &&
+			    !twheel_fd_ring_check(r, &r->in[j]))
+				break;
+		if (j < n)
+			continue;
+		if (in->op == TWHEEL_RING_CANCEL && !r->ids[in->slot])
+			continue;
+		twheel_fd_ring_to_op(in, r->ids[in->slot], &r->ops[nops]);
+		r->idx[nops++] = i;
+	}
+
+	for (k = 0; k < nops; k++) {
+		done = twheel_fd_run_ops(r->tf, &r->ops[k], nops - k, now);
+		for (i = k; i < k + done; i++)
+			twheel_fd_ring_settle(r, i);
+		k += done;
+		if (k == nops)
+			break;
+		/* r->ops[k] failed. */
+		op = &r->ops[k];
+		in = &r->in[r->idx[k]];
+		if (op->result == -ENOENT) {
+			/* Its timer is gone: the slot is free. */
+			r->ids[in->slot] = 0;
+			if (op->op == TWHEEL_OP_CANCEL)
+				continue;
+			if (op->op == TWHEEL_OP_MODIFY) {
+				twheel_fd_ring_to_op(in, 0, op);
+				k--;	/* this op again, as a SCHEDULE */
+				continue;
+			}
+		}
+		twheel_fd_ring_fail(r, in, op->result);
+	}
+}
+
+/*
+ * Drains what the program published, at most TWHEEL_RING_ENTRIES ops.
+ * Return: how many ops it consumed.
+ */
+static unsigned int twheel_fd_ring_drain_locked(struct twheel_fd_ring *r)
+{
+	unsigned int n, total, chunk, i;
+	ktime_t now = 0;
+	u32 tail;
+
+	lockdep_assert_held(&r->mutex);
+
+	/* Pairs with the program's release store of sq_tail. */
+	tail = smp_load_acquire(&r->hdr->sq_tail);
+	total = tail - r->head;
+	if (total > TWHEEL_RING_ENTRIES) {
+		r->flags |= TWHEEL_RING_BAD_TAIL;
+		twheel_fd_ring_publish(r);
+		return 0;
+	}
+	r->flags &= ~TWHEEL_RING_BAD_TAIL;
+	for (n = 0; n < total; n += chunk) {
+		chunk = min_t(unsigned int, total - n, TWHEEL_RING_COALESCE);
+		for (i = 0; i < chunk; i++)
+			twheel_fd_ring_read_op(r, r->head + i, &r->in[i]);
+		WRITE_ONCE(r->head, r->head + chunk);
+		/*
+		 * The entries are read: the program may write them again.
+		 * Pairs with the program's acquire load of sq_head.
+		 */
+		smp_store_release(&r->hdr->sq_head, r->head);
+		twheel_fd_ring_run_chunk(r, chunk, &now);
+		cond_resched();
+	}
+	r->drained += total;
+	twheel_fd_ring_publish(r);
+	return total;
+}
+
+static void twheel_fd_ring_arm_poller(struct twheel_fd_ring *r)
+{
+	lockdep_assert_held(&r->mutex);
+
+	if (r->closing)
+		return;
+	r->polling = twheel_schedule(&r->poller.timer,
+				     ktime_to_ns(twheel_granularity())) >= 0;
+}
+
+/* The poller: one drain per granule while the ring keeps bringing ops. */
+static void twheel_fd_ring_poll(struct twheel_timer *timer, u64 missed)
+{
+	struct twheel_fd_ring *r = container_of(timer, struct twheel_fd_ring,
+						poller.timer);
+
+	mutex_lock(&r->mutex);
+	if (twheel_fd_ring_drain_locked(r))
+		r->idle = 0;
+	else
+		r->idle++;
+	if (r->idle < TWHEEL_RING_IDLE_RUNS) {
+		twheel_fd_ring_arm_poller(r);
+		goto out_unlock;
+	}
+	r->polling = false;
+	r->flags |= TWHEEL_RING_NEED_WAKEUP;
+	WRITE_ONCE(r->hdr->flags, r->flags);
+	/*
+	 * Pairs with the program's full barrier between its store of
+	 * sq_tail and its load of flags: either it sees the flag and enters,
+	 * or we see its tail here and keep polling.
+	 */
+	smp_mb();
+	if (READ_ONCE(r->hdr->sq_tail) != r->head) {
+		r->flags &= ~TWHEEL_RING_NEED_WAKEUP;
+		WRITE_ONCE(r->hdr->flags, r->flags);
+		r->idle = 0;
+		twheel_fd_ring_arm_poller(r);
+	}
+out_unlock:
+	mutex_unlock(&r->mutex);
+}
+
+/**
+ * twheel_fd_ring_enter - drain @tf's ring, if it has one
+ * @tf: the file
+ *
+ * Called before the work of every system call into the file, and by
+ * TWHEEL_IOC_RING_ENTER. Starts the poller if the drain found ops.
+ *
+ * Context: process context, no lock of the file held; may sleep.
+ * Return: 0, or -ENXIO if the file has no ring.
+ */
+int twheel_fd_ring_enter(struct twheel_fd *tf)
+{
+	/* Pairs with smp_store_release() in twheel_fd_ring_create(). */
+	struct twheel_fd_ring *r = smp_load_acquire(&tf->ring);
+
+	if (!r)
+		return -ENXIO;
+	mutex_lock(&r->mutex);
+	if (twheel_fd_ring_drain_locked(r) && !r->polling) {
+		r->idle = 0;
+		r->flags &= ~TWHEEL_RING_NEED_WAKEUP;
+		WRITE_ONCE(r->hdr->flags, r->flags);
+		twheel_fd_ring_arm_poller(r);
+	}
+	mutex_unlock(&r->mutex);
+	return 0;
+}
+
+/* Is there anything for twheel_fd_ring_enter() to do? No lock. */
+bool twheel_fd_ring_busy(struct twheel_fd *tf)
+{
+	/* Pairs with smp_store_release() in twheel_fd_ring_create(). */
+	struct twheel_fd_ring *r = smp_load_acquire(&tf->ring);
+
+	/*
+	 * A stale answer costs a drain, or leaves the ops to the poller;
+	 * @head is the kernel's own, read without its mutex for this only.
+	 */
+	return r && READ_ONCE(r->hdr->sq_tail) != READ_ONCE(r->head);
+}
+
+static void twheel_fd_ring_free(struct twheel_fd_ring *r)
+{
+	unsigned int i;
+
+	if (r->hdr)
+		vunmap(r->hdr);
+	for (i = 0; i < r->npages; i++)
+		if (r->pages[i])
+			__free_page(r->pages[i]);
+	kvfree(r->pages);
+	kvfree(r->ids);
+	mutex_destroy(&r->mutex);
+	kfree(r);
+}
+
+/* The ring of a file, zeroed, charged; under ctl_mutex. */
+static int twheel_fd_ring_create(struct twheel_fd *tf)
+{
+	unsigned int npages = PAGE_ALIGN(TWHEEL_RING_MAP_BYTES) >> PAGE_SHIFT;
+	struct twheel_fd_ring *r;
+	unsigned long units;
+	unsigned int i;
+	void *map;
+	int ret;
+
+	lockdep_assert_held(&tf->ctl_mutex);
+
+	units = (npages + DIV_ROUND_UP((size_t)tf->max_timers * sizeof(u64),
+				       PAGE_SIZE)) * TWHEEL_PAGE_UNITS;
+	ret = twheel_fd_charge(tf, units);
+	if (ret)
+		return ret;
+	ret = -ENOMEM;
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		goto err_uncharge;
+	mutex_init(&r->mutex);
+	r->tf = tf;
+	r->units = units;
+	r->nslots = tf->max_timers;
+	r->ids = kvcalloc(r->nslots, sizeof(*r->ids), GFP_KERNEL_ACCOUNT);
+	r->pages = kvcalloc(npages, sizeof(*r->pages), GFP_KERNEL_ACCOUNT);
+	if (!r->ids || !r->pages)
+		goto err_free;
+	r->npages = npages;
+	for (i = 0; i < npages; i++) {
+		r->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!r->pages[i])
+			goto err_free;
+	}
+	map = vmap(r->pages, npages, VM_MAP, PAGE_KERNEL);
+	if (!map)
+		goto err_free;
+	r->hdr = map;
+	r->sq = map + TWHEEL_RING_SQ_OFF;
+	r->cq = map + TWHEEL_RING_CQ_OFF;
+	r->flags = TWHEEL_RING_NEED_WAKEUP;
+	r->hdr->flags = r->flags;
+	r->hdr->entries = TWHEEL_RING_ENTRIES;
+	twheel_work_timer_init(&r->poller, twheel_fd_ring_poll);
+	/* Pairs with smp_load_acquire() in twheel_fd_ring_enter(). */
+	smp_store_release(&tf->ring, r);
+	return 0;
+
+err_free:
+	twheel_fd_ring_free(r);
+err_uncharge:
+	twheel_fd_uncharge(tf, units);
+	return ret;
+}
+
+/**
+ * twheel_fd_ring_mmap - mmap() of the ring, at TWHEEL_RING_OFFSET
+ * @file: the file
+ * @vma: the mapping: MAP_SHARED, TWHEEL_RING_MAP_BYTES rounded up to pages
+ *
+ * Creates the ring on first use. Every mapping maps the same pages.
+ *
+ * Context: process context, under mmap_lock; takes ctl_mutex.
+ * Return: 0, -EINVAL for a wrong size or a private mapping, or the error
+ * of the charge (-EDQUOT, -EAGAIN) or of an allocation (-ENOMEM).
+ */
+int twheel_fd_ring_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct twheel_fd *tf = file->private_data;
+	unsigned long npages;
+	int ret;
+
+	if (vma->vm_end - vma->vm_start != PAGE_ALIGN(TWHEEL_RING_MAP_BYTES))
+		return -EINVAL;
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+
+	mutex_lock(&tf->ctl_mutex);
+	if (!tf->ring) {
+		ret = twheel_fd_ring_create(tf);
+		if (ret)
+			goto out_unlock;
+	}
+	twheel_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	npages = tf->ring->npages;
+	ret = vm_insert_pages(vma, vma->vm_start, tf->ring->pages, &npages);
+out_unlock:
+	mutex_unlock(&tf->ctl_mutex);
+	return ret;
+}
+
+/**
+ * twheel_fd_ring_destroy - stop the poller and free the ring, at release
+ * @tf: the file, whose timers are still all there
+ *
+ * Context: process context; may sleep. Nothing else can enter the ring:
+ * no system call runs, and the poller is stopped here for good.
+ */
+void twheel_fd_ring_destroy(struct twheel_fd *tf)
+{
+	struct twheel_fd_ring *r = tf->ring;
+
+	if (!r)
+		return;
+	mutex_lock(&r->mutex);
+	r->closing = true;
+	mutex_unlock(&r->mutex);
+	/* Waits for a running poller, which arms itself no more. */
+	twheel_shutdown_sync(&r->poller.timer);
+	twheel_fd_uncharge(tf, r->units);
+	twheel_fd_ring_free(r);
+	tf->ring = NULL;
+}
+
+/* For fdinfo: ops drained, and whether the poller runs. */
+void twheel_fd_ring_show(struct seq_file *m, struct twheel_fd *tf)
+{
+	/* Pairs with smp_store_release() in twheel_fd_ring_create(). */
+	struct twheel_fd_ring *r = smp_load_acquire(&tf->ring);
+
+	if (!r)
+		return;
+	mutex_lock(&r->mutex);
+	seq_printf(m, "twheel-ring-drained:\t%llu\n", r->drained);
+	seq_printf(m, "twheel-ring-polling:\t%u\n", r->polling);
+	seq_printf(m, "twheel-ring-cq-overflow:\t%llu\n", r->cq_overflow);
+	mutex_unlock(&r->mutex);
+}
