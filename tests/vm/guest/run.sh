@@ -266,7 +266,22 @@ abuse_tests() {
 	# busy loop keeps 90% of what it keeps under the same storm on CPU
 	# 1's own timers, on every kernel (issue 29: 63% on distro, 7% on
 	# the debug kernel when the holder did each MODIFY's work).
-	! want abuse-modify || run abuse-modify 300 /bin/twheel_abuse modify
+	# The host may take CPU 0's vCPU away for a while when other VMs run:
+	# a shortfall must show in each of 3 tries to fail (the old code kept
+	# 10-12% in every try).
+	if want abuse-modify; then
+		for try in 1 2 3; do
+			timeout 300 /bin/twheel_abuse modify >/tmp/modify.out 2>&1
+			m_st=$?
+			sed 's/^/# /' /tmp/modify.out
+			[ "$m_st" = 1 ] || break
+		done
+		if [ "$m_st" = 0 ]; then
+			result ok abuse-modify
+		else
+			result "not ok" abuse-modify "'twheel_abuse modify' exited with $m_st (try $try of 3)"
+		fi
+	fi
 	# The debug kernel schedules ~40 times slower: a smaller cap there
 	# tests the same code in seconds (root may set it at any time).
 	cap=/sys/module/twheel/parameters/max_user_timers
