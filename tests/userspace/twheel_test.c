@@ -1191,20 +1191,31 @@ TEST_F_TIMEOUT(twheel, precise_slack, 30)
 	     (unsigned long long)(late[0][N / 2] / 1000),
 	     (unsigned long long)(late[1][N / 2] / 1000),
 	     (unsigned long long)(late[2][N / 2] / 1000), (unsigned long long)(gran / 1000));
-	EXPECT_TRUE(late[0][N / 2] + gran / 4 < late[2][N / 2])
-		TH_LOG("slack 0 by SCHEDULE: median lateness %llu ns, default %llu ns",
-		       (unsigned long long)late[0][N / 2], (unsigned long long)late[2][N / 2]);
 	/*
-	 * A MODIFY may come from another CPU than the one holding the timer,
-	 * which now hands it over (issue 29): on the RT kernel beside other
-	 * guests that once made slack 0 by MODIFY later than the default
-	 * (2266 us against 1559). Until that hand-off keeps the precision
-	 * (issue 28), a MODIFY to slack 0 is held to at most a tick more
-	 * than the default; never early is checked above for every timer.
+	 * Precision can only show where the guest keeps up: a default timer
+	 * fires within a tick plus scheduling. Beside other guests the debug
+	 * kernel was once 26 ms late for all three kinds alike; then only
+	 * never early (above) is judged.
 	 */
-	EXPECT_TRUE(late[1][N / 2] < late[2][N / 2] + gran)
-		TH_LOG("slack 0 by MODIFY: median lateness %llu ns, default %llu ns",
-		       (unsigned long long)late[1][N / 2], (unsigned long long)late[2][N / 2]);
+	if (late[2][N / 2] > 4 * gran) {
+		diag("precise_slack: default timers %llu us late, the guest does not keep up: lateness not compared",
+		     (unsigned long long)(late[2][N / 2] / 1000));
+	} else {
+		EXPECT_TRUE(late[0][N / 2] + gran / 4 < late[2][N / 2])
+			TH_LOG("slack 0 by SCHEDULE: median lateness %llu ns, default %llu ns",
+			       (unsigned long long)late[0][N / 2], (unsigned long long)late[2][N / 2]);
+		/*
+		 * A MODIFY may come from another CPU than the one holding the timer,
+		 * which now hands it over (issue 29): on the RT kernel beside other
+		 * guests that once made slack 0 by MODIFY later than the default
+		 * (2266 us against 1559). Until that hand-off keeps the precision
+		 * (issue 28), a MODIFY to slack 0 is held to at most a tick more
+		 * than the default; never early is checked above for every timer.
+		 */
+		EXPECT_TRUE(late[1][N / 2] < late[2][N / 2] + gran)
+			TH_LOG("slack 0 by MODIFY: median lateness %llu ns, default %llu ns",
+			       (unsigned long long)late[1][N / 2], (unsigned long long)late[2][N / 2]);
+	}
 
 	/* REALTIME, relative, slack 1 us */
 	ASSERT_EQ(0, twheel_schedule_slack(&tw, TWHEEL_CLOCK_REALTIME, 5 * gran + 20000, 0,
