@@ -385,7 +385,6 @@ void twheel_user_put(struct twheel_user *u)
 	}
 }
 
-
 /* The max_timers parameter, for a file being opened. */
 unsigned int twheel_fd_max_timers(void)
 {
