@@ -126,13 +126,27 @@ static unsigned int time_limit = 900;
 module_param(time_limit, uint, 0444);
 MODULE_PARM_DESC(time_limit, "Seconds after which the run stops early (default 900)");
 
-enum bench_fac { FAC_TWHEEL, FAC_TIMER_LIST, FAC_HRTIMER, NR_FACS };
+/*
+ * FAC_PRECISE is a twheel timer with slack 0 (twheel_timer_set_slack()):
+ * tables 1, 4 and 5 measure it beside the others; tables 2, 3 and 6 keep
+ * the first NR_BASE_FACS.
+ */
+enum bench_fac {
+	FAC_TWHEEL, FAC_TIMER_LIST, FAC_HRTIMER, NR_BASE_FACS,
+	FAC_PRECISE = NR_BASE_FACS, NR_FACS
+};
 
 static const char *const fac_names[NR_FACS] = {
 	[FAC_TWHEEL] = "twheel",
 	[FAC_TIMER_LIST] = "timer_list",
 	[FAC_HRTIMER] = "hrtimer",
+	[FAC_PRECISE] = "twheel_slack0",
 };
+
+static bool fac_is_tw(enum bench_fac fac)
+{
+	return fac == FAC_TWHEEL || fac == FAC_PRECISE;
+}
 
 #define PROBES		1024	/* timers cycled through by measured loops */
 #define CHUNK		256	/* table 1: pairs timed together */
@@ -290,7 +304,7 @@ static void bench_tw_fn(struct twheel_timer *t, u64 missed)
 {
 	struct tset *s = READ_ONCE(watched);
 
-	if (s && s->fac == FAC_TWHEEL && t >= s->tw && t < s->tw + s->n)
+	if (s && fac_is_tw(s->fac) && t >= s->tw && t < s->tw + s->n)
 		bench_note(s, t - s->tw);
 	else
 		atomic_long_inc(&stray);
@@ -321,6 +335,7 @@ static size_t fac_size(enum bench_fac fac)
 {
 	switch (fac) {
 	case FAC_TWHEEL:
+	case FAC_PRECISE:
 		return sizeof(struct twheel_timer);
 	case FAC_TIMER_LIST:
 		return sizeof(struct timer_list);
@@ -334,9 +349,12 @@ static void fac_init(enum bench_fac fac, void *timer, bool pinned)
 {
 	switch (fac) {
 	case FAC_TWHEEL:
+	case FAC_PRECISE:
 		twheel_timer_init((struct twheel_timer *)timer, bench_tw_fn, 0);
 		if (pinned)
 			twheel_timer_set_cpu(timer, raw_smp_processor_id());
+		if (fac == FAC_PRECISE)
+			twheel_timer_set_slack(timer, 0);
 		break;
 	case FAC_TIMER_LIST:
 		timer_setup((struct timer_list *)timer, bench_tl_fn,
@@ -353,6 +371,7 @@ static void fac_arm_rel(enum bench_fac fac, void *timer, u64 delay)
 {
 	switch (fac) {
 	case FAC_TWHEEL:
+	case FAC_PRECISE:
 		twheel_schedule(timer, delay);
 		break;
 	case FAC_TIMER_LIST:
@@ -369,6 +388,7 @@ static void fac_stop(enum bench_fac fac, void *timer)
 {
 	switch (fac) {
 	case FAC_TWHEEL:
+	case FAC_PRECISE:
 		twheel_cancel_sync(timer);
 		break;
 	case FAC_TIMER_LIST:
@@ -527,6 +547,7 @@ static u64 pair_loop(struct tset *p, unsigned int from, unsigned int n)
 
 	switch (p->fac) {
 	case FAC_TWHEEL:
+	case FAC_PRECISE:
 		for (i = from; i < from + n; i++) {
 			struct twheel_timer *t = &p->tw[i % PROBES];
 
@@ -564,6 +585,7 @@ static u64 arm_loop(struct tset *p, unsigned int from, unsigned int k,
 
 	switch (p->fac) {
 	case FAC_TWHEEL:
+	case FAC_PRECISE:
 		for (i = from; i < from + k; i++) {
 			j = i % PROBES;
 			twheel_schedule(&p->tw[j], dns[i % DELAYS]);
@@ -593,6 +615,7 @@ static u64 cancel_loop(struct tset *p, unsigned int from, unsigned int k)
 
 	switch (p->fac) {
 	case FAC_TWHEEL:
+	case FAC_PRECISE:
 		for (i = from; i < from + k; i++)
 			twheel_cancel(&p->tw[i % PROBES]);
 		break;
@@ -886,7 +909,7 @@ static int table2(struct tset **probes, unsigned int pending)
 			memset(late, 0, sizeof(late));
 			memset(total, 0, sizeof(total));
 			for (i = 0; i < rounds && !ret; i++) {
-				for (f = 0; f < NR_FACS && !ret; f++) {
+				for (f = 0; f < NR_BASE_FACS && !ret; f++) {
 					ret = xcpu_round(p, probes[f], ++round,
 							 i, &late[f]);
 					total[f] += samples[f][XS_ARM][i] +
@@ -903,7 +926,7 @@ static int table2(struct tset **probes, unsigned int pending)
 			for (i = 0; i < rounds; i++)
 				samples[FAC_TWHEEL][XS_DRAIN][i] += flush / rounds;
 			total[FAC_TWHEEL] += flush;
-			for (f = 0; f < NR_FACS; f++) {
+			for (f = 0; f < NR_BASE_FACS; f++) {
 				arm = per10(median(samples[f][XS_ARM], rounds), k);
 				cancel = per10(median(samples[f][XS_CANCEL], rounds), k);
 				drain = per10(median(samples[f][XS_DRAIN], rounds), k);
@@ -922,6 +945,198 @@ static int table2(struct tset **probes, unsigned int pending)
 	wait_for_completion(&p->exited);
 	kfree(p);
 	return ret;
+}
+
+/* ---------------------------------------------------------------------
+ * Table 2, remote rows: arming a timer that another CPU owns
+ */
+
+/*
+ * The ways a timer is armed for @peer_cpu's wheel from `cpu`, the timer
+ * owned by @peer_cpu: RA_ARM arms an idle one (twheel: pinned there with
+ * twheel_timer_set_cpu(); add_timer_on()), RA_REARM re-arms one pending
+ * there (armed on @peer_cpu first, then twheel_schedule(), mod_timer(),
+ * hrtimer_start() here: all three move it here), RA_REARM_PIN re-arms
+ * one pinned there (twheel only: it stays there), RA_ARM_CANCEL arms an
+ * idle one as RA_ARM and cancels it at once.
+ */
+enum { RA_ARM, RA_REARM, RA_REARM_PIN, RA_ARM_CANCEL, NR_RA };
+
+static const char *const ra_names[NR_RA] = {
+	[RA_ARM] = "arm", [RA_REARM] = "rearm",
+	[RA_REARM_PIN] = "rearm_pinned", [RA_ARM_CANCEL] = "arm_cancel",
+};
+
+/* One probe set per (facility, op) that makes sense; NULL for the others. */
+struct remote_sets {
+	struct tset *s[NR_RA][NR_BASE_FACS];
+};
+
+static bool ra_makes_sense(unsigned int op, enum bench_fac fac)
+{
+	if (fac == FAC_HRTIMER)		/* arms on the caller's CPU only */
+		return op == RA_REARM;
+	if (op == RA_REARM_PIN)		/* timer_list cannot re-arm in place */
+		return fac == FAC_TWHEEL;
+	return true;
+}
+
+/* Runs on peer_cpu (an IPI): arm every probe of @arg there. */
+static void ra_arm_there(void *arg)
+{
+	struct tset *p = arg;
+	unsigned int i;
+
+	for (i = 0; i < PROBES; i++)
+		fac_arm_rel(p->fac, tset_timer(p, i), xprobe_ns[i % DELAYS]);
+}
+
+/*
+ * Cancel every probe and wait until no wheel or base holds it. twheel's
+ * cancels from here queue the probes to their holder without a kick: one
+ * twheel_cancel_sync() of the last kicks it and waits for its drain of
+ * all of them, so the syncs after it find them settled (one wait, not one
+ * per probe).
+ */
+static void ra_settle(struct tset *p)
+{
+	unsigned int i;
+
+	if (p->fac == FAC_TWHEEL) {
+		for (i = 0; i < PROBES; i++)
+			twheel_cancel(&p->tw[i]);
+		twheel_cancel_sync(&p->tw[PROBES - 1]);
+	}
+	tset_stop(p);
+}
+
+/* One timed pass of @op over the PROBES probes of @p; returns the ns. */
+static u64 ra_pass(struct tset *p, unsigned int op, unsigned int from)
+{
+	unsigned int i, j;
+	ktime_t t0;
+
+	if (op == RA_REARM || op == RA_REARM_PIN)
+		smp_call_function_single(peer_cpu, ra_arm_there, p, 1);
+	t0 = ktime_get();
+	for (i = from; i < from + PROBES; i++) {
+		j = i % PROBES;
+		switch (p->fac) {
+		case FAC_TWHEEL:
+			twheel_schedule(&p->tw[j], xprobe_ns[i % DELAYS]);
+			if (op == RA_ARM_CANCEL)
+				twheel_cancel(&p->tw[j]);
+			break;
+		case FAC_TIMER_LIST:
+			if (op == RA_REARM) {
+				mod_timer(&p->tl[j], jiffies + xprobe_jif[i % DELAYS]);
+				break;
+			}
+			p->tl[j].expires = jiffies + xprobe_jif[i % DELAYS];
+			add_timer_on(&p->tl[j], peer_cpu);
+			if (op == RA_ARM_CANCEL)
+				timer_delete(&p->tl[j]);
+			break;
+		default:
+			hrtimer_start(&p->hr[j], ns_to_ktime(xprobe_ns[i % DELAYS]),
+				      HRTIMER_MODE_REL);
+			break;
+		}
+	}
+	t0 = ktime_get() - t0;
+	ra_settle(p);
+	return t0;
+}
+
+/* The owner's state for the "busy" rows: a task spinning on it. */
+static int ra_spin(void *unused)
+{
+	unsigned int spins = 0;
+
+	while (!kthread_should_stop()) {
+		cpu_relax();
+		if (!(++spins & 1023))
+			cond_resched();
+	}
+	return 0;
+}
+
+static void table2_remote(struct remote_sets *rs, unsigned int pending)
+{
+	static const char *const owner_state[] = { "idle", "busy" };
+	/* Half of table 1's rounds: each pass also settles its probes. */
+	unsigned int b, r, i, op, f, rounds = clamp(ops / PROBES / 2, 1U, MAX_SAMPLES);
+	struct task_struct *spin = NULL;
+
+	BUILD_BUG_ON((int)NR_RA > (int)NR_XS);
+
+	for (b = 0; b < ARRAY_SIZE(owner_state) && !stopping(); b++) {
+		if (b) {
+			spin = kthread_create_on_cpu(ra_spin, NULL, peer_cpu,
+						     "twheel_bench_spin/%u");
+			if (IS_ERR(spin)) {
+				pr_warn("table 2: no spinner on the owner CPU\n");
+				return;
+			}
+			wake_up_process(spin);
+		}
+		msleep(20);	/* the owner settles: idle, or running the spinner */
+		for (r = 0; r < reps && !stopping(); r++) {
+			/* Facilities take turns pass by pass, as in table 1. */
+			for (i = 0; i < rounds; i++) {
+				for (op = 0; op < NR_RA; op++)
+					for (f = 0; f < NR_BASE_FACS; f++)
+						if (rs->s[op][f])
+							samples[f][op][i] =
+								ra_pass(rs->s[op][f], op,
+									i * PROBES);
+				cond_resched();
+			}
+			for (op = 0; op < NR_RA; op++)
+				for (f = 0; f < NR_BASE_FACS; f++)
+					if (rs->s[op][f])
+						pr_info("table=2 facility=%s op=%s owner=%s pending=%u rep=%u ns_per_op=%s\n",
+							fac_names[f], ra_names[op],
+							owner_state[b], pending, r,
+							fx(per10(median(samples[f][op], rounds),
+								 PROBES)).s);
+		}
+		if (spin)
+			kthread_stop(spin);
+	}
+}
+
+static void remote_sets_free(struct remote_sets *rs)
+{
+	unsigned int op, f;
+
+	for (op = 0; op < NR_RA; op++)
+		for (f = 0; f < NR_BASE_FACS; f++) {
+			tset_free(rs->s[op][f]);
+			rs->s[op][f] = NULL;
+		}
+}
+
+static int remote_sets_alloc(struct remote_sets *rs)
+{
+	unsigned int op, f, i;
+
+	for (op = 0; op < NR_RA; op++)
+		for (f = 0; f < NR_BASE_FACS; f++) {
+			if (!ra_makes_sense(op, f))
+				continue;
+			rs->s[op][f] = tset_alloc(f, PROBES, 0);
+			if (!rs->s[op][f]) {
+				remote_sets_free(rs);
+				return -ENOMEM;
+			}
+			/* Owned by peer_cpu for good: pinned there. */
+			if (f == FAC_TWHEEL && op != RA_REARM)
+				for (i = 0; i < PROBES; i++)
+					twheel_timer_set_cpu(&rs->s[op][f]->tw[i],
+							     peer_cpu);
+		}
+	return 0;
 }
 
 /* ---------------------------------------------------------------------
@@ -967,6 +1182,17 @@ static int tables12(void)
 			table1(probes, counts[c]);
 		if (!ret && xcpu)
 			ret = table2(probes, counts[c]);
+		/* Remote rows at the fewest and the most pending only. */
+		if (!ret && xcpu && !stopping() &&
+		    (!c || c + 1 == ARRAY_SIZE(counts) ||
+		     counts[c + 1] > max_pending)) {
+			struct remote_sets rs = { };
+
+			ret = remote_sets_alloc(&rs);
+			if (!ret)
+				table2_remote(&rs, counts[c]);
+			remote_sets_free(&rs);
+		}
 		for (f = 0; f < NR_FACS; f++) {
 			tset_free(bg[f]);
 			tset_free(probes[f]);
@@ -1100,7 +1326,7 @@ static int table3(void)
 		arm_est[f] = NSEC_PER_SEC;
 	/* Facilities alternate: a slow spell of the host hits all alike. */
 	for (r = 0; r < reps && !ret && !stopping(); r++)
-		for (f = 0; f < NR_FACS && !ret; f++)
+		for (f = 0; f < NR_BASE_FACS && !ret; f++)
 			ret = table3_rep(f, r, &arm_est[f], gaps);
 	kvfree(gaps);
 	return ret;
@@ -1135,6 +1361,7 @@ static int table4_rep(enum bench_fac fac, unsigned int rep)
 		s->deadline[i] = now + d;
 		switch (fac) {
 		case FAC_TWHEEL:
+		case FAC_PRECISE:
 			twheel_schedule_at(&s->tw[i], s->deadline[i]);
 			break;
 		case FAC_TIMER_LIST:
@@ -1239,6 +1466,95 @@ static void table5_windows(const char *what, unsigned int timers)
 	}
 }
 
+/*
+ * Table 5, the spread rows: SPREAD_N timers due at random over one second
+ * (from SPREAD_LEAD on), armed on the quiet CPU with a slack of
+ * spread_slack ns (twheel_timer_set_slack(); hrtimer_start_range_ns(), as
+ * a timerfd with that timer slack arms): how many interrupts the CPU takes
+ * while they fire.
+ */
+#define SPREAD_N	10000
+#define SPREAD_LEAD	(100 * NSEC_PER_MSEC)
+
+struct spread {
+	struct tset	*s;
+	u64		slack;
+	ktime_t		t0;
+};
+
+static int spread_arm(void *arg)
+{
+	struct spread *sp = arg;
+	struct tset *s = sp->s;
+	unsigned int i;
+	ktime_t dl;
+
+	if (fac_is_tw(s->fac))
+		for (i = 0; i < s->n; i++)
+			twheel_timer_set_slack(&s->tw[i], sp->slack);
+	sp->t0 = ktime_get();
+	for (i = 0; i < s->n; i++) {
+		dl = sp->t0 + SPREAD_LEAD +
+		     mul_u64_u32_shr(NSEC_PER_SEC, get_random_u32(), 32);
+		if (fac_is_tw(s->fac))
+			twheel_schedule_at(&s->tw[i], dl);
+		else
+			hrtimer_start_range_ns(&s->hr[i], dl, sp->slack,
+					       HRTIMER_MODE_ABS_PINNED);
+	}
+	return 0;
+}
+
+static int table5_spread(void)
+{
+	static const struct {
+		enum bench_fac fac;
+		u64 slack;
+	} rows[] = {
+		{ FAC_TWHEEL, NSEC_PER_MSEC }, { FAC_HRTIMER, NSEC_PER_MSEC },
+		{ FAC_PRECISE, 0 }, { FAC_HRTIMER, 0 },
+	};
+	struct spread sp;
+	unsigned int r, i;
+	ktime_t t1, until;
+	u64 c0, c1;
+	int ret = 0;
+
+	for (r = 0; r < reps && !ret && !stopping(); r++) {
+		for (i = 0; i < ARRAY_SIZE(rows) && !ret; i++) {
+			sp.slack = rows[i].slack;
+			sp.s = tset_alloc(rows[i].fac, SPREAD_N, 0);
+			if (!sp.s)
+				return -ENOMEM;
+			sp.s->home = quiet_cpu;
+			tset_watch(sp.s);
+			msleep(50);
+			c0 = timer_irqs(quiet_cpu);
+			ret = run_on_cpu(quiet_cpu, spread_arm, &sp);
+			until = sp.t0 + SPREAD_LEAD + 3 * NSEC_PER_SEC;
+			/* Pairs with the release in bench_note(). */
+			while (!ret && atomic_read_acquire(&sp.s->fired) < SPREAD_N) {
+				if (ktime_get() > until || READ_ONCE(bench_abort)) {
+					ret = -ETIMEDOUT;
+					break;
+				}
+				msleep(10);
+			}
+			c1 = timer_irqs(quiet_cpu);
+			t1 = ktime_get();
+			if (!ret)
+				pr_info("table=5 facility=%s spread=%u slack_ns=%llu rep=%u irqs=%llu seconds=%s away=%d\n",
+					fac_names[rows[i].fac], SPREAD_N, rows[i].slack,
+					r, c1 - c0,
+					fx(div64_u64((t1 - sp.t0) * 10, NSEC_PER_SEC)).s,
+					atomic_read(&sp.s->away));
+			run_on_cpu(quiet_cpu, stop_all, sp.s);
+			tset_free(sp.s);
+		}
+	}
+	return ret;
+}
+
 static int table5(void)
 {
 	unsigned int f, n = min(max_pending, 1000000U);
@@ -1268,6 +1584,8 @@ static int table5(void)
 		table5_windows("netty_tick", 0);
 		hrtimer_cancel(&netty_tick);
 	}
+	if (!ret && !stopping())
+		ret = table5_spread();
 	return ret;
 }
 
@@ -1335,7 +1653,7 @@ static int table6(void)
 		kmalloc_size_roundup(sizeof(struct twheel_work_timer)));
 	pr_info("table=6 facility=hrtimer item=percpu rep=0 bytes=%zu\n",
 		sizeof(struct hrtimer_cpu_base));
-	for (f = 0; f < NR_FACS && !ret && !stopping(); f++)
+	for (f = 0; f < NR_BASE_FACS && !ret && !stopping(); f++)
 		ret = table6_fac(f);
 	return ret;
 }

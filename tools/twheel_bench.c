@@ -6,6 +6,8 @@
  *
  *   twheel_bench ops [-r REPS] [-n TIMERS]        7: schedule + cancel cost
  *   twheel_bench latency [-r REPS] [-n SAMPLES]   8: deadline to read()
+ *   twheel_bench spread [-r REPS] [-n TIMERS]     5: interrupts of timers
+ *                                                  due over a second
  *   twheel_bench scale [-r REPS] [-t SECONDS] [-f MIB]
  *                                                  9: most pending timers
  *
@@ -36,11 +38,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sched.h>
 #include <liburing.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -726,7 +730,8 @@ static int wait_one(int ep)
 	return -EINTR;
 }
 
-static int lat_twheel(struct lat *l)
+/* Table 8's twheel rows: the default slack, or slack 0 (precise). */
+static int lat_twheel_slack(struct lat *l, bool precise)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct twheel_event rec;
@@ -746,7 +751,11 @@ static int lat_twheel(struct lat *l)
 	}
 	for (i = 0; i < l->n; i++) {
 		dl = next_deadline();
-		ret = twheel_schedule(&tw, dl, 0, TWHEEL_TIMER_ABSTIME, 0, NULL);
+		if (precise)
+			ret = twheel_schedule_slack(&tw, CLOCK_MONOTONIC, dl, 0, 0,
+						    TWHEEL_TIMER_ABSTIME, 0, NULL);
+		else
+			ret = twheel_schedule(&tw, dl, 0, TWHEEL_TIMER_ABSTIME, 0, NULL);
 		if (ret)
 			break;
 		ret = wait_one(ep);
@@ -769,6 +778,16 @@ out:
 		close(efd);
 	twheel_close(&tw);
 	return ret;
+}
+
+static int lat_twheel(struct lat *l)
+{
+	return lat_twheel_slack(l, false);
+}
+
+static int lat_twheel_slack0(struct lat *l)
+{
+	return lat_twheel_slack(l, true);
 }
 
 static int lat_timerfd(struct lat *l)
@@ -872,6 +891,7 @@ static int cmd_latency(unsigned int reps, unsigned int n)
 		{ "twheel", lat_twheel },
 		{ "timerfd", lat_timerfd },
 		{ "io_uring", lat_uring },
+		{ "twheel_slack0", lat_twheel_slack0 },
 	};
 	struct lat l = { .n = n };
 	unsigned int f, r;
@@ -894,7 +914,7 @@ static int cmd_latency(unsigned int reps, unsigned int n)
 			printf("table=8 facility=%s samples=%u rep=%u p50_us=%.1f p99_us=%.1f max_us=%.1f early=%u",
 			       facs[f].name, n, r, pct_us(l.lat, n, 50),
 			       pct_us(l.lat, n, 99), pct_us(l.lat, n, 100), l.early);
-			if (f == 0) {
+			if (facs[f].fn == lat_twheel || facs[f].fn == lat_twheel_slack0) {
 				qsort(l.fired, n, sizeof(u64), cmp_u64);
 				printf(" fired_p50_us=%.1f fired_p99_us=%.1f",
 				       pct_us(l.fired, n, 50), pct_us(l.fired, n, 99));
@@ -905,6 +925,157 @@ static int cmd_latency(unsigned int reps, unsigned int n)
 	}
 	free(l.lat);
 	free(l.fired);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Table 5, from userspace: timers due over one second, with a slack     */
+/* ------------------------------------------------------------------ */
+
+#define SPREAD_LEAD_NS	(100 * NSEC_PER_MSEC)	/* first deadline */
+#define SPREAD_NS	NSEC_PER_SEC		/* deadlines spread over this */
+
+/* Local timer interrupts ("LOC" in /proc/interrupts) of @cpu so far. */
+static long long loc_irqs(int cpu)
+{
+	char line[4096], *p, *end;
+	long long v = -1;
+	FILE *f = fopen("/proc/interrupts", "r");
+	int i;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		p = line + strspn(line, " ");
+		if (strncmp(p, "LOC:", 4))
+			continue;
+		p += 4;
+		for (i = 0; i <= cpu; i++) {
+			v = strtoll(p, &end, 10);
+			if (end == p) {
+				v = -1;
+				break;
+			}
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
+struct spread_row {
+	const char *name;
+	bool twheel;
+	u64 slack;
+};
+
+/*
+ * One row: @n timers armed from @cpu (a twheel fd's timers go to its
+ * wheel, a timerfd's hrtimer to its base), deadlines at random over one
+ * second, nobody reading; the interrupts @cpu takes until all are due.
+ */
+static int spread_one(const struct spread_row *row, unsigned int n, int cpu,
+		      unsigned int rep)
+{
+	struct itimerspec its = { 0 };
+	struct twheel_event ev[256];
+	unsigned int i, fired = 0;
+	struct twheel tw;
+	long long c0, c1;
+	u64 t0, t1, dl, last = 0, cnt;
+	int *tfd = NULL, ret = 0, k;
+
+	/* timerfd's slack is the task's: 0 would mean the default (50 us). */
+	if (prctl(PR_SET_TIMERSLACK, row->slack ? row->slack : 1, 0, 0, 0))
+		return -errno;
+	if (row->twheel) {
+		ret = twheel_open(&tw, 0);
+		if (ret)
+			return ret;
+	} else {
+		tfd = xcalloc(n, sizeof(*tfd));
+		for (i = 0; i < n; i++) {
+			tfd[i] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+			if (tfd[i] < 0) {
+				ret = -errno;
+				while (i--)
+					close(tfd[i]);
+				free(tfd);
+				return ret;
+			}
+		}
+	}
+	usleep(50000);
+	c0 = loc_irqs(cpu);
+	t0 = now_ns();
+	for (i = 0; i < n && !ret; i++) {
+		dl = t0 + SPREAD_LEAD_NS + rnd() % SPREAD_NS;
+		last = dl > last ? dl : last;
+		if (row->twheel) {
+			ret = twheel_schedule_slack(&tw, CLOCK_MONOTONIC, dl, 0, row->slack,
+						    TWHEEL_TIMER_ABSTIME, i, NULL);
+		} else {
+			its.it_value = ns_to_ts(dl);
+			if (timerfd_settime(tfd[i], TFD_TIMER_ABSTIME, &its, NULL))
+				ret = -errno;
+		}
+	}
+	/* Sleep past the last deadline plus its slack; nothing reads meanwhile. */
+	while (!ret && (t1 = now_ns()) < last + row->slack + 20 * NSEC_PER_MSEC)
+		usleep((last + row->slack + 20 * NSEC_PER_MSEC - t1) / 1000 + 1);
+	c1 = loc_irqs(cpu);
+	t1 = now_ns();
+	if (row->twheel) {
+		while (!ret && (k = twheel_read_nowait(&tw, ev, 256)) > 0)
+			fired += k;
+		twheel_close(&tw);
+	} else {
+		for (i = 0; i < n; i++) {
+			if (read(tfd[i], &cnt, sizeof(cnt)) == sizeof(cnt))
+				fired++;
+			close(tfd[i]);
+		}
+		free(tfd);
+	}
+	if (ret)
+		return ret;
+	printf("table=5 facility=%s spread=%u slack_ns=%" PRIu64 " rep=%u irqs=%lld seconds=%.2f fired=%u\n",
+	       row->name, n, row->slack, rep, c1 - c0, (t1 - t0) / 1e9, fired);
+	return fired == n ? 0 : -ETIMEDOUT;
+}
+
+static int cmd_spread(unsigned int reps, unsigned int n)
+{
+	static const struct spread_row rows[] = {
+		{ "twheel_fd", true, NSEC_PER_MSEC },
+		{ "timerfd", false, NSEC_PER_MSEC },
+		{ "twheel_fd_slack0", true, 0 },
+		{ "timerfd_slack0", false, 0 },
+	};
+	struct rlimit rl = { .rlim_cur = n + 64, .rlim_max = n + 64 };
+	int cpu = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	unsigned int r, f;
+	cpu_set_t set;
+	int ret;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) ||
+	    (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n + 64 &&
+	     (rl.rlim_cur = rl.rlim_max = n + 64, setrlimit(RLIMIT_NOFILE, &rl)))) {
+		skip(5, "timerfd", "setup", errno);
+		return 1;
+	}
+	for (r = 0; r < reps; r++) {
+		for (f = 0; f < sizeof(rows) / sizeof(rows[0]); f++) {
+			alarm(STEP_ALARM);
+			ret = spread_one(&rows[f], n, cpu, r);
+			alarm(0);
+			if (ret)
+				skip(5, rows[f].name, "failed", -ret);
+		}
+	}
 	return 0;
 }
 
@@ -1197,6 +1368,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: twheel_bench ops [-r REPS] [-n TIMERS] [-m FACILITY[/CHUNK],...] (table 7)\n"
 		"       twheel_bench latency [-r REPS] [-n SAMPLES]  (table 8)\n"
+		"       twheel_bench spread [-r REPS] [-n TIMERS]   (table 5, from userspace)\n"
 		"       twheel_bench scale [-r REPS] [-t SECONDS] [-f MIB] (table 9)\n");
 	exit(EXIT_USAGE);
 }
@@ -1249,6 +1421,8 @@ int main(int argc, char **argv)
 		cmd_ops(reps, n ? n : 16384);
 	else if (!strcmp(cmd, "latency"))
 		cmd_latency(reps, n ? n : 200);
+	else if (!strcmp(cmd, "spread"))
+		cmd_spread(reps, n ? n : 10000);
 	else if (!strcmp(cmd, "scale"))
 		cmd_scale(reps, seconds, floor_mib);
 	else

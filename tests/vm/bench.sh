@@ -11,6 +11,8 @@
 #
 # Environment: TWHEEL_BENCH_REPS=5, TWHEEL_BENCH_SCALE_REPS=2 (table 9),
 # TWHEEL_BENCH_ARGS= (twheel_bench.ko parameters, comma-separated),
+# TWHEEL_BENCH_USER="ops latency spread" (the userspace steps of part main:
+# tables 7, 8 and table 5's timerfd rows),
 # TWHEEL_BENCH_PARTS=ops (table 7 alone; TWHEEL_BENCH_OPS=twheel_batch/64,...
 # picks its rows, TWHEEL_BENCH_PERF=1 profiles it with perf, which then goes
 # into the initramfs, and TWHEEL_BENCH_PERF_SYMS=twheel_ adds the samples per
@@ -48,6 +50,7 @@ for part in ${TWHEEL_BENCH_PARTS:-main scale httpd}; do
 		--env "TWHEEL_BENCH_SCALE_REPS=${TWHEEL_BENCH_SCALE_REPS:-2}")
 	[ -z "${TWHEEL_BENCH_ARGS:-}" ] || args+=(--env "TWHEEL_BENCH_ARGS=$TWHEEL_BENCH_ARGS")
 	[ -z "${TWHEEL_BENCH_OPS:-}" ] || args+=(--env "TWHEEL_BENCH_OPS=$TWHEEL_BENCH_OPS")
+	[ -z "${TWHEEL_BENCH_USER:-}" ] || args+=(--env "TWHEEL_BENCH_USER=$TWHEEL_BENCH_USER")
 	[ -z "${TWHEEL_BENCH_HTTPD_CONNS:-}" ] ||
 		args+=(--env "TWHEEL_BENCH_HTTPD_CONNS=$TWHEEL_BENCH_HTTPD_CONNS")
 	[ -z "${TWHEEL_BENCH_HTTPD_SECONDS:-}" ] ||

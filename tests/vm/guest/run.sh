@@ -863,10 +863,20 @@ mode_bench() {
 		END { printf "table=3 facility=twheel item=debugfs rep=0 max_batch=%d expired=%d advance_ns_per_timer=%.1f expire_ns_per_timer=%.1f\n",
 			m, e, e ? a / e : 0, e ? x / e : 0 }' "$STATS"
 	echo "# clocksource before table 7: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
-	step "table 7: schedule + cancel from userspace"
-	COMMENT='' run table-7 600 twheel_bench ops -r "$reps"
-	step "table 8: deadline to read()"
-	COMMENT='' run table-8 600 twheel_bench latency -r "$reps"
+	# TWHEEL_BENCH_USER: which of the userspace steps run (all by default).
+	user=" ${TWHEEL_BENCH_USER:-ops latency spread} "
+	if [ "${user#* ops }" != "$user" ]; then
+		step "table 7: schedule + cancel from userspace"
+		COMMENT='' run table-7 600 twheel_bench ops -r "$reps"
+	fi
+	if [ "${user#* latency }" != "$user" ]; then
+		step "table 8: deadline to read()"
+		COMMENT='' run table-8 600 twheel_bench latency -r "$reps"
+	fi
+	if [ "${user#* spread }" != "$user" ]; then
+		step "table 5: timers due over a second, from userspace"
+		COMMENT='' run table-5-spread 600 twheel_bench spread -r "$reps"
+	fi
 	run rmmod-twheel 60 rmmod twheel
 }
 
