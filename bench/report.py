@@ -180,6 +180,16 @@ T7_GOALS = [
 ]
 
 
+# Table 2's remote rows (issue 28): op -> what it is, in the order printed.
+RA_OPS = ["arm", "rearm", "rearm_pinned", "arm_cancel"]
+RA_NAMES = {
+    "arm": "arm an idle timer B owns (twheel pinned to B; add_timer_on)",
+    "rearm": "re-arm one pending on B (it moves to A; mod_timer, hrtimer_start)",
+    "rearm_pinned": "re-arm one pending on B, pinned there (it stays)",
+    "arm_cancel": "arm one B owns + cancel (add_timer_on + timer_delete)",
+}
+
+
 class Raw:
     """A raw TSV: meta key -> value, (table, row) -> metric -> [values in rep order]."""
 
@@ -289,6 +299,7 @@ class Report(Raw):
                    self.by_keys(2, "batch", "pending", order=lambda k: (-k[0], k[1])),
                    ref=lambda d: self.find(2, facility="twheel", pending=d["pending"],
                                            batch=d["batch"]))
+        self.table2_remote()
         kicks = [int(v) for _, m in self.select(2, facility="twheel")
                  for v in m.get("kicks_seen", []) if v.isdigit()]
         if kicks:
@@ -296,6 +307,37 @@ class Report(Raw):
                       f"remote cancels were done (a kick would raise it): {sum(kicks)}, over "
                       f"{len(kicks)} repetitions of all rows; a timer of A's falling due "
                       "raises it too.")
+
+    def remote(self):
+        """Table 2's remote rows: [(row dict, metrics)] by op, owner state, pending."""
+        rows = [e for e in self.select(2) if "op" in e[0] and "pending" in e[0]]
+        return sorted(rows, key=lambda e: (RA_OPS.index(e[0]["op"]) if e[0]["op"] in RA_OPS
+                                           else 9, e[0].get("owner") != "idle",
+                                           int(e[0]["pending"]),
+                                           FACS.index(e[0]["facility"])
+                                           if e[0]["facility"] in FACS else 9))
+
+    def table2_remote(self):
+        rows = self.remote()
+        if not rows:
+            return
+        self.note("Arming a timer that CPU B owns, from CPU A (ns per timer, the operation "
+                  "alone; the probes are settled between passes, untimed). B idle, or "
+                  "running a task that spins. vs timer_list: timer_list's row / this row "
+                  "(above 1: cheaper than timer_list).")
+        grid = []
+        for d, m in rows:
+            tl_op = d["op"] if d["op"] != "rearm_pinned" else None
+            tl = tl_op and self.find(2, facility="timer_list", op=tl_op, owner=d["owner"],
+                                     pending=d["pending"])
+            grid.append([RA_NAMES.get(d["op"], d["op"]), d["owner"], f"{int(d['pending']):,}",
+                         d["facility"], cell(m.get("ns_per_op")),
+                         ratio(med(tl and tl.get("ns_per_op")), med(m.get("ns_per_op")))
+                         if tl else "-"])
+        if not self.markdown:
+            print()
+        self.grid(2, ["operation", "B", "pending on A", "facility", "ns/timer",
+                      "vs timer_list"], grid)
 
     def table3(self):
         n = self.first(3, "timers") or "?"
@@ -386,9 +428,44 @@ class Report(Raw):
                     ("pending", lambda d, m, tw: f"{int(d.get('timers', 0)):,}"
                      if int(d.get("timers", 0)) else "-"),
                     ("interrupts/s", spread("irqs_per_s")), ("vs twheel", vs("irqs_per_s"))],
-                   ordered([e for e in self.select(5) if "facility" in e[0]],
-                           ["none", "twheel", "timer_list", "hrtimer", "netty_tick"]),
-                   self.find(5, facility="twheel"))
+                   ordered([e for e in self.select(5) if "timers" in e[0]],
+                           ["none", "twheel", "twheel_slack0", "timer_list", "hrtimer",
+                            "netty_tick"]),
+                   self.find(5, facility="twheel", timers=self.first(5, "timers",
+                                                                     facility="twheel")))
+        sprd = ordered([e for e in self.select(5) if "spread" in e[0]],
+                         ["twheel", "hrtimer", "twheel_slack0", "twheel_fd", "timerfd",
+                          "twheel_fd_slack0", "timerfd_slack0"],
+                         key=lambda d: d.get("facility"))
+        sprd.sort(key=lambda e: e[0].get("slack_ns") == "0")
+        if sprd:
+            n = sprd[0][0]["spread"]
+            self.note(f"{int(n):,} timers due at random over one second (from 100 ms on), "
+                      "armed on the idle CPU with a slack (twheel_timer_set_slack() or "
+                      "TWHEEL_TIMER_SLACK; hrtimer_start_range_ns(); a timerfd's is its "
+                      "task's, prctl(PR_SET_TIMERSLACK)): local timer interrupts of that CPU "
+                      "until all were due. In the kernel (twheel_bench.ko) and from "
+                      "userspace (twheel_bench spread: /dev/twheel, timerfds); nobody reads "
+                      "the expiries.")
+            grid = []
+            for d, m in sprd:
+                user = d["facility"] in ("twheel_fd", "timerfd", "twheel_fd_slack0",
+                                         "timerfd_slack0")
+                peer = "timerfd" if user else "hrtimer"
+                if d.get("slack_ns") == "0":
+                    peer += "_slack0" if user else ""
+                pm = self.find(5, facility=peer, spread=d["spread"], slack_ns=d["slack_ns"])
+                grid.append([d["facility"], "userspace" if user else "kernel",
+                             f"{int(d['slack_ns']) / 1e6:g} ms", cell(m.get("irqs")),
+                             cell(m.get("seconds")),
+                             f"{sum(nums(m.get('fired'))):.0f}" if m.get("fired") else "-",
+                             ratio(med(pm and pm.get("irqs")), med(m.get("irqs")))
+                             if pm else "-"])
+            if not self.markdown:
+                print()
+            self.grid(5, ["timers", "armed from", "slack", "interrupts", "seconds",
+                          "fired (all reps)", "hrtimer or timerfd / this"],
+                      grid)
 
     def table6(self):
         # The first twheel_work_timer row ends the grid: its struct and slab object only.
@@ -481,6 +558,71 @@ class Report(Raw):
             self.note(f"twheel from the moment its wheel ran the expiry (the record's fired time) "
                       f"to the reader: p50 {cell(tw.get('fired_p50_us'))} us, "
                       f"p99 {cell(tw.get('fired_p99_us'))} us.")
+        t0 = self.find(8, facility="twheel_slack0")
+        if t0 and t0.get("fired_p50_us"):
+            self.note(f"twheel_slack0 (slack 0: the precise stage) from its fired time to the "
+                      f"reader: p50 {cell(t0.get('fired_p50_us'))} us, "
+                      f"p99 {cell(t0.get('fired_p99_us'))} us.")
+
+    def goals28(self):
+        """The goals of precise timers and remote arming (issue 28), tables 1, 2, 4, 5, 8."""
+        def ser(n, metric, fac, **want):
+            return self.series(n, metric, facility=fac, **want)
+
+        goals = []
+        pend = [n for n, in self.keys(1, "pending")
+                if self.find(1, facility="twheel_slack0", pending=n)]
+        for n in (pend[:1] + pend[-1:] if len(pend) > 1 else pend):
+            goals.append((f"slack 0: arm + cancel, hrtimer / twheel_slack0, {n:,} pending",
+                          paired(ser(1, "ns_per_op", "hrtimer", pending=n),
+                                 ser(1, "ns_per_op", "twheel_slack0", pending=n)), ">=", 1))
+        n4 = self.first(4, "timers")
+        if n4 and self.find(4, facility="twheel_slack0", timers=n4):
+            for q in ("p50_us", "p99_us"):
+                goals.append((f"slack 0: lateness {q[:3]}, twheel_slack0 / hrtimer (table 4)",
+                              paired(ser(4, q, "twheel_slack0", timers=n4),
+                                     ser(4, q, "hrtimer", timers=n4)), "<=", 1.2))
+            early = ser(4, "early", "twheel_slack0", timers=n4)
+            goals.append(("slack 0: early callbacks (table 4, all reps)",
+                          [sum(early)] if early else [], "<=", 0))
+        n5 = self.first(5, "timers", facility="twheel_slack0")
+        if n5:
+            goals.append((f"slack 0: interrupts/s with {int(n5):,} far timers / with none",
+                          paired(ser(5, "irqs_per_s", "twheel_slack0", timers=n5),
+                                 ser(5, "irqs_per_s", "none")), "<=", 1))
+        for peer, tw, where in (("hrtimer", "twheel", "kernel"),
+                                ("timerfd", "twheel_fd", "userspace")):
+            sp = self.first(5, "spread", facility=tw)
+            if sp:
+                goals.append((f"1 ms slack, {int(sp):,} due over 1 s: interrupts, {peer} / "
+                              f"twheel ({where})",
+                              paired(ser(5, "irqs", peer, spread=sp, slack_ns=1000000),
+                                     ser(5, "irqs", tw, spread=sp, slack_ns=1000000)),
+                              ">=", 1))
+        if self.find(8, facility="twheel_slack0"):
+            for q in ("p50_us", "p99_us"):
+                goals.append((f"slack 0: deadline to reader {q[:3]}, twheel_slack0 / timerfd "
+                              "(table 8)",
+                              paired(ser(8, q, "twheel_slack0"), ser(8, q, "timerfd")),
+                              "<=", 1.1))
+            e8 = ser(8, "early", "twheel_slack0")
+            goals.append(("slack 0: early expiries (table 8, all reps)",
+                          [sum(e8)] if e8 else [], "<=", 0))
+        for d, m in self.remote():
+            if d["facility"] != "twheel" or d["op"] == "rearm_pinned":
+                continue
+            goals.append((f"remote {d['op']}, B {d['owner']}, timer_list / twheel, "
+                          f"{int(d['pending']):,} pending",
+                          paired(ser(2, "ns_per_op", "timer_list", op=d["op"], owner=d["owner"],
+                                     pending=d["pending"]), nums(m.get("ns_per_op"))),
+                          ">=", 1))
+        if not goals:
+            return
+        print("\n" if self.markdown else "")
+        self.grid(28, ["goal (issue 28)", "ratio", "per repetition", "goal", ""],
+                  [goal(what, rs, *bound) for what, rs, *bound in goals])
+        self.note("Ratios paired by repetition (rows a moment apart); early counts are "
+                  "totals over the repetitions.")
 
     def table9(self):
         mem = med((self.find(0, part="scale") or {}).get("mem_kib"))
@@ -567,7 +709,8 @@ class Report(Raw):
         print(sep + "Figures: median over the repetitions (min-max in parentheses); \"vs twheel\" "
               "= this row / twheel's row (below 1: cheaper or better than twheel).")
         for table in (self.table1, self.table2, self.table3, self.goals13, self.table4,
-                      self.table5, self.table6, self.table7, self.table8, self.table9,
+                      self.table5, self.table6, self.table7, self.table8, self.goals28,
+                      self.table9,
                       self.table10):
             table()
         done = self.find(0, done=1) or {}

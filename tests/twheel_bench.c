@@ -1061,6 +1061,18 @@ static int ra_spin(void *unused)
 	return 0;
 }
 
+/* Every pass of round @i: the times go to samples[facility][op][@i]. */
+static void ra_round(struct remote_sets *rs, unsigned int i)
+{
+	unsigned int op, f;
+
+	for (op = 0; op < NR_RA; op++)
+		for (f = 0; f < NR_BASE_FACS; f++)
+			if (rs->s[op][f])
+				samples[f][op][i] = ra_pass(rs->s[op][f], op,
+							    i * PROBES);
+}
+
 static void table2_remote(struct remote_sets *rs, unsigned int pending)
 {
 	static const char *const owner_state[] = { "idle", "busy" };
@@ -1084,12 +1096,7 @@ static void table2_remote(struct remote_sets *rs, unsigned int pending)
 		for (r = 0; r < reps && !stopping(); r++) {
 			/* Facilities take turns pass by pass, as in table 1. */
 			for (i = 0; i < rounds; i++) {
-				for (op = 0; op < NR_RA; op++)
-					for (f = 0; f < NR_BASE_FACS; f++)
-						if (rs->s[op][f])
-							samples[f][op][i] =
-								ra_pass(rs->s[op][f], op,
-									i * PROBES);
+				ra_round(rs, i);
 				cond_resched();
 			}
 			for (op = 0; op < NR_RA; op++)
@@ -1538,7 +1545,7 @@ static int table5_spread(void)
 					ret = -ETIMEDOUT;
 					break;
 				}
-				msleep(10);
+				msleep(20);
 			}
 			c1 = timer_irqs(quiet_cpu);
 			t1 = ktime_get();

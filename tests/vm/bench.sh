@@ -11,7 +11,7 @@
 #
 # Environment: TWHEEL_BENCH_REPS=5, TWHEEL_BENCH_SCALE_REPS=2 (table 9),
 # TWHEEL_BENCH_ARGS= (twheel_bench.ko parameters, comma-separated),
-# TWHEEL_BENCH_USER="ops latency spread" (the userspace steps of part main:
+# TWHEEL_BENCH_USER=ops,latency,spread (the userspace steps of part main:
 # tables 7, 8 and table 5's timerfd rows),
 # TWHEEL_BENCH_PARTS=ops (table 7 alone; TWHEEL_BENCH_OPS=twheel_batch/64,...
 # picks its rows, TWHEEL_BENCH_PERF=1 profiles it with perf, which then goes

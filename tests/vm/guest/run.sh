@@ -863,8 +863,8 @@ mode_bench() {
 		END { printf "table=3 facility=twheel item=debugfs rep=0 max_batch=%d expired=%d advance_ns_per_timer=%.1f expire_ns_per_timer=%.1f\n",
 			m, e, e ? a / e : 0, e ? x / e : 0 }' "$STATS"
 	echo "# clocksource before table 7: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
-	# TWHEEL_BENCH_USER: which of the userspace steps run (all by default).
-	user=" ${TWHEEL_BENCH_USER:-ops latency spread} "
+	# TWHEEL_BENCH_USER=ops,latency,spread: the userspace steps that run.
+	user=" $(echo "${TWHEEL_BENCH_USER:-ops,latency,spread}" | tr ',' ' ') "
 	if [ "${user#* ops }" != "$user" ]; then
 		step "table 7: schedule + cancel from userspace"
 		COMMENT='' run table-7 600 twheel_bench ops -r "$reps"
