@@ -97,8 +97,16 @@
  * 16 such runs per tick per CPU, besides the wheel's own, not one per
  * timer, whoever arms them.
  *
+ * Files. The core is four files that share core.h: this one (the per-CPU
+ * wheels' data, the state machine, submission, arming and cancelling: the
+ * entry point of the API), sync.c (twheel_cancel_sync(), the group waits),
+ * expiry.c (a wheel's run: tw_hrtimer_fn(), the kick IPI, callbacks,
+ * periodic re-arming) and cpu.c (CPU hotplug, debugfs, module load and
+ * unload). What the arming and cancel paths use on every call is inline
+ * in core.h, so that splitting the files cost those paths no call.
+ *
  * The wheel's interface (wheel.h). wheel.c owns every bucket, the wheel's
- * clock and its expired list, precise.c its precise stage; this file only
+ * clock and its expired list, precise.c its precise stage; the core only
  * calls them. An arming is one call, tw_wheel_relink_ns() (unlink if
  * linked, link by deadline and slack), which returns the time to program;
  * a cancel is tw_wheel_unlink(); a run is tw_wheel_advance() then
@@ -298,6 +306,7 @@
 #include "twheel.h"
 #include "wheel.h"
 #include "internal.h"
+#include "core.h"
 
 #define CREATE_TRACE_POINTS
 #include "twheel_trace.h"
@@ -306,165 +315,38 @@
 static_assert(!IS_ENABLED(CONFIG_64BIT) || IS_ENABLED(CONFIG_LOCKDEP) ||
 	      sizeof(struct twheel_timer) <= 64);
 
-#define TW_PENDING	BIT(0)
-#define TW_HELD		BIT(1)
-#define TW_QUEUED	BIT(2)
-#define TW_RUNNING	BIT(3)
-#define TW_SHUTDOWN	BIT(4)
-#define TW_BUSY		BIT(5)
-#define TW_WAITER	BIT(6)
-#define TW_PARKED	BIT(7)
-/*
- * Bits 16-31: the CPU whose wheel the latest arming wants (tw_pick_cpu()
- * of it), set by the same cmpxchg that publishes the arming. A holder that
- * finds a pending timer on its submission list hands it there (a re-arm
- * from another CPU migrates the timer, as mod_timer() does a timer_list).
- */
-#define TW_WANT_SHIFT	16
-#define TW_WANT_MASK	GENMASK(31, TW_WANT_SHIFT)
-static_assert(CONFIG_NR_CPUS <= (TW_WANT_MASK >> TW_WANT_SHIFT) + 1);
-/*
- * Most timers handled in one interrupts-off section (or under one spinlock)
- * by any pass: the wheel run, a long submission list, a group cancel, CPU
- * offline, module unload. See "Bounded work" above.
- */
-#define TW_IRQ_CHUNK	256
 
-#define TW_SEQ_SHIFT	32
-#define TW_SEQ_ONE	BIT(TW_SEQ_SHIFT)
-
-static inline u32 tw_seq(unsigned long state)
-{
-	return state >> TW_SEQ_SHIFT;
-}
-
-static inline int tw_want(unsigned long state)
-{
-	return (state & TW_WANT_MASK) >> TW_WANT_SHIFT;
-}
-
-static inline unsigned long tw_set_want(unsigned long state, int cpu)
-{
-	return (state & ~TW_WANT_MASK) | ((unsigned long)cpu << TW_WANT_SHIFT);
-}
-
-static unsigned long granularity_ns = NSEC_PER_MSEC;
+unsigned long granularity_ns = NSEC_PER_MSEC;
 module_param(granularity_ns, ulong, 0444);
 MODULE_PARM_DESC(granularity_ns,
 		 "Level-0 tick in ns, 1000..1000000000 (default 1000000)");
 
-static unsigned int wheel_bits = 6;
+unsigned int wheel_bits = 6;
 module_param(wheel_bits, uint, 0444);
 MODULE_PARM_DESC(wheel_bits, "log2 of the buckets per level, 6..8 (default 6)");
 
-static unsigned int expire_batch = 8192;
+unsigned int expire_batch = 8192;
 module_param(expire_batch, uint, 0444);
 MODULE_PARM_DESC(expire_batch,
 		 "Most timers one wheel run processes, 64..1048576 (default 8192)");
 
-static unsigned int precise_per_tick = 16;
+unsigned int precise_per_tick = 16;
 module_param(precise_per_tick, uint, 0444);
 MODULE_PARM_DESC(precise_per_tick,
 		 "Most runs of a CPU's wheel per tick for timers with a slack below it, 1..1024 (default 16)");
 
-static unsigned int run_budget_us = 2000;
+unsigned int run_budget_us = 2000;
 module_param(run_budget_us, uint, 0444);
 MODULE_PARM_DESC(run_budget_us,
 		 "Most us one wheel run takes before it yields to tasks, 100..100000 (default 2000)");
 
-/**
- * struct twheel_stats - per-CPU counters, shown in debugfs
- * @scheduled: armings made on this CPU
- * @expired: callbacks this CPU's wheel ran or queued
- * @cancelled: cancels made on this CPU that stopped a pending timer
- * @max_lateness_ns: the latest expiry of this CPU's wheel
- * @max_batch: most expiries in one run
- * @kicks: kick IPIs this CPU received
- * @parked: expiries found with their callback still running (tw_claim())
- * @advance_ns: time the wheel's runs spent advancing the wheel (moving
- *	timers down the levels, sorting the due ones)
- * @expire_ns: time they spent claiming, running and finishing due timers
- * @yields: runs that went over run_budget_us and left the rest to a later
- *	run, after the tasks that outrank SCHED_OTHER (tw_hrtimer_fn())
- *
- * Written by this CPU only; read racily for display.
- */
-struct twheel_stats {
-	u64	scheduled;
-	u64	expired;
-	u64	cancelled;
-	u64	max_lateness_ns;
-	u64	kicks;
-	u64	parked;
-	u64	advance_ns;
-	u64	expire_ns;
-	u64	yields;
-	u32	max_batch;
-};
-
-/**
- * struct twheel_cpu - one CPU's wheel
- * @wheel: the buckets; owner CPU, interrupts disabled
- * @backlog: drained submissions not yet processed, oldest first; owner
- * @submit: submission list; any context adds, the owner drains
- * @hrt: drives the wheel; soft, pinned to the owner
- * @kick: IPI that makes the owner drain @submit
- * @kicked: @kick is ours to send or on its way: set by the one sender
- *	that sends it (tw_kick()), cleared by the IPI itself (tw_kick_fn()),
- *	or by that sender if the send failed. It serialises the senders of
- *	@kick, as smp_call_function_single_async() requires
- * @programmed: ns the hrtimer is set for, KTIME_MAX if idle; owner
- * @online: accepts new timers; see the hotplug callbacks
- * @order: arming counter of this CPU, for FIFO among equal deadlines
- * @running: the softirq callback running on this CPU; this CPU only
- * @running_expires: the deadline it runs for, for twheel_deadline()
- * @wake_pending: a waiter of tw_idle_wq is to be woken once interrupts are
- *	on again (tw_wake_waiters()); owner, interrupts disabled
- * @deferred: a run went over its time budget with work left and queued
- *	@resume: the hrtimer stays off until @resume runs, so that every
- *	task that outranks a SCHED_OTHER one runs first; owner, interrupts
- *	disabled
- * @resume: work item bound to the owner: clears @deferred and lets the
- *	wheel run again (tw_resume_fn())
- * @precise_floor: ns before which the hrtimer is not programmed for the
- *	precise stage: the end of the last run plus a tick / precise_per_tick
- *	(the coalescing floor, tw_hrtimer_fn()); owner, interrupts disabled
- * @stats: counters
- * @cpu: the owner
- */
-struct twheel_cpu {
-	struct tw_wheel		wheel;
-	struct llist_node	*backlog;
-	struct llist_head	submit;
-	struct hrtimer		hrt;
-	call_single_data_t	kick;
-	atomic_t		kicked;
-	ktime_t			programmed;
-	bool			online;
-	u32			order;
-	struct twheel_timer	*running;
-	u64			running_expires;
-	bool			wake_pending;
-	bool			deferred;
-	struct work_struct	resume;
-	ktime_t			precise_floor;
-	struct twheel_stats	stats;
-	int			cpu;
-};
-
-static DEFINE_PER_CPU(struct twheel_cpu, twheel_cpus);
-static enum cpuhp_state twheel_hp_state;
-/* Module unload has begun: a run no longer defers (tw_hrtimer_fn()). */
-static bool tw_stopping;
-static struct workqueue_struct *twheel_wq;
-static struct dentry *twheel_debugfs;
-
+DEFINE_PER_CPU(struct twheel_cpu, twheel_cpus);
 /*
  * Waiters of twheel_cancel_sync() and the group waits sleep here until the
  * timer they wait for lets go of TW_HELD and TW_RUNNING. One queue for all
  * timers: waits are rare, a spurious wake-up only re-checks a condition.
  */
-static DECLARE_WAIT_QUEUE_HEAD(tw_idle_wq);
+DECLARE_WAIT_QUEUE_HEAD(tw_idle_wq);
 
 /* Wakes tw_idle_wq for a CPU that is going offline (tw_wake_waiters()). */
 static void tw_wake_work_fn(struct work_struct *work)
@@ -472,59 +354,20 @@ static void tw_wake_work_fn(struct work_struct *work)
 	wake_up_all(&tw_idle_wq);
 }
 
-static DECLARE_WORK(tw_wake_work, tw_wake_work_fn);
-
-static void tw_work_fn(struct work_struct *work);
-
-/* ---------------------------------------------------------------------
- * State word helpers
- */
-
-/* Take TW_BUSY; interrupts are off, so the holder is never this CPU's IRQ. */
-static __always_inline unsigned long tw_lock_busy(struct twheel_timer *t)
-{
-	unsigned long old = atomic_long_read(&t->state);
-
-	for (;;) {
-		if (old & TW_BUSY) {
-			cpu_relax();
-			old = atomic_long_read(&t->state);
-			continue;
-		}
-		/* Pairs with the release in tw_publish(). */
-		if (atomic_long_try_cmpxchg_acquire(&t->state, &old,
-						    old | TW_BUSY))
-			return old;
-	}
-}
-
-/* Read the state once no arming is writing the timer's fields. */
-static unsigned long tw_read_settled(struct twheel_timer *t)
-{
-	unsigned long s;
-
-	/* Pairs with the release that clears TW_BUSY in tw_publish(). */
-	while ((s = atomic_long_read_acquire(&t->state)) & TW_BUSY)
-		cpu_relax();
-	return s;
-}
-
-static struct twheel_cpu *tw_cpu(int cpu);
-static void tw_program(struct twheel_cpu *tc, ktime_t when);
+DECLARE_WORK(tw_wake_work, tw_wake_work_fn);
 
 /*
- * Called after an atomic read-modify-write of @t->state, which returned
- * @old, cleared TW_HELD or TW_RUNNING. Waking takes tw_idle_wq's lock, a
+ * tw_wake_waiters() (core.h) found TW_WAITER in the state word that an
+ * atomic read-modify-write returned, which cleared TW_HELD or TW_RUNNING.
+ * Waking takes tw_idle_wq's lock, a
  * spinlock_t: a sleeping lock on PREEMPT_RT, so not to be taken in hard
  * interrupt context or with interrupts disabled. There the wake-up is left
  * to this CPU's wheel softirq (tw_hrtimer_fn()), programmed to run at once.
  */
-static void tw_wake_waiters(struct twheel_timer *t, unsigned long old)
+void tw_wake_waiters_slow(struct twheel_timer *t)
 {
 	struct twheel_cpu *tc;
 
-	if (!(old & TW_WAITER))
-		return;
 	/*
 	 * Orders the state change before the waitqueue is looked at; pairs
 	 * with the barrier of set_current_state() in the waiter's
@@ -553,7 +396,7 @@ static void tw_wake_waiters(struct twheel_timer *t, unsigned long old)
  * Owner: turn interrupts back on, then do the wake-up tw_wake_waiters()
  * left for this CPU, if any. Softirq or process context.
  */
-static void tw_irq_enable_wake(struct twheel_cpu *tc)
+void tw_irq_enable_wake(struct twheel_cpu *tc)
 {
 	bool wake = tc->wake_pending;
 
@@ -564,12 +407,7 @@ static void tw_irq_enable_wake(struct twheel_cpu *tc)
 		wake_up_all(&tw_idle_wq);
 }
 
-static struct twheel_cpu *tw_cpu(int cpu)
-{
-	return per_cpu_ptr(&twheel_cpus, cpu);
-}
-
-static noinline int tw_pick_cpu_slow(int want)
+noinline int tw_pick_cpu_slow(int want)
 {
 	int cpu;
 
@@ -585,35 +423,10 @@ static noinline int tw_pick_cpu_slow(int want)
 }
 
 /*
- * A CPU whose wheel takes timers; interrupts are off (RCU read side). The
- * common case, a timer for whichever CPU arms it, inline: one per-CPU load.
- */
-static __always_inline int tw_pick_cpu(int want)
-{
-	if (want < 0 && likely(this_cpu_read(twheel_cpus.online)))
-		return smp_processor_id();
-	return tw_pick_cpu_slow(want);
-}
-
-/*
- * Owner: make sure the hrtimer fires by @when. Interrupts are off. Not
- * while a run has deferred the rest of its work: tw_resume_fn() programs
- * the hrtimer for at once when it runs, which is as early as any @when.
- */
-static void tw_program(struct twheel_cpu *tc, ktime_t when)
-{
-	lockdep_assert_irqs_disabled();
-	if (when >= tc->programmed || tc->deferred)
-		return;
-	tc->programmed = when;
-	hrtimer_start_range_ns(&tc->hrt, when, 0, HRTIMER_MODE_ABS_PINNED_SOFT);
-}
-
-/*
  * Make the owner of @cpu's wheel drain its submission list soon: at once
  * for this CPU, else with one IPI per drain. Interrupts are off.
  */
-static void tw_kick(int cpu)
+void tw_kick(int cpu)
 {
 	struct twheel_cpu *tc = tw_cpu(cpu);
 
@@ -660,40 +473,18 @@ static void tw_kick(int cpu)
  * is made to look soon (an arming, a hand-off); without it (a cancel: the
  * timer cannot fire any more) the entry waits for the owner's next run.
  */
-static void tw_push(struct twheel_timer *t, int cpu, bool kick)
+void tw_push(struct twheel_timer *t, int cpu, bool kick)
 {
 	llist_add(&t->llnode, &tw_cpu(cpu)->submit);
 	if (kick)
 		tw_kick(cpu);
 }
 
-/* Owner: link @t on this wheel for the arming @seq, wherever it was. */
-static __always_inline void tw_link(struct twheel_cpu *tc,
-				    struct twheel_timer *t, u32 seq)
-{
-	struct tw_wheel *w = &tc->wheel;
-	ktime_t when;
-
-	t->linked_seq = seq;
-	/* Only the new timer's bucket can be earlier than what is programmed. */
-	when = tw_wheel_relink_ns(w, t);
-	/* A precise timer's run waits for the coalescing floor (tw_hrtimer_fn()). */
-	if (unlikely(tw_timer_precise(t)) && when < tc->precise_floor)
-		when = tc->precise_floor;
-	tw_program(tc, when);
-}
-
-static void tw_unlink(struct twheel_cpu *tc, struct twheel_timer *t)
-{
-	if (!list_empty(&t->entry))
-		tw_wheel_unlink(&tc->wheel, t);
-}
-
 /*
  * Owner: @t is unlinked; drop the wheel's reference unless someone queued
  * it again (then the submission list holds it and will bring it back here).
  */
-static void tw_release(struct twheel_timer *t)
+void tw_release(struct twheel_timer *t)
 {
 	unsigned long old = atomic_long_read(&t->state);
 
@@ -784,7 +575,7 @@ static struct llist_node *tw_arrival_order(struct llist_node *head)
  * off the list is finished before the next is taken, oldest first when
  * it is short (tw_arrival_order()).
  */
-static void tw_drain(struct twheel_cpu *tc, unsigned int *budget)
+void tw_drain(struct twheel_cpu *tc, unsigned int *budget)
 {
 	lockdep_assert_irqs_disabled();
 	while (*budget) {
@@ -806,25 +597,6 @@ static void tw_drain(struct twheel_cpu *tc, unsigned int *budget)
  * Arming
  */
 
-/*
- * Where @t's period lives: in the structure that embeds a timer that may
- * be periodic (twheel_timer::flags says which), nowhere for a plain one.
- */
-static u64 *tw_period_slot(struct twheel_timer *t)
-{
-	if (t->flags & TWHEEL_F_PROCESS)
-		return &container_of(t, struct twheel_work_timer, timer)->period;
-	if (t->flags & TWHEEL_F_PERIODIC)
-		return &container_of(t, struct twheel_periodic_timer,
-				     timer)->period;
-	return NULL;
-}
-
-/* The period of the arming whose mode is @mode; 0 for a one-shot. */
-static u64 tw_period(struct twheel_timer *t, u8 mode)
-{
-	return mode == TWHEEL_ONESHOT ? 0 : READ_ONCE(*tw_period_slot(t));
-}
 
 /*
  * Publish an arming: clear TW_BUSY, bump the sequence, set TW_PENDING and
@@ -922,6 +694,12 @@ static __always_inline int tw_publish(struct twheel_timer *t, int want,
 	else if (kick >= 0)
 		tw_kick(kick);	/* a CPU number: @t is not touched */
 	return !!(old & TW_PENDING);
+}
+
+/* tw_publish() for the next expiry of a periodic timer (expiry.c). */
+int tw_publish_next(struct twheel_timer *t, int want)
+{
+	return tw_publish(t, want, TW_RUNNING);
 }
 
 /* tw_arm_locked()'s @slack: keep the timer's slack class. */
@@ -1142,6 +920,13 @@ static __always_inline bool tw_cancel(struct twheel_timer *timer,
 	return ret;
 }
 
+/* tw_cancel() for sync.c, which refuses TW_RUNNING. */
+bool tw_cancel_refusing(struct twheel_timer *t, unsigned long *oldp,
+			unsigned long refuse)
+{
+	return tw_cancel(t, oldp, refuse);
+}
+
 /**
  * twheel_cancel - stop a timer without waiting
  * @timer: the timer
@@ -1237,180 +1022,6 @@ bool twheel_cancel_running(struct twheel_timer *timer)
 	return true;
 }
 EXPORT_SYMBOL_GPL(twheel_cancel_running);
-
-static bool tw_idle(unsigned long state)
-{
-	return !(state & (TW_HELD | TW_RUNNING));
-}
-
-/*
- * The timer is idle, or its callback has returned and re-armed it: either
- * way there is nothing more to wait for before cancelling again.
- */
-static bool tw_settled(unsigned long state)
-{
-	return !(state & TW_RUNNING) &&
-	       (!(state & TW_HELD) || (state & TW_PENDING));
-}
-
-/* Wait until tw_settled(); return the state seen then. */
-static unsigned long tw_wait_settled(struct twheel_timer *t)
-{
-	unsigned long flags, s;
-
-	s = atomic_long_read(&t->state);
-	if (tw_settled(s))
-		return s;
-	/*
-	 * A cancel from another CPU queued the timer to its holder without a
-	 * kick (twheel_cancel()): kick now. TW_QUEUED set means t->cpu is the
-	 * CPU whose list holds it, or one it is being handed to with a kick.
-	 * TW_WAITER stays set: every later release of the timer wakes
-	 * tw_idle_wq, and a spurious wake-up costs a re-check.
-	 */
-	local_irq_save(flags);
-	if (atomic_long_fetch_or(TW_WAITER, &t->state) & TW_QUEUED)
-		tw_kick(READ_ONCE(t->cpu));
-	local_irq_restore(flags);
-	/*
-	 * tw_wake_waiters() runs after every clear of TW_HELD or TW_RUNNING;
-	 * the barrier of set_current_state() in prepare_to_wait_event() pairs
-	 * with its smp_mb__after_atomic().
-	 */
-	wait_event(tw_idle_wq,
-		   tw_settled(s = atomic_long_read(&t->state)));
-	return s;
-}
-
-/*
- * For a group: cancel until the timer is idle. Wait for a running callback
- * to return, then cancel what is pending, again if the timer was re-armed
- * meanwhile (by its callback or by anyone). Every cancel that stops an
- * arming is counted, so the group's count stays exact however many there
- * were.
- * Return: how many pending armings the cancels stopped.
- */
-static unsigned int tw_cancel_wait_idle(struct twheel_timer *t)
-{
-	unsigned int cancelled = 0;
-	unsigned long s;
-
-	for (;;) {
-		s = tw_wait_settled(t);
-		if (tw_idle(s))
-			return cancelled;
-		cancelled += twheel_cancel(t);
-		cond_resched();
-	}
-}
-
-/*
- * twheel_cancel_sync(), as timer_delete_sync() and its loop over
- * __try_to_del_timer_sync(): stop at most one arming, and only while no
- * callback of the timer runs. Then no callback of the arming stopped, or
- * of any arming before it, can run any more, and the timer is pending
- * again only if someone armed it after that cancel: a callback cannot,
- * none runs. So we only wait for the wheel to let go, or return at once
- * if the timer is pending again (that arming is not ours to stop).
- *
- * Cancelling again after a success, as this did before, stopped two
- * armings when one was made while we waited for the wheel, and said one:
- * an arming that neither ran, nor was reported cancelled, nor moved.
- * Return: true if an arming was stopped.
- */
-static bool tw_cancel_sync_one(struct twheel_timer *t)
-{
-	unsigned long s;
-	bool stopped = false;
-
-	for (;;) {
-		s = tw_wait_settled(t);
-		/*
-		 * Settled and not pending is idle. Pending but held by no
-		 * wheel is a periodic timer kept pending for the cancel of
-		 * its shutdown (tw_end_run()): that one is still to stop.
-		 */
-		if (stopped || !(s & TW_PENDING))
-			return stopped;
-		/* Pending, no callback runs: refused only if one began since. */
-		stopped = tw_cancel(t, &s, TW_RUNNING);
-		cond_resched();
-	}
-}
-
-static void tw_lockdep_sync(struct twheel_timer *t)
-{
-#ifdef CONFIG_LOCKDEP
-	unsigned long flags;
-
-	/*
-	 * Tell lockdep we wait for the callback: holding a lock here that
-	 * the callback takes is a deadlock, reported like timer_delete_sync().
-	 */
-	local_irq_save(flags);
-	lock_map_acquire(&t->lockdep_map);
-	lock_map_release(&t->lockdep_map);
-	local_irq_restore(flags);
-#endif
-}
-
-static bool tw_in_own_callback(struct twheel_timer *t)
-{
-	struct twheel_work_timer *wt;
-
-	if (!(t->flags & TWHEEL_F_PROCESS))
-		return false;
-	wt = container_of(t, struct twheel_work_timer, timer);
-	return current_work() == &wt->work;
-}
-
-/**
- * twheel_cancel_sync - stop a timer and wait until it is quiescent
- * @timer: the timer
- *
- * As timer_delete_sync(): waits for a running callback to return, then
- * cancels the pending arming, if any, the one the callback may have made
- * meanwhile included, and waits until the wheel has let go of the timer.
- * It stops at most one arming, and only while no callback of the timer
- * runs, so that every arming is accounted for exactly once: by its
- * callback, by a cancel that returned true, or by a later arming that
- * returned 1. On return no callback of the timer runs and it is not
- * pending, unless somebody else armed it concurrently (that arming stands
- * and may run); with nobody else arming it, its memory may then be freed.
- * Must not be called under a lock that the callback takes (lockdep
- * reports it), nor from the timer's own callback.
- *
- * Context: process context; may sleep.
- * Return: true if it stopped a pending arming (whose callback will not
- * run), false if there was none.
- */
-bool twheel_cancel_sync(struct twheel_timer *timer)
-{
-	might_sleep();
-	tw_lockdep_sync(timer);
-	if (WARN_ON_ONCE(tw_in_own_callback(timer)))
-		return twheel_cancel(timer);
-	return tw_cancel_sync_one(timer);
-}
-EXPORT_SYMBOL_GPL(twheel_cancel_sync);
-
-/**
- * twheel_shutdown_sync - cancel a timer for good, for teardown
- * @timer: the timer
- *
- * Cancels and waits as twheel_cancel_sync(); from then on twheel_arm() and
- * friends fail with -ESHUTDOWN, so a callback that re-arms its own timer
- * cannot bring it back.
- *
- * Context: process context; may sleep.
- */
-void twheel_shutdown_sync(struct twheel_timer *timer)
-{
-	might_sleep();
-	atomic_long_or(TW_SHUTDOWN, &timer->state);
-	twheel_cancel_sync(timer);
-}
-EXPORT_SYMBOL_GPL(twheel_shutdown_sync);
 
 /**
  * twheel_pending - is the timer armed?
@@ -1629,898 +1240,3 @@ int twheel_timer_set_cpu(struct twheel_timer *timer, int cpu)
 	return 0;
 }
 EXPORT_SYMBOL_GPL(twheel_timer_set_cpu);
-
-/* ---------------------------------------------------------------------
- * Groups
- */
-
-/**
- * twheel_group_init - initialise an empty group
- * @group: the group
- *
- * Context: any context.
- */
-void twheel_group_init(struct twheel_group *group)
-{
-	spin_lock_init(&group->lock);
-	INIT_LIST_HEAD(&group->timers);
-	group->count = 0;
-	group->shutdown = false;
-}
-EXPORT_SYMBOL_GPL(twheel_group_init);
-
-/**
- * twheel_group_add - make a timer a member of a group
- * @group: the group
- * @member: the caller's link for @timer, not in any group; it must live
- *	as long as the membership (embed it beside the timer)
- * @timer: an initialised timer
- *
- * Context: any context but NMI.
- * Return: 0, or -ESHUTDOWN if the group was shut down.
- */
-int twheel_group_add(struct twheel_group *group,
-		     struct twheel_group_member *member,
-		     struct twheel_timer *timer)
-{
-	unsigned long flags;
-	int ret = 0;
-
-	member->timer = timer;
-	spin_lock_irqsave(&group->lock, flags);
-	if (group->shutdown) {
-		ret = -ESHUTDOWN;
-	} else {
-		list_add_tail(&member->node, &group->timers);
-		group->count++;
-	}
-	spin_unlock_irqrestore(&group->lock, flags);
-	return ret;
-}
-EXPORT_SYMBOL_GPL(twheel_group_add);
-
-/**
- * twheel_group_del - remove a timer from its group
- * @group: the group
- * @member: the link twheel_group_add() succeeded with; not to be called
- *	while a group cancel runs
- *
- * Context: any context but NMI.
- */
-void twheel_group_del(struct twheel_group *group,
-		      struct twheel_group_member *member)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&group->lock, flags);
-	list_del_init(&member->node);
-	group->count--;
-	spin_unlock_irqrestore(&group->lock, flags);
-}
-EXPORT_SYMBOL_GPL(twheel_group_del);
-
-static unsigned int tw_group_stop(struct twheel_group *group, bool shutdown)
-{
-	struct twheel_group_member *m;
-	struct twheel_timer *t;
-	unsigned int stopped = 0, n = 0;
-	unsigned long flags;
-
-	might_sleep();
-	spin_lock_irqsave(&group->lock, flags);
-	if (shutdown)
-		group->shutdown = true;
-	/*
-	 * Members are neither added (shutdown, or the caller's promise) nor
-	 * removed while we run, so the walk may drop the lock between nodes.
-	 */
-	list_for_each_entry(m, &group->timers, node) {
-		t = m->timer;
-		if (shutdown)
-			atomic_long_or(TW_SHUTDOWN, &t->state);
-		stopped += twheel_cancel(t);
-		if (++n % TW_IRQ_CHUNK == 0) {
-			spin_unlock_irqrestore(&group->lock, flags);
-			cond_resched();
-			spin_lock_irqsave(&group->lock, flags);
-		}
-	}
-	spin_unlock_irqrestore(&group->lock, flags);
-
-	/*
-	 * Members stay put while we wait: deleting them now is a caller bug.
-	 * A callback that was running re-armed its timer: stopped too.
-	 */
-	list_for_each_entry(m, &group->timers, node) {
-		t = m->timer;
-		tw_lockdep_sync(t);
-		stopped += tw_cancel_wait_idle(t);
-		cond_resched();
-	}
-	return stopped;
-}
-
-/**
- * twheel_group_cancel_sync - cancel every member and wait for them
- * @group: the group
- *
- * All members are cancelled first, then waited for, so thousands of timers
- * cancel in one pass. Members must not be added or removed meanwhile.
- *
- * Context: process context; may sleep.
- * Return: how many pending armings were stopped: one per member that was
- * pending, plus one for each that a running callback re-armed meanwhile.
- */
-unsigned int twheel_group_cancel_sync(struct twheel_group *group)
-{
-	return tw_group_stop(group, false);
-}
-EXPORT_SYMBOL_GPL(twheel_group_cancel_sync);
-
-/**
- * twheel_group_shutdown_sync - shut every member down, for teardown
- * @group: the group
- *
- * As twheel_group_cancel_sync(), and members then refuse to be armed
- * (-ESHUTDOWN), as does twheel_group_add().
- *
- * Context: process context; may sleep.
- * Return: as twheel_group_cancel_sync().
- */
-unsigned int twheel_group_shutdown_sync(struct twheel_group *group)
-{
-	return tw_group_stop(group, true);
-}
-EXPORT_SYMBOL_GPL(twheel_group_shutdown_sync);
-
-/* ---------------------------------------------------------------------
- * Expiry
- */
-
-/* What one expiry runs with, read while the arming was settled. */
-struct tw_shot {
-	u64	expires;
-	u64	period;
-	u8	mode;
-};
-
-/*
- * Owner: @t was just taken off the expired list; claim the expiry from a
- * racing cancel. Interrupts are off.
- * Return: true if the callback is to run; TW_RUNNING is then set.
- */
-static bool tw_claim(struct twheel_cpu *tc, struct twheel_timer *t,
-		     struct tw_shot *shot)
-{
-	unsigned long old, new;
-
-	lockdep_assert_irqs_disabled();
-	for (;;) {
-		/*
-		 * Settled first, every time: a failed cmpxchg may have seen an
-		 * arming take TW_BUSY, and its fields are then half written.
-		 */
-		old = tw_read_settled(t);
-		/* Re-armed or cancelled from afar: its submission decides. */
-		if (old & TW_QUEUED)
-			return false;
-		if (WARN_ON_ONCE(!(old & TW_PENDING) ||
-				 tw_seq(old) != t->linked_seq)) {
-			tw_release(t);
-			return false;
-		}
-		if (old & TW_RUNNING) {
-			/*
-			 * Due again while its callback still runs (in process
-			 * context, or on another CPU): park it, off every
-			 * wheel. tw_finish() queues it again when the callback
-			 * returns, rather than this wheel looking every tick.
-			 */
-			if (atomic_long_try_cmpxchg(&t->state, &old,
-						    old | TW_PARKED)) {
-				tc->stats.parked++;
-				return false;
-			}
-			continue;
-		}
-		shot->expires = READ_ONCE(t->expires);
-		shot->mode = READ_ONCE(t->mode) & TW_MODE_MASK;
-		shot->period = tw_period(t, shot->mode);
-		new = (old | TW_RUNNING) & ~TW_HELD;
-		if (shot->mode == TWHEEL_ONESHOT)
-			new &= ~TW_PENDING;
-		/* Fails if an arming took TW_BUSY since: the fields may be new. */
-		if (atomic_long_try_cmpxchg(&t->state, &old, new))
-			return true;
-	}
-}
-
-/*
- * After the callback: re-arm a periodic timer unless it was cancelled or
- * re-armed meanwhile, then let go of TW_RUNNING.
- */
-/*
- * Let go of TW_RUNNING. A timer parked meanwhile (tw_claim()) goes back to
- * a wheel if it is still pending, or is released if it was cancelled.
- * Interrupts are off.
- */
-static void tw_end_run(struct twheel_timer *t)
-{
-	unsigned long old = atomic_long_read(&t->state), new;
-	bool requeue;
-
-	lockdep_assert_irqs_disabled();
-	do {
-		new = old & ~(TW_RUNNING | TW_PARKED);
-		requeue = false;
-		if (old & TW_PARKED) {
-			/* Nobody else queues a parked timer: see tw_publish(). */
-			WARN_ON_ONCE(old & TW_QUEUED);
-			if (old & TW_PENDING) {
-				new |= TW_QUEUED;
-				requeue = true;
-			} else {
-				new &= ~TW_HELD;
-			}
-		} else if (!(old & (TW_HELD | TW_SHUTDOWN))) {
-			/*
-			 * A periodic timer that is not re-armed now is over;
-			 * but one being shut down stays pending for the cancel
-			 * that follows TW_SHUTDOWN, so that it is counted as
-			 * stopped (it was pending when the shutdown began).
-			 */
-			new &= ~TW_PENDING;
-		}
-		/* Pairs with the acquire in tw_read_settled() of a later claim. */
-	} while (!atomic_long_try_cmpxchg_release(&t->state, &old, new));
-	if (requeue) {
-		/*
-		 * We set TW_QUEUED on a timer no wheel holds: t->cpu is ours.
-		 * It goes where its latest arming wants it (tw_publish()).
-		 */
-		int dest = tw_want(new);
-
-		if (!READ_ONCE(tw_cpu(dest)->online))
-			dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
-		if (dest < 0)
-			dest = smp_processor_id();	/* no wheel online */
-		WRITE_ONCE(t->cpu, dest);
-		tw_push(t, dest, true);
-		/*
-		 * Re-armed while parked: a waiter of twheel_cancel_sync() now
-		 * has a settled timer to cancel again. tw_wake_waiters() does
-		 * not touch @t, which its new holder may already have freed.
-		 */
-	}
-	tw_wake_waiters(t, old);
-}
-
-static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
-		      u64 missed)
-{
-	unsigned long flags, old;
-	u64 next;
-
-	if (shot->mode == TWHEEL_ONESHOT) {
-		/* Fast path: one atomic, interrupts left alone. */
-		old = atomic_long_read(&t->state);
-		while (!(old & TW_PARKED)) {
-			/* Pairs with the acquire in tw_read_settled(). */
-			if (atomic_long_try_cmpxchg_release(&t->state, &old,
-							    old & ~TW_RUNNING)) {
-				tw_wake_waiters(t, old);
-				return;
-			}
-		}
-	}
-	local_irq_save(flags);
-	if (shot->mode == TWHEEL_ONESHOT)
-		goto end_run;
-	old = atomic_long_read(&t->state);
-	/* Still pending and nobody re-armed it (re-arming sets TW_HELD). */
-	if ((old & TW_PENDING) && !(old & (TW_HELD | TW_SHUTDOWN))) {
-		if (shot->mode == TWHEEL_FIXED_RATE) {
-			if (check_mul_overflow(missed + 1, shot->period, &next) ||
-			    check_add_overflow(next, shot->expires, &next))
-				next = KTIME_MAX;
-		} else {
-			next = ktime_get() + shot->period;	/* < 2^64 */
-		}
-		/* Beyond the end of time: stays armed, never fires again. */
-		next = min_t(u64, next, KTIME_MAX);
-		old = tw_lock_busy(t);
-		if ((old & TW_PENDING) && !(old & (TW_HELD | TW_SHUTDOWN))) {
-			WRITE_ONCE(t->expires, next);
-			WRITE_ONCE(t->order, this_cpu_inc_return(twheel_cpus.order));
-			int dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
-
-			/* No wheel online (teardown): keep it on this one. */
-			tw_publish(t, dest < 0 ? smp_processor_id() : dest,
-				   TW_RUNNING);
-			local_irq_restore(flags);
-			return;
-		}
-		/* Pairs with the acquire in tw_lock_busy()/tw_read_settled(). */
-		atomic_long_fetch_andnot_release(TW_BUSY, &t->state);
-	}
-end_run:
-	tw_end_run(t);
-	local_irq_restore(flags);
-}
-
-static void tw_run_callback(struct twheel_timer *t, const struct tw_shot *shot)
-{
-	struct twheel_cpu *tc = NULL;
-	ktime_t now = 0;
-	u64 missed = 0;
-
-	/* The clock only for a fixed-rate overrun count, or for tracing. */
-	if (shot->mode == TWHEEL_FIXED_RATE || trace_twheel_expire_enabled())
-		now = ktime_get();
-	if (shot->mode == TWHEEL_FIXED_RATE && now > (ktime_t)shot->expires)
-		missed = div64_u64(now - shot->expires, shot->period);
-	trace_twheel_expire(t, shot->expires, now, missed);
-
-	if (!(t->flags & TWHEEL_F_PROCESS)) {
-		/* Softirq: this CPU runs nothing else of ours meanwhile. */
-		tc = this_cpu_ptr(&twheel_cpus);
-		tc->running = t;
-		tc->running_expires = shot->expires;
-	}
-
-	lock_map_acquire(&t->lockdep_map);
-	t->func(t, missed);
-	lock_map_release(&t->lockdep_map);
-
-	if (tc)
-		tc->running = NULL;
-	tw_finish(t, shot, missed);
-}
-
-static void tw_work_fn(struct work_struct *work)
-{
-	struct twheel_work_timer *wt =
-		container_of(work, struct twheel_work_timer, work);
-	/*
-	 * The expiry claimed by tw_hrtimer_fn(), not the timer's fields: those
-	 * belong to a re-arming made while the work was queued, if any.
-	 */
-	struct tw_shot shot = {
-		.expires = wt->run_expires,
-		.period = wt->run_period,
-		.mode = wt->run_mode,
-	};
-
-	tw_run_callback(&wt->timer, &shot);
-}
-
-/* Owner, TW_RUNNING claimed: hand the expiry to the workqueue. */
-static void tw_queue_work(struct twheel_timer *t, const struct tw_shot *shot)
-{
-	struct twheel_work_timer *wt =
-		container_of(t, struct twheel_work_timer, timer);
-
-	wt->run_expires = shot->expires;
-	wt->run_period = shot->period;
-	wt->run_mode = shot->mode;
-	/*
-	 * queue_work() orders the stores above before the work runs (see its
-	 * kernel-doc). The previous run of this work may still be returning
-	 * (tw_finish() cleared TW_RUNNING, which let us claim), but it copied
-	 * these fields at its start and reads only the timer since.
-	 */
-	queue_work(twheel_wq, &wt->work);
-}
-
-/* Let pending interrupts in, between two steps of a wheel run. */
-static void tw_irq_window(void)
-{
-	local_irq_enable();
-	local_irq_disable();
-}
-
-/* Expiries between two looks at the clock in a wheel run. */
-#define TW_CLOCK_EVERY	8
-
-/*
- * The rest of a run that went over its time budget, bound to the owner
- * CPU: a work item on a per-CPU workqueue, run by a SCHED_OTHER worker, so
- * every real-time task that wants this CPU runs first (as ksoftirqd takes
- * over from softirqs on interrupt exit). It only lets the wheel run again:
- * expiry stays in the hrtimer's softirq, where callbacks are promised to
- * run, and that run is again bounded by the budget.
- */
-static void tw_resume_fn(struct work_struct *work)
-{
-	struct twheel_cpu *tc = container_of(work, struct twheel_cpu, resume);
-
-	local_irq_disable();
-	/*
-	 * A per-CPU work item runs on another CPU once its CPU went down;
-	 * @tc is then not ours to touch, and the owner's tw_cpu_offline()
-	 * has cleared @deferred itself.
-	 */
-	if (smp_processor_id() != tc->cpu) {
-		local_irq_enable();
-		return;
-	}
-	if (tc->deferred) {
-		tc->deferred = false;
-		if (READ_ONCE(tc->online))
-			tw_program(tc, ktime_get());
-	}
-	tw_irq_enable_wake(tc);
-}
-
-/* The wheel's hrtimer: runs in softirq context on the owner CPU. */
-static enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
-{
-	struct twheel_cpu *tc = container_of(hrt, struct twheel_cpu, hrt);
-	unsigned int budget = expire_batch, fired = 0;
-	struct tw_wheel *w = &tc->wheel;
-	ktime_t now, next, t_due, t_end, t_stop;
-	bool done, over = false, precise;
-
-	local_irq_disable();
-	tc->programmed = KTIME_MAX;
-	t_stop = ktime_get() + (ktime_t)run_budget_us * NSEC_PER_USEC;
-	/*
-	 * TW_IRQ_CHUNK timers at a time, letting interrupts in between:
-	 * the wheel is consistent between two steps, and a hard interrupt
-	 * that arms or cancels here finds it so. The clock is read between
-	 * steps and every TW_CLOCK_EVERY expiries: past run_budget_us the
-	 * run stops with the wheel consistent, as when @budget runs out.
-	 */
-	for (;;) {
-		unsigned int chunk = min(budget, TW_IRQ_CHUNK), left = chunk;
-
-		tw_drain(tc, &left);
-		budget -= chunk - left;
-		if (left || !budget)
-			break;
-		tw_irq_window();
-		if (ktime_get() > t_stop) {
-			over = true;
-			break;
-		}
-	}
-	now = ktime_get();
-	done = false;
-	while (!over) {
-		unsigned int chunk = min(budget, TW_IRQ_CHUNK), left = chunk;
-
-		done = tw_wheel_advance(w, now, &left);
-		budget -= chunk - left;
-		if (done || !budget)
-			break;
-		tw_irq_window();
-		over = ktime_get() > t_stop;
-	}
-	/* Two clock reads per run, to say where an expiry's time goes. */
-	t_due = ktime_get();
-	tc->stats.advance_ns += t_due - now;
-	/* Run for the precise stage: the end of a window came (not a tick). */
-	precise = tw_precise_next(&w->precise) <= now;
-	over = over || t_due > t_stop;
-	while (!over && budget) {
-		struct twheel_timer *t = tw_wheel_pop_next(w, now, &budget);
-		struct tw_shot shot;
-
-		if (!t) {
-			/*
-			 * A precise timer may have come due since the run
-			 * began: one more look at the clock, not a run more.
-			 */
-			ktime_t later;
-
-			if (!budget || !w->precise.n)
-				break;
-			later = ktime_get();
-			t = tw_precise_pop_due(w, later);
-			if (!t)
-				break;
-			now = later;
-		}
-		budget--;
-		if (budget % TW_CLOCK_EVERY == 0 && ktime_get() > t_stop)
-			over = true;
-		if (!tw_claim(tc, t, &shot))
-			continue;
-		fired++;
-		tc->stats.expired++;
-		if (now - (ktime_t)shot.expires > (ktime_t)tc->stats.max_lateness_ns)
-			tc->stats.max_lateness_ns = now - shot.expires;
-		if (t->flags & TWHEEL_F_PROCESS) {
-			tw_queue_work(t, &shot);
-			continue;
-		}
-		local_irq_enable();
-		tw_run_callback(t, &shot);
-		local_irq_disable();
-	}
-	if (fired > tc->stats.max_batch)
-		tc->stats.max_batch = fired;
-	t_end = ktime_get();
-	tc->stats.expire_ns += t_end - t_due;
-
-	/*
-	 * The coalescing floor: after a run for the precise stage, the
-	 * hrtimer is not programmed for it again within a tick /
-	 * precise_per_tick of this run's end (tw_link() too). A run for a
-	 * tick leaves it alone: a precise timer due just after the tick it
-	 * moved in at is not held back.
-	 */
-	if (precise)
-		tc->precise_floor = t_end + div_u64(granularity_ns,
-						    precise_per_tick);
-	if (!done || tw_wheel_has_due(w) || tc->backlog ||
-	    !llist_empty(&tc->submit) ||
-	    tw_precise_next(&w->precise) <= now) {
-		next = t_end + 1;		/* more to do: yield, come back */
-		/*
-		 * Over the time budget: come back only once the CPU's
-		 * SCHED_OTHER tasks may run, so a burst cannot keep a
-		 * real-time task off the CPU for more than about one budget.
-		 * Not while the CPU goes down (its wheel is being emptied) or
-		 * the module goes away (nothing may be queued then).
-		 */
-		if (over && READ_ONCE(tc->online) && !READ_ONCE(tw_stopping)) {
-			tc->stats.yields++;
-			tc->deferred = true;
-			queue_work_on(tc->cpu, twheel_wq, &tc->resume);
-		}
-	} else {
-		next = min(tw_wheel_tick_time(w, tw_wheel_next(w)),
-			   max(tw_precise_next(&w->precise), tc->precise_floor));
-	}
-	tw_program(tc, next);
-	tw_irq_enable_wake(tc);
-	return HRTIMER_NORESTART;
-}
-
-/* Most submissions a kick processes in its hard interrupt. */
-#define TW_KICK_BUDGET	64
-
-/*
- * Someone queued a submission for this CPU: drain it here, in the IPI,
- * rather than waking the wheel's softirq for it. Hard interrupt context.
- */
-static void tw_kick_fn(void *info)
-{
-	struct twheel_cpu *tc = info;
-	unsigned int budget = TW_KICK_BUDGET;
-
-	tc->stats.kicks++;
-	/*
-	 * The csd is unlocked (the IPI code did that before calling us):
-	 * the next sender may queue it again. The xchg (a full barrier)
-	 * orders clearing @kicked before the llist_del_all() of tw_drain():
-	 * pairs with the llist_add() then the read of @kicked in tw_kick().
-	 */
-	atomic_xchg(&tc->kicked, 0);
-	tw_drain(tc, &budget);
-	/* More than one run's worth: the wheel's softirq goes on with it. */
-	if (tc->backlog || !llist_empty(&tc->submit))
-		tw_program(tc, ktime_get());
-}
-
-/* ---------------------------------------------------------------------
- * CPU hotplug
- */
-
-/* Owner, wheel offline: hand a timer taken off the wheel to a live CPU. */
-static void tw_evict(struct twheel_timer *t)
-{
-	unsigned long old = atomic_long_read(&t->state);
-	int dest;
-
-	do {
-		/* Queued here by someone: the final drain hands it off. */
-		if (old & TW_QUEUED)
-			return;
-	} while (!atomic_long_try_cmpxchg(&t->state, &old, old | TW_QUEUED));
-	dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
-	WRITE_ONCE(t->cpu, dest);
-	tw_push(t, dest, true);
-}
-
-/*
- * Owner, wheel offline, interrupts off: hand up to TW_IRQ_CHUNK timers
- * to live CPUs. Return: true once the wheel is empty.
- */
-static bool tw_evict_some(struct twheel_cpu *tc)
-{
-	unsigned int budget = TW_IRQ_CHUNK;
-	struct twheel_timer *t;
-
-	lockdep_assert_irqs_disabled();
-	tw_drain(tc, &budget);
-	while (budget--) {
-		t = tw_wheel_pop(&tc->wheel);
-		if (!t)
-			return !tc->backlog && llist_empty(&tc->submit);
-		tw_evict(t);
-	}
-	return false;
-}
-
-/* Process context: a chunk at a time, rescheduling in between. */
-static void tw_evict_all(struct twheel_cpu *tc)
-{
-	bool empty;
-
-	do {
-		local_irq_disable();
-		empty = tw_evict_some(tc);
-		tw_irq_enable_wake(tc);
-		cond_resched();
-	} while (!empty);
-}
-
-static int tw_cpu_online(unsigned int cpu)
-{
-	struct twheel_cpu *tc = tw_cpu(cpu);
-
-	local_irq_disable();
-	tw_wheel_forward(&tc->wheel, ktime_get());
-	local_irq_enable();
-	WRITE_ONCE(tc->online, true);
-	return 0;
-}
-
-/* Runs on the CPU going down, before it stops taking interrupts. */
-static int tw_cpu_offline(unsigned int cpu)
-{
-	struct twheel_cpu *tc = tw_cpu(cpu);
-
-	WRITE_ONCE(tc->online, false);
-	/* Armings that still saw us online run with interrupts off. */
-	synchronize_rcu();
-	tw_evict_all(tc);
-	/* Pushes that raced with the eviction have landed on our list... */
-	synchronize_rcu();
-	/* ...and nothing can be queued here any more: hand those off too. */
-	tw_evict_all(tc);
-	hrtimer_cancel(&tc->hrt);
-	/* A run deferred before we began: its work finds @online clear. */
-	cancel_work_sync(&tc->resume);
-	local_irq_disable();
-	tc->programmed = KTIME_MAX;
-	tc->deferred = false;
-	tw_irq_enable_wake(tc);
-	return 0;
-}
-
-/* ---------------------------------------------------------------------
- * debugfs: per-CPU statistics
- */
-
-static int tw_stats_show(struct seq_file *m, void *unused)
-{
-	int cpu;
-
-	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch kicks advance_ns expire_ns yields\n");
-	for_each_possible_cpu(cpu) {
-		struct twheel_cpu *tc = tw_cpu(cpu);
-		/* Other CPUs' counters, read racily: a snapshot for people. */
-		struct twheel_stats st = data_race(tc->stats);
-		/* Likewise: the owner changes it with interrupts off. */
-		unsigned long pending = data_race(tc->wheel.count);
-
-		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u %llu %llu %llu %llu\n",
-			   cpu, READ_ONCE(tc->online), pending, st.scheduled,
-			   st.expired, st.cancelled, st.max_lateness_ns,
-			   st.max_batch, st.kicks, st.advance_ns, st.expire_ns,
-			   st.yields);
-	}
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(tw_stats);
-
-/* For the KUnit tests: kick IPIs @cpu received. */
-u64 twheel_kicks(int cpu)
-{
-	/* The owner counts in its IPI; a racy snapshot is all tests need. */
-	return data_race(tw_cpu(cpu)->stats.kicks);
-}
-EXPORT_SYMBOL_IF_KUNIT(twheel_kicks);
-
-/* For the KUnit tests: expiries parked behind a running callback, all CPUs. */
-u64 twheel_parks(void)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu) {
-		/* Each owner counts with interrupts off: a racy sum will do. */
-		sum += data_race(tw_cpu(cpu)->stats.parked);
-	}
-	return sum;
-}
-EXPORT_SYMBOL_IF_KUNIT(twheel_parks);
-
-/* For the KUnit tests: runs of @cpu's wheel that went over run_budget_us. */
-u64 twheel_yields(int cpu)
-{
-	/* The owner counts with interrupts off: a racy snapshot will do. */
-	return data_race(tw_cpu(cpu)->stats.yields);
-}
-EXPORT_SYMBOL_IF_KUNIT(twheel_yields);
-
-/* ---------------------------------------------------------------------
- * Module load and unload
- */
-
-/*
- * Unload: let go of a timer a wheel still references. Return 1 if it was
- * still armed (a leak), 0 if it was only waiting to be unlinked (cancelled
- * from another CPU, see twheel_cancel()).
- */
-static unsigned int tw_drop(struct twheel_timer *t)
-{
-	return !!(atomic_long_fetch_andnot(TW_PENDING | TW_QUEUED | TW_HELD,
-					   &t->state) & TW_PENDING);
-}
-
-/*
- * Unload, interrupts off: drop up to TW_IRQ_CHUNK of what leaked users
- * left on @tc's wheel, adding to *@left those still armed.
- * Return: true if more may remain.
- */
-static bool tw_flush_some(struct twheel_cpu *tc, unsigned int *left)
-{
-	struct twheel_timer *t;
-	struct llist_node *n;
-	unsigned int i;
-
-	lockdep_assert_irqs_disabled();
-	for (i = 0; i < TW_IRQ_CHUNK; i++) {
-		if (tc->backlog) {
-			n = tc->backlog;
-			tc->backlog = n->next;
-			*left += tw_drop(llist_entry(n, struct twheel_timer,
-						     llnode));
-			continue;
-		}
-		if (!llist_empty(&tc->submit)) {
-			tc->backlog = llist_del_all(&tc->submit);
-			continue;
-		}
-		t = tw_wheel_pop(&tc->wheel);
-		if (!t)
-			return false;
-		*left += tw_drop(t);
-	}
-	return true;
-}
-
-/* Unload: empty one CPU's wheel, a chunk at a time. */
-static long tw_flush_cpu(void *arg)
-{
-	struct twheel_cpu *tc = arg;
-	unsigned int left = 0;
-	bool more;
-
-	do {
-		local_irq_disable();
-		more = tw_flush_some(tc, &left);
-		local_irq_enable();
-		cond_resched();
-	} while (more);
-	if (left)
-		pr_warn("cpu %d: %u timers left armed at unload, dropped\n",
-			tc->cpu, left);
-	return 0;
-}
-
-static void tw_free_wheels(void)
-{
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		tw_wheel_free(&tw_cpu(cpu)->wheel);
-}
-
-/**
- * twheel_core_init - set up every CPU's wheel; called by main.c
- *
- * Context: module init, process context.
- * Return: 0, or a negative errno with nothing left set up.
- */
-int __init twheel_core_init(void)
-{
-	int cpu, ret;
-
-	if (granularity_ns < NSEC_PER_USEC || granularity_ns > NSEC_PER_SEC ||
-	    wheel_bits < TW_BITS_MIN || wheel_bits > TW_BITS_MAX ||
-	    expire_batch < 64 || expire_batch > (1U << 20) ||
-	    run_budget_us < 100 || run_budget_us > 100 * USEC_PER_MSEC ||
-	    precise_per_tick < 1 || precise_per_tick > 1024) {
-		pr_err("invalid module parameters (see modinfo twheel)\n");
-		return -EINVAL;
-	}
-
-	for_each_possible_cpu(cpu) {
-		struct twheel_cpu *tc = tw_cpu(cpu);
-
-		ret = tw_wheel_init(&tc->wheel, granularity_ns, wheel_bits,
-				    ktime_get(), cpu_to_node(cpu));
-		if (ret)
-			goto err_free_wheels;
-		init_llist_head(&tc->submit);
-		twheel_hrtimer_setup(&tc->hrt, tw_hrtimer_fn, CLOCK_MONOTONIC,
-				     HRTIMER_MODE_ABS_PINNED_SOFT);
-		INIT_CSD(&tc->kick, tw_kick_fn, tc);
-		INIT_WORK(&tc->resume, tw_resume_fn);
-		tc->programmed = KTIME_MAX;
-		tc->cpu = cpu;
-	}
-
-	twheel_wq = alloc_workqueue("twheel", WQ_HIGHPRI | WQ_MEM_RECLAIM |
-				    TWHEEL_WQ_PERCPU, 0);
-	if (!twheel_wq) {
-		ret = -ENOMEM;
-		goto err_free_wheels;
-	}
-
-	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "twheel:online",
-				tw_cpu_online, tw_cpu_offline);
-	if (ret < 0)
-		goto err_destroy_wq;
-	twheel_hp_state = ret;
-
-	twheel_debugfs = debugfs_create_dir("twheel", NULL);
-	debugfs_create_file("stats", 0444, twheel_debugfs, NULL,
-			    &tw_stats_fops);
-
-	pr_info("%d CPUs, %lu ns ticks, %u levels of %u buckets\n",
-		num_online_cpus(), granularity_ns,
-		tw_cpu(0)->wheel.levels, 1U << wheel_bits);
-	return 0;
-
-err_destroy_wq:
-	destroy_workqueue(twheel_wq);
-err_free_wheels:
-	tw_free_wheels();
-	return ret;
-}
-
-/**
- * twheel_core_exit - stop and free every CPU's wheel; called by main.c
- *
- * Context: module exit, process context; every user of the API is gone.
- */
-void twheel_core_exit(void)
-{
-	int cpu;
-
-	debugfs_remove_recursive(twheel_debugfs);
-	cpuhp_remove_state_nocalls(twheel_hp_state);
-	/*
-	 * Users are gone (they hold module references): only leaks remain.
-	 * Stop the wheels, then empty each on its own CPU (serialised with
-	 * late kicks by interrupts off), or here for a CPU that is offline.
-	 * A run from now on defers nothing; one that already did has its
-	 * work cancelled once no run is left in flight (after the hrtimer's).
-	 */
-	WRITE_ONCE(tw_stopping, true);
-	for_each_possible_cpu(cpu)
-		hrtimer_cancel(&tw_cpu(cpu)->hrt);
-	for_each_possible_cpu(cpu)
-		cancel_work_sync(&tw_cpu(cpu)->resume);
-	/* Process-context callbacks end first: they may queue timers. */
-	destroy_workqueue(twheel_wq);
-	cpus_read_lock();
-	for_each_possible_cpu(cpu) {
-		if (cpu_online(cpu))
-			work_on_cpu(cpu, tw_flush_cpu, tw_cpu(cpu));
-		else
-			tw_flush_cpu(tw_cpu(cpu));
-	}
-	cpus_read_unlock();
-	/* A late kick may have programmed a wheel again: nothing is left. */
-	for_each_possible_cpu(cpu)
-		hrtimer_cancel(&tw_cpu(cpu)->hrt);
-	flush_work(&tw_wake_work);
-	tw_free_wheels();
-}

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * twheel: the core's private declarations, shared by its four files:
+ *
+ *   twheel.c   the per-CPU wheels' data, submission (the lock-free hand-off
+ *              between CPUs), arming and cancelling: the API's entry point;
+ *              the design, the state machine and who owns what are at its top
+ *   sync.c     waiting for a timer (twheel_cancel_sync()) and for groups
+ *   expiry.c   a wheel's run: the hrtimer's softirq, the kick IPI, callbacks
+ *   cpu.c      CPU hotplug, the statistics, module load and unload
+ *
+ * What the arming and cancel paths use on every call is inline here.
+ */
+#ifndef _TWHEEL_CORE_H
+#define _TWHEEL_CORE_H
+
+#include <linux/atomic.h>
+#include <linux/hrtimer.h>
+#include <linux/llist.h>
+#include <linux/lockdep.h>
+#include <linux/percpu.h>
+#include <linux/smp.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include "twheel.h"
+#include "wheel.h"
+
+#define TW_PENDING	BIT(0)
+#define TW_HELD		BIT(1)
+#define TW_QUEUED	BIT(2)
+#define TW_RUNNING	BIT(3)
+#define TW_SHUTDOWN	BIT(4)
+#define TW_BUSY		BIT(5)
+#define TW_WAITER	BIT(6)
+#define TW_PARKED	BIT(7)
+/*
+ * Bits 16-31: the CPU whose wheel the latest arming wants (tw_pick_cpu()
+ * of it), set by the same cmpxchg that publishes the arming. A holder that
+ * finds a pending timer on its submission list hands it there (a re-arm
+ * from another CPU migrates the timer, as mod_timer() does a timer_list).
+ */
+#define TW_WANT_SHIFT	16
+#define TW_WANT_MASK	GENMASK(31, TW_WANT_SHIFT)
+static_assert(CONFIG_NR_CPUS <= (TW_WANT_MASK >> TW_WANT_SHIFT) + 1);
+/*
+ * Most timers handled in one interrupts-off section (or under one spinlock)
+ * by any pass: the wheel run, a long submission list, a group cancel, CPU
+ * offline, module unload. See "Bounded work" above.
+ */
+#define TW_IRQ_CHUNK	256
+
+#define TW_SEQ_SHIFT	32
+#define TW_SEQ_ONE	BIT(TW_SEQ_SHIFT)
+
+static inline u32 tw_seq(unsigned long state)
+{
+	return state >> TW_SEQ_SHIFT;
+}
+
+static inline int tw_want(unsigned long state)
+{
+	return (state & TW_WANT_MASK) >> TW_WANT_SHIFT;
+}
+
+static inline unsigned long tw_set_want(unsigned long state, int cpu)
+{
+	return (state & ~TW_WANT_MASK) | ((unsigned long)cpu << TW_WANT_SHIFT);
+}
+
+/* Module parameters (twheel.c), checked by twheel_core_init(); read-only. */
+extern unsigned long granularity_ns;
+extern unsigned int wheel_bits;
+extern unsigned int expire_batch;
+extern unsigned int precise_per_tick;
+extern unsigned int run_budget_us;
+
+/**
+ * struct twheel_stats - per-CPU counters, shown in debugfs
+ * @scheduled: armings made on this CPU
+ * @expired: callbacks this CPU's wheel ran or queued
+ * @cancelled: cancels made on this CPU that stopped a pending timer
+ * @max_lateness_ns: the latest expiry of this CPU's wheel
+ * @max_batch: most expiries in one run
+ * @kicks: kick IPIs this CPU received
+ * @parked: expiries found with their callback still running (tw_claim())
+ * @advance_ns: time the wheel's runs spent advancing the wheel (moving
+ *	timers down the levels, sorting the due ones)
+ * @expire_ns: time they spent claiming, running and finishing due timers
+ * @yields: runs that went over run_budget_us and left the rest to a later
+ *	run, after the tasks that outrank SCHED_OTHER (tw_hrtimer_fn())
+ *
+ * Written by this CPU only; read racily for display.
+ */
+struct twheel_stats {
+	u64	scheduled;
+	u64	expired;
+	u64	cancelled;
+	u64	max_lateness_ns;
+	u64	kicks;
+	u64	parked;
+	u64	advance_ns;
+	u64	expire_ns;
+	u64	yields;
+	u32	max_batch;
+};
+
+/**
+ * struct twheel_cpu - one CPU's wheel
+ * @wheel: the buckets; owner CPU, interrupts disabled
+ * @backlog: drained submissions not yet processed, oldest first; owner
+ * @submit: submission list; any context adds, the owner drains
+ * @hrt: drives the wheel; soft, pinned to the owner
+ * @kick: IPI that makes the owner drain @submit
+ * @kicked: @kick is ours to send or on its way: set by the one sender
+ *	that sends it (tw_kick()), cleared by the IPI itself (tw_kick_fn()),
+ *	or by that sender if the send failed. It serialises the senders of
+ *	@kick, as smp_call_function_single_async() requires
+ * @programmed: ns the hrtimer is set for, KTIME_MAX if idle; owner
+ * @online: accepts new timers; see the hotplug callbacks
+ * @order: arming counter of this CPU, for FIFO among equal deadlines
+ * @running: the softirq callback running on this CPU; this CPU only
+ * @running_expires: the deadline it runs for, for twheel_deadline()
+ * @wake_pending: a waiter of tw_idle_wq is to be woken once interrupts are
+ *	on again (tw_wake_waiters()); owner, interrupts disabled
+ * @deferred: a run went over its time budget with work left and queued
+ *	@resume: the hrtimer stays off until @resume runs, so that every
+ *	task that outranks a SCHED_OTHER one runs first; owner, interrupts
+ *	disabled
+ * @resume: work item bound to the owner: clears @deferred and lets the
+ *	wheel run again (tw_resume_fn())
+ * @precise_floor: ns before which the hrtimer is not programmed for the
+ *	precise stage: the end of the last run plus a tick / precise_per_tick
+ *	(the coalescing floor, tw_hrtimer_fn()); owner, interrupts disabled
+ * @stats: counters
+ * @cpu: the owner
+ */
+struct twheel_cpu {
+	struct tw_wheel		wheel;
+	struct llist_node	*backlog;
+	struct llist_head	submit;
+	struct hrtimer		hrt;
+	call_single_data_t	kick;
+	atomic_t		kicked;
+	ktime_t			programmed;
+	bool			online;
+	u32			order;
+	struct twheel_timer	*running;
+	u64			running_expires;
+	bool			wake_pending;
+	bool			deferred;
+	struct work_struct	resume;
+	ktime_t			precise_floor;
+	struct twheel_stats	stats;
+	int			cpu;
+};
+
+/* Every CPU's wheel (twheel.c). */
+DECLARE_PER_CPU(struct twheel_cpu, twheel_cpus);
+
+/*
+ * twheel.c: waiters of twheel_cancel_sync() and of the group waits sleep on
+ * tw_idle_wq until the timer they wait for lets go of TW_HELD and
+ * TW_RUNNING; tw_wake_work wakes them for a CPU going offline.
+ */
+extern struct wait_queue_head tw_idle_wq;
+extern struct work_struct tw_wake_work;
+
+/* cpu.c: module unload has begun: a run no longer defers (tw_hrtimer_fn()). */
+extern bool tw_stopping;
+/* cpu.c: per-CPU workqueue of work timers' callbacks and deferred runs. */
+extern struct workqueue_struct *twheel_wq;
+
+/* ---------------------------------------------------------------------
+ * State word helpers
+ */
+
+/* Take TW_BUSY; interrupts are off, so the holder is never this CPU's IRQ. */
+static __always_inline unsigned long tw_lock_busy(struct twheel_timer *t)
+{
+	unsigned long old = atomic_long_read(&t->state);
+
+	for (;;) {
+		if (old & TW_BUSY) {
+			cpu_relax();
+			old = atomic_long_read(&t->state);
+			continue;
+		}
+		/* Pairs with the release in tw_publish(). */
+		if (atomic_long_try_cmpxchg_acquire(&t->state, &old,
+						    old | TW_BUSY))
+			return old;
+	}
+}
+
+/* Read the state once no arming is writing the timer's fields. */
+static inline unsigned long tw_read_settled(struct twheel_timer *t)
+{
+	unsigned long s;
+
+	/* Pairs with the release that clears TW_BUSY in tw_publish(). */
+	while ((s = atomic_long_read_acquire(&t->state)) & TW_BUSY)
+		cpu_relax();
+	return s;
+}
+
+static inline struct twheel_cpu *tw_cpu(int cpu)
+{
+	return per_cpu_ptr(&twheel_cpus, cpu);
+}
+
+int tw_pick_cpu_slow(int want);
+
+/*
+ * A CPU whose wheel takes timers; interrupts are off (RCU read side). The
+ * common case, a timer for whichever CPU arms it, inline: one per-CPU load.
+ */
+static __always_inline int tw_pick_cpu(int want)
+{
+	if (want < 0 && likely(this_cpu_read(twheel_cpus.online)))
+		return smp_processor_id();
+	return tw_pick_cpu_slow(want);
+}
+
+/*
+ * Owner: make sure the hrtimer fires by @when. Interrupts are off. Not
+ * while a run has deferred the rest of its work: tw_resume_fn() programs
+ * the hrtimer for at once when it runs, which is as early as any @when.
+ */
+static inline void tw_program(struct twheel_cpu *tc, ktime_t when)
+{
+	lockdep_assert_irqs_disabled();
+	if (when >= tc->programmed || tc->deferred)
+		return;
+	tc->programmed = when;
+	hrtimer_start_range_ns(&tc->hrt, when, 0, HRTIMER_MODE_ABS_PINNED_SOFT);
+}
+
+/* Owner: link @t on this wheel for the arming @seq, wherever it was. */
+static __always_inline void tw_link(struct twheel_cpu *tc,
+				    struct twheel_timer *t, u32 seq)
+{
+	struct tw_wheel *w = &tc->wheel;
+	ktime_t when;
+
+	t->linked_seq = seq;
+	/* Only the new timer's bucket can be earlier than what is programmed. */
+	when = tw_wheel_relink_ns(w, t);
+	/* A precise timer's run waits for the coalescing floor (tw_hrtimer_fn()). */
+	if (unlikely(tw_timer_precise(t)) && when < tc->precise_floor)
+		when = tc->precise_floor;
+	tw_program(tc, when);
+}
+
+static inline void tw_unlink(struct twheel_cpu *tc, struct twheel_timer *t)
+{
+	if (!list_empty(&t->entry))
+		tw_wheel_unlink(&tc->wheel, t);
+}
+
+/*
+ * Where @t's period lives: in the structure that embeds a timer that may
+ * be periodic (twheel_timer::flags says which), nowhere for a plain one.
+ */
+static inline u64 *tw_period_slot(struct twheel_timer *t)
+{
+	if (t->flags & TWHEEL_F_PROCESS)
+		return &container_of(t, struct twheel_work_timer, timer)->period;
+	if (t->flags & TWHEEL_F_PERIODIC)
+		return &container_of(t, struct twheel_periodic_timer,
+				     timer)->period;
+	return NULL;
+}
+
+/* The period of the arming whose mode is @mode; 0 for a one-shot. */
+static inline u64 tw_period(struct twheel_timer *t, u8 mode)
+{
+	return mode == TWHEEL_ONESHOT ? 0 : READ_ONCE(*tw_period_slot(t));
+}
+
+/* twheel.c: submission (see there) */
+void tw_wake_waiters_slow(struct twheel_timer *t);
+
+/*
+ * Called after an atomic read-modify-write of @t->state, which returned
+ * @old, cleared TW_HELD or TW_RUNNING: wakes the waiters of the timer, if
+ * it has any (tw_wake_waiters_slow()).
+ */
+static inline void tw_wake_waiters(struct twheel_timer *t, unsigned long old)
+{
+	if (old & TW_WAITER)
+		tw_wake_waiters_slow(t);
+}
+
+void tw_irq_enable_wake(struct twheel_cpu *tc);
+void tw_kick(int cpu);
+void tw_push(struct twheel_timer *t, int cpu, bool kick);
+void tw_release(struct twheel_timer *t);
+void tw_drain(struct twheel_cpu *tc, unsigned int *budget);
+int tw_publish_next(struct twheel_timer *t, int want);
+bool tw_cancel_refusing(struct twheel_timer *t, unsigned long *oldp,
+			unsigned long refuse);
+
+/* expiry.c: a wheel's run */
+void tw_work_fn(struct work_struct *work);
+void tw_resume_fn(struct work_struct *work);
+enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt);
+void tw_kick_fn(void *info);
+
+#endif /* _TWHEEL_CORE_H */

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel: the per-CPU wheels' life. A CPU going down hands its timers to
+ * the CPUs that stay (tw_cpu_offline()); debugfs shows each wheel's
+ * counters; module load sets every wheel up and unload empties them. The
+ * state bits and who may touch what: the top of twheel.c.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/rcupdate.h>
+#include <linux/seq_file.h>
+#include <linux/workqueue.h>
+#include <kunit/visibility.h>
+
+#include "compat.h"
+#include "core.h"
+#include "internal.h"
+
+static enum cpuhp_state twheel_hp_state;
+bool tw_stopping;
+struct workqueue_struct *twheel_wq;
+static struct dentry *twheel_debugfs;
+
+/* ---------------------------------------------------------------------
+ * CPU hotplug
+ */
+
+/* Owner, wheel offline: hand a timer taken off the wheel to a live CPU. */
+static void tw_evict(struct twheel_timer *t)
+{
+	unsigned long old = atomic_long_read(&t->state);
+	int dest;
+
+	do {
+		/* Queued here by someone: the final drain hands it off. */
+		if (old & TW_QUEUED)
+			return;
+	} while (!atomic_long_try_cmpxchg(&t->state, &old, old | TW_QUEUED));
+	dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
+	WRITE_ONCE(t->cpu, dest);
+	tw_push(t, dest, true);
+}
+
+/*
+ * Owner, wheel offline, interrupts off: hand up to TW_IRQ_CHUNK timers
+ * to live CPUs. Return: true once the wheel is empty.
+ */
+static bool tw_evict_some(struct twheel_cpu *tc)
+{
+	unsigned int budget = TW_IRQ_CHUNK;
+	struct twheel_timer *t;
+
+	lockdep_assert_irqs_disabled();
+	tw_drain(tc, &budget);
+	while (budget--) {
+		t = tw_wheel_pop(&tc->wheel);
+		if (!t)
+			return !tc->backlog && llist_empty(&tc->submit);
+		tw_evict(t);
+	}
+	return false;
+}
+
+/* Process context: a chunk at a time, rescheduling in between. */
+static void tw_evict_all(struct twheel_cpu *tc)
+{
+	bool empty;
+
+	do {
+		local_irq_disable();
+		empty = tw_evict_some(tc);
+		tw_irq_enable_wake(tc);
+		cond_resched();
+	} while (!empty);
+}
+
+static int tw_cpu_online(unsigned int cpu)
+{
+	struct twheel_cpu *tc = tw_cpu(cpu);
+
+	local_irq_disable();
+	tw_wheel_forward(&tc->wheel, ktime_get());
+	local_irq_enable();
+	WRITE_ONCE(tc->online, true);
+	return 0;
+}
+
+/* Runs on the CPU going down, before it stops taking interrupts. */
+static int tw_cpu_offline(unsigned int cpu)
+{
+	struct twheel_cpu *tc = tw_cpu(cpu);
+
+	WRITE_ONCE(tc->online, false);
+	/* Armings that still saw us online run with interrupts off. */
+	synchronize_rcu();
+	tw_evict_all(tc);
+	/* Pushes that raced with the eviction have landed on our list... */
+	synchronize_rcu();
+	/* ...and nothing can be queued here any more: hand those off too. */
+	tw_evict_all(tc);
+	hrtimer_cancel(&tc->hrt);
+	/* A run deferred before we began: its work finds @online clear. */
+	cancel_work_sync(&tc->resume);
+	local_irq_disable();
+	tc->programmed = KTIME_MAX;
+	tc->deferred = false;
+	tw_irq_enable_wake(tc);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * debugfs: per-CPU statistics
+ */
+
+static int tw_stats_show(struct seq_file *m, void *unused)
+{
+	int cpu;
+
+	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch kicks advance_ns expire_ns yields\n");
+	for_each_possible_cpu(cpu) {
+		struct twheel_cpu *tc = tw_cpu(cpu);
+		/* Other CPUs' counters, read racily: a snapshot for people. */
+		struct twheel_stats st = data_race(tc->stats);
+		/* Likewise: the owner changes it with interrupts off. */
+		unsigned long pending = data_race(tc->wheel.count);
+
+		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u %llu %llu %llu %llu\n",
+			   cpu, READ_ONCE(tc->online), pending, st.scheduled,
+			   st.expired, st.cancelled, st.max_lateness_ns,
+			   st.max_batch, st.kicks, st.advance_ns, st.expire_ns,
+			   st.yields);
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(tw_stats);
+
+/* For the KUnit tests: kick IPIs @cpu received. */
+u64 twheel_kicks(int cpu)
+{
+	/* The owner counts in its IPI; a racy snapshot is all tests need. */
+	return data_race(tw_cpu(cpu)->stats.kicks);
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_kicks);
+
+/* For the KUnit tests: expiries parked behind a running callback, all CPUs. */
+u64 twheel_parks(void)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		/* Each owner counts with interrupts off: a racy sum will do. */
+		sum += data_race(tw_cpu(cpu)->stats.parked);
+	}
+	return sum;
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_parks);
+
+/* For the KUnit tests: runs of @cpu's wheel that went over run_budget_us. */
+u64 twheel_yields(int cpu)
+{
+	/* The owner counts with interrupts off: a racy snapshot will do. */
+	return data_race(tw_cpu(cpu)->stats.yields);
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_yields);
+
+/* ---------------------------------------------------------------------
+ * Module load and unload
+ */
+
+/*
+ * Unload: let go of a timer a wheel still references. Return 1 if it was
+ * still armed (a leak), 0 if it was only waiting to be unlinked (cancelled
+ * from another CPU, see twheel_cancel()).
+ */
+static unsigned int tw_drop(struct twheel_timer *t)
+{
+	return !!(atomic_long_fetch_andnot(TW_PENDING | TW_QUEUED | TW_HELD,
+					   &t->state) & TW_PENDING);
+}
+
+/*
+ * Unload, interrupts off: drop up to TW_IRQ_CHUNK of what leaked users
+ * left on @tc's wheel, adding to *@left those still armed.
+ * Return: true if more may remain.
+ */
+static bool tw_flush_some(struct twheel_cpu *tc, unsigned int *left)
+{
+	struct twheel_timer *t;
+	struct llist_node *n;
+	unsigned int i;
+
+	lockdep_assert_irqs_disabled();
+	for (i = 0; i < TW_IRQ_CHUNK; i++) {
+		if (tc->backlog) {
+			n = tc->backlog;
+			tc->backlog = n->next;
+			*left += tw_drop(llist_entry(n, struct twheel_timer,
+						     llnode));
+			continue;
+		}
+		if (!llist_empty(&tc->submit)) {
+			tc->backlog = llist_del_all(&tc->submit);
+			continue;
+		}
+		t = tw_wheel_pop(&tc->wheel);
+		if (!t)
+			return false;
+		*left += tw_drop(t);
+	}
+	return true;
+}
+
+/* Unload: empty one CPU's wheel, a chunk at a time. */
+static long tw_flush_cpu(void *arg)
+{
+	struct twheel_cpu *tc = arg;
+	unsigned int left = 0;
+	bool more;
+
+	do {
+		local_irq_disable();
+		more = tw_flush_some(tc, &left);
+		local_irq_enable();
+		cond_resched();
+	} while (more);
+	if (left)
+		pr_warn("cpu %d: %u timers left armed at unload, dropped\n",
+			tc->cpu, left);
+	return 0;
+}
+
+static void tw_free_wheels(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		tw_wheel_free(&tw_cpu(cpu)->wheel);
+}
+
+/**
+ * twheel_core_init - set up every CPU's wheel; called by main.c
+ *
+ * Context: module init, process context.
+ * Return: 0, or a negative errno with nothing left set up.
+ */
+int __init twheel_core_init(void)
+{
+	int cpu, ret;
+
+	if (granularity_ns < NSEC_PER_USEC || granularity_ns > NSEC_PER_SEC ||
+	    wheel_bits < TW_BITS_MIN || wheel_bits > TW_BITS_MAX ||
+	    expire_batch < 64 || expire_batch > (1U << 20) ||
+	    run_budget_us < 100 || run_budget_us > 100 * USEC_PER_MSEC ||
+	    precise_per_tick < 1 || precise_per_tick > 1024) {
+		pr_err("invalid module parameters (see modinfo twheel)\n");
+		return -EINVAL;
+	}
+
+	for_each_possible_cpu(cpu) {
+		struct twheel_cpu *tc = tw_cpu(cpu);
+
+		ret = tw_wheel_init(&tc->wheel, granularity_ns, wheel_bits,
+				    ktime_get(), cpu_to_node(cpu));
+		if (ret)
+			goto err_free_wheels;
+		init_llist_head(&tc->submit);
+		twheel_hrtimer_setup(&tc->hrt, tw_hrtimer_fn, CLOCK_MONOTONIC,
+				     HRTIMER_MODE_ABS_PINNED_SOFT);
+		INIT_CSD(&tc->kick, tw_kick_fn, tc);
+		INIT_WORK(&tc->resume, tw_resume_fn);
+		tc->programmed = KTIME_MAX;
+		tc->cpu = cpu;
+	}
+
+	twheel_wq = alloc_workqueue("twheel", WQ_HIGHPRI | WQ_MEM_RECLAIM |
+				    TWHEEL_WQ_PERCPU, 0);
+	if (!twheel_wq) {
+		ret = -ENOMEM;
+		goto err_free_wheels;
+	}
+
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "twheel:online",
+				tw_cpu_online, tw_cpu_offline);
+	if (ret < 0)
+		goto err_destroy_wq;
+	twheel_hp_state = ret;
+
+	twheel_debugfs = debugfs_create_dir("twheel", NULL);
+	debugfs_create_file("stats", 0444, twheel_debugfs, NULL,
+			    &tw_stats_fops);
+
+	pr_info("%d CPUs, %lu ns ticks, %u levels of %u buckets\n",
+		num_online_cpus(), granularity_ns,
+		tw_cpu(0)->wheel.levels, 1U << wheel_bits);
+	return 0;
+
+err_destroy_wq:
+	destroy_workqueue(twheel_wq);
+err_free_wheels:
+	tw_free_wheels();
+	return ret;
+}
+
+/**
+ * twheel_core_exit - stop and free every CPU's wheel; called by main.c
+ *
+ * Context: module exit, process context; every user of the API is gone.
+ */
+void twheel_core_exit(void)
+{
+	int cpu;
+
+	debugfs_remove_recursive(twheel_debugfs);
+	cpuhp_remove_state_nocalls(twheel_hp_state);
+	/*
+	 * Users are gone (they hold module references): only leaks remain.
+	 * Stop the wheels, then empty each on its own CPU (serialised with
+	 * late kicks by interrupts off), or here for a CPU that is offline.
+	 * A run from now on defers nothing; one that already did has its
+	 * work cancelled once no run is left in flight (after the hrtimer's).
+	 */
+	WRITE_ONCE(tw_stopping, true);
+	for_each_possible_cpu(cpu)
+		hrtimer_cancel(&tw_cpu(cpu)->hrt);
+	for_each_possible_cpu(cpu)
+		cancel_work_sync(&tw_cpu(cpu)->resume);
+	/* Process-context callbacks end first: they may queue timers. */
+	destroy_workqueue(twheel_wq);
+	cpus_read_lock();
+	for_each_possible_cpu(cpu) {
+		if (cpu_online(cpu))
+			work_on_cpu(cpu, tw_flush_cpu, tw_cpu(cpu));
+		else
+			tw_flush_cpu(tw_cpu(cpu));
+	}
+	cpus_read_unlock();
+	/* A late kick may have programmed a wheel again: nothing is left. */
+	for_each_possible_cpu(cpu)
+		hrtimer_cancel(&tw_cpu(cpu)->hrt);
+	flush_work(&tw_wake_work);
+	tw_free_wheels();
+}

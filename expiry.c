@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel: a wheel's run. Each CPU's soft, pinned hrtimer runs
+ * tw_hrtimer_fn() in softirq context on the owner: it drains the
+ * submission list, advances the wheel (wheel.c) and its precise stage
+ * (precise.c), claims each due timer from a racing cancel (tw_claim()) and
+ * runs its callback, or queues it to the workqueue for a work timer; a
+ * periodic timer is armed again for its next expiry (tw_finish()). The
+ * kick IPI (tw_kick_fn()) drains the submission list in hard interrupt
+ * context. Both are bounded by count and by time: see "Bounded work" at
+ * the top of twheel.c, where the state bits and the owners are too.
+ */
+#include <linux/hrtimer.h>
+#include <linux/lockdep.h>
+#include <linux/math64.h>
+#include <linux/overflow.h>
+#include <linux/workqueue.h>
+
+#include "compat.h"
+#include "core.h"
+#include "twheel_trace.h"
+
+/* What one expiry runs with, read while the arming was settled. */
+struct tw_shot {
+	u64	expires;
+	u64	period;
+	u8	mode;
+};
+
+/*
+ * Owner: @t was just taken off the expired list; claim the expiry from a
+ * racing cancel. Interrupts are off.
+ * Return: true if the callback is to run; TW_RUNNING is then set.
+ */
+static bool tw_claim(struct twheel_cpu *tc, struct twheel_timer *t,
+		     struct tw_shot *shot)
+{
+	unsigned long old, new;
+
+	lockdep_assert_irqs_disabled();
+	for (;;) {
+		/*
+		 * Settled first, every time: a failed cmpxchg may have seen an
+		 * arming take TW_BUSY, and its fields are then half written.
+		 */
+		old = tw_read_settled(t);
+		/* Re-armed or cancelled from afar: its submission decides. */
+		if (old & TW_QUEUED)
+			return false;
+		if (WARN_ON_ONCE(!(old & TW_PENDING) ||
+				 tw_seq(old) != t->linked_seq)) {
+			tw_release(t);
+			return false;
+		}
+		if (old & TW_RUNNING) {
+			/*
+			 * Due again while its callback still runs (in process
+			 * context, or on another CPU): park it, off every
+			 * wheel. tw_finish() queues it again when the callback
+			 * returns, rather than this wheel looking every tick.
+			 */
+			if (atomic_long_try_cmpxchg(&t->state, &old,
+						    old | TW_PARKED)) {
+				tc->stats.parked++;
+				return false;
+			}
+			continue;
+		}
+		shot->expires = READ_ONCE(t->expires);
+		shot->mode = READ_ONCE(t->mode) & TW_MODE_MASK;
+		shot->period = tw_period(t, shot->mode);
+		new = (old | TW_RUNNING) & ~TW_HELD;
+		if (shot->mode == TWHEEL_ONESHOT)
+			new &= ~TW_PENDING;
+		/* Fails if an arming took TW_BUSY since: the fields may be new. */
+		if (atomic_long_try_cmpxchg(&t->state, &old, new))
+			return true;
+	}
+}
+
+/*
+ * After the callback: re-arm a periodic timer unless it was cancelled or
+ * re-armed meanwhile, then let go of TW_RUNNING.
+ */
+/*
+ * Let go of TW_RUNNING. A timer parked meanwhile (tw_claim()) goes back to
+ * a wheel if it is still pending, or is released if it was cancelled.
+ * Interrupts are off.
+ */
+static void tw_end_run(struct twheel_timer *t)
+{
+	unsigned long old = atomic_long_read(&t->state), new;
+	bool requeue;
+
+	lockdep_assert_irqs_disabled();
+	do {
+		new = old & ~(TW_RUNNING | TW_PARKED);
+		requeue = false;
+		if (old & TW_PARKED) {
+			/* Nobody else queues a parked timer: see tw_publish(). */
+			WARN_ON_ONCE(old & TW_QUEUED);
+			if (old & TW_PENDING) {
+				new |= TW_QUEUED;
+				requeue = true;
+			} else {
+				new &= ~TW_HELD;
+			}
+		} else if (!(old & (TW_HELD | TW_SHUTDOWN))) {
+			/*
+			 * A periodic timer that is not re-armed now is over;
+			 * but one being shut down stays pending for the cancel
+			 * that follows TW_SHUTDOWN, so that it is counted as
+			 * stopped (it was pending when the shutdown began).
+			 */
+			new &= ~TW_PENDING;
+		}
+		/* Pairs with the acquire in tw_read_settled() of a later claim. */
+	} while (!atomic_long_try_cmpxchg_release(&t->state, &old, new));
+	if (requeue) {
+		/*
+		 * We set TW_QUEUED on a timer no wheel holds: t->cpu is ours.
+		 * It goes where its latest arming wants it (tw_publish()).
+		 */
+		int dest = tw_want(new);
+
+		if (!READ_ONCE(tw_cpu(dest)->online))
+			dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
+		if (dest < 0)
+			dest = smp_processor_id();	/* no wheel online */
+		WRITE_ONCE(t->cpu, dest);
+		tw_push(t, dest, true);
+		/*
+		 * Re-armed while parked: a waiter of twheel_cancel_sync() now
+		 * has a settled timer to cancel again. tw_wake_waiters() does
+		 * not touch @t, which its new holder may already have freed.
+		 */
+	}
+	tw_wake_waiters(t, old);
+}
+
+static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
+		      u64 missed)
+{
+	unsigned long flags, old;
+	u64 next;
+
+	if (shot->mode == TWHEEL_ONESHOT) {
+		/* Fast path: one atomic, interrupts left alone. */
+		old = atomic_long_read(&t->state);
+		while (!(old & TW_PARKED)) {
+			/* Pairs with the acquire in tw_read_settled(). */
+			if (atomic_long_try_cmpxchg_release(&t->state, &old,
+							    old & ~TW_RUNNING)) {
+				tw_wake_waiters(t, old);
+				return;
+			}
+		}
+	}
+	local_irq_save(flags);
+	if (shot->mode == TWHEEL_ONESHOT)
+		goto end_run;
+	old = atomic_long_read(&t->state);
+	/* Still pending and nobody re-armed it (re-arming sets TW_HELD). */
+	if ((old & TW_PENDING) && !(old & (TW_HELD | TW_SHUTDOWN))) {
+		if (shot->mode == TWHEEL_FIXED_RATE) {
+			if (check_mul_overflow(missed + 1, shot->period, &next) ||
+			    check_add_overflow(next, shot->expires, &next))
+				next = KTIME_MAX;
+		} else {
+			next = ktime_get() + shot->period;	/* < 2^64 */
+		}
+		/* Beyond the end of time: stays armed, never fires again. */
+		next = min_t(u64, next, KTIME_MAX);
+		old = tw_lock_busy(t);
+		if ((old & TW_PENDING) && !(old & (TW_HELD | TW_SHUTDOWN))) {
+			WRITE_ONCE(t->expires, next);
+			WRITE_ONCE(t->order, this_cpu_inc_return(twheel_cpus.order));
+			int dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
+
+			/* No wheel online (teardown): keep it on this one. */
+			tw_publish_next(t, dest < 0 ? smp_processor_id() : dest);
+			local_irq_restore(flags);
+			return;
+		}
+		/* Pairs with the acquire in tw_lock_busy()/tw_read_settled(). */
+		atomic_long_fetch_andnot_release(TW_BUSY, &t->state);
+	}
+end_run:
+	tw_end_run(t);
+	local_irq_restore(flags);
+}
+
+static void tw_run_callback(struct twheel_timer *t, const struct tw_shot *shot)
+{
+	struct twheel_cpu *tc = NULL;
+	ktime_t now = 0;
+	u64 missed = 0;
+
+	/* The clock only for a fixed-rate overrun count, or for tracing. */
+	if (shot->mode == TWHEEL_FIXED_RATE || trace_twheel_expire_enabled())
+		now = ktime_get();
+	if (shot->mode == TWHEEL_FIXED_RATE && now > (ktime_t)shot->expires)
+		missed = div64_u64(now - shot->expires, shot->period);
+	trace_twheel_expire(t, shot->expires, now, missed);
+
+	if (!(t->flags & TWHEEL_F_PROCESS)) {
+		/* Softirq: this CPU runs nothing else of ours meanwhile. */
+		tc = this_cpu_ptr(&twheel_cpus);
+		tc->running = t;
+		tc->running_expires = shot->expires;
+	}
+
+	lock_map_acquire(&t->lockdep_map);
+	t->func(t, missed);
+	lock_map_release(&t->lockdep_map);
+
+	if (tc)
+		tc->running = NULL;
+	tw_finish(t, shot, missed);
+}
+
+void tw_work_fn(struct work_struct *work)
+{
+	struct twheel_work_timer *wt =
+		container_of(work, struct twheel_work_timer, work);
+	/*
+	 * The expiry claimed by tw_hrtimer_fn(), not the timer's fields: those
+	 * belong to a re-arming made while the work was queued, if any.
+	 */
+	struct tw_shot shot = {
+		.expires = wt->run_expires,
+		.period = wt->run_period,
+		.mode = wt->run_mode,
+	};
+
+	tw_run_callback(&wt->timer, &shot);
+}
+
+/* Owner, TW_RUNNING claimed: hand the expiry to the workqueue. */
+static void tw_queue_work(struct twheel_timer *t, const struct tw_shot *shot)
+{
+	struct twheel_work_timer *wt =
+		container_of(t, struct twheel_work_timer, timer);
+
+	wt->run_expires = shot->expires;
+	wt->run_period = shot->period;
+	wt->run_mode = shot->mode;
+	/*
+	 * queue_work() orders the stores above before the work runs (see its
+	 * kernel-doc). The previous run of this work may still be returning
+	 * (tw_finish() cleared TW_RUNNING, which let us claim), but it copied
+	 * these fields at its start and reads only the timer since.
+	 */
+	queue_work(twheel_wq, &wt->work);
+}
+
+/* Let pending interrupts in, between two steps of a wheel run. */
+static void tw_irq_window(void)
+{
+	local_irq_enable();
+	local_irq_disable();
+}
+
+/* Expiries between two looks at the clock in a wheel run. */
+#define TW_CLOCK_EVERY	8
+
+/*
+ * The rest of a run that went over its time budget, bound to the owner
+ * CPU: a work item on a per-CPU workqueue, run by a SCHED_OTHER worker, so
+ * every real-time task that wants this CPU runs first (as ksoftirqd takes
+ * over from softirqs on interrupt exit). It only lets the wheel run again:
+ * expiry stays in the hrtimer's softirq, where callbacks are promised to
+ * run, and that run is again bounded by the budget.
+ */
+void tw_resume_fn(struct work_struct *work)
+{
+	struct twheel_cpu *tc = container_of(work, struct twheel_cpu, resume);
+
+	local_irq_disable();
+	/*
+	 * A per-CPU work item runs on another CPU once its CPU went down;
+	 * @tc is then not ours to touch, and the owner's tw_cpu_offline()
+	 * has cleared @deferred itself.
+	 */
+	if (smp_processor_id() != tc->cpu) {
+		local_irq_enable();
+		return;
+	}
+	if (tc->deferred) {
+		tc->deferred = false;
+		if (READ_ONCE(tc->online))
+			tw_program(tc, ktime_get());
+	}
+	tw_irq_enable_wake(tc);
+}
+
+/* The wheel's hrtimer: runs in softirq context on the owner CPU. */
+enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
+{
+	struct twheel_cpu *tc = container_of(hrt, struct twheel_cpu, hrt);
+	unsigned int budget = expire_batch, fired = 0;
+	struct tw_wheel *w = &tc->wheel;
+	ktime_t now, next, t_due, t_end, t_stop;
+	bool done, over = false, precise;
+
+	local_irq_disable();
+	tc->programmed = KTIME_MAX;
+	t_stop = ktime_get() + (ktime_t)run_budget_us * NSEC_PER_USEC;
+	/*
+	 * TW_IRQ_CHUNK timers at a time, letting interrupts in between:
+	 * the wheel is consistent between two steps, and a hard interrupt
+	 * that arms or cancels here finds it so. The clock is read between
+	 * steps and every TW_CLOCK_EVERY expiries: past run_budget_us the
+	 * run stops with the wheel consistent, as when @budget runs out.
+	 */
+	for (;;) {
+		unsigned int chunk = min(budget, TW_IRQ_CHUNK), left = chunk;
+
+		tw_drain(tc, &left);
+		budget -= chunk - left;
+		if (left || !budget)
+			break;
+		tw_irq_window();
+		if (ktime_get() > t_stop) {
+			over = true;
+			break;
+		}
+	}
+	now = ktime_get();
+	done = false;
+	while (!over) {
+		unsigned int chunk = min(budget, TW_IRQ_CHUNK), left = chunk;
+
+		done = tw_wheel_advance(w, now, &left);
+		budget -= chunk - left;
+		if (done || !budget)
+			break;
+		tw_irq_window();
+		over = ktime_get() > t_stop;
+	}
+	/* Two clock reads per run, to say where an expiry's time goes. */
+	t_due = ktime_get();
+	tc->stats.advance_ns += t_due - now;
+	/* Run for the precise stage: the end of a window came (not a tick). */
+	precise = tw_precise_next(&w->precise) <= now;
+	over = over || t_due > t_stop;
+	while (!over && budget) {
+		struct twheel_timer *t = tw_wheel_pop_next(w, now, &budget);
+		struct tw_shot shot;
+
+		if (!t) {
+			/*
+			 * A precise timer may have come due since the run
+			 * began: one more look at the clock, not a run more.
+			 */
+			ktime_t later;
+
+			if (!budget || !w->precise.n)
+				break;
+			later = ktime_get();
+			t = tw_precise_pop_due(w, later);
+			if (!t)
+				break;
+			now = later;
+		}
+		budget--;
+		if (budget % TW_CLOCK_EVERY == 0 && ktime_get() > t_stop)
+			over = true;
+		if (!tw_claim(tc, t, &shot))
+			continue;
+		fired++;
+		tc->stats.expired++;
+		if (now - (ktime_t)shot.expires > (ktime_t)tc->stats.max_lateness_ns)
+			tc->stats.max_lateness_ns = now - shot.expires;
+		if (t->flags & TWHEEL_F_PROCESS) {
+			tw_queue_work(t, &shot);
+			continue;
+		}
+		local_irq_enable();
+		tw_run_callback(t, &shot);
+		local_irq_disable();
+	}
+	if (fired > tc->stats.max_batch)
+		tc->stats.max_batch = fired;
+	t_end = ktime_get();
+	tc->stats.expire_ns += t_end - t_due;
+
+	/*
+	 * The coalescing floor: after a run for the precise stage, the
+	 * hrtimer is not programmed for it again within a tick /
+	 * precise_per_tick of this run's end (tw_link() too). A run for a
+	 * tick leaves it alone: a precise timer due just after the tick it
+	 * moved in at is not held back.
+	 */
+	if (precise)
+		tc->precise_floor = t_end + div_u64(granularity_ns,
+						    precise_per_tick);
+	if (!done || tw_wheel_has_due(w) || tc->backlog ||
+	    !llist_empty(&tc->submit) ||
+	    tw_precise_next(&w->precise) <= now) {
+		next = t_end + 1;		/* more to do: yield, come back */
+		/*
+		 * Over the time budget: come back only once the CPU's
+		 * SCHED_OTHER tasks may run, so a burst cannot keep a
+		 * real-time task off the CPU for more than about one budget.
+		 * Not while the CPU goes down (its wheel is being emptied) or
+		 * the module goes away (nothing may be queued then).
+		 */
+		if (over && READ_ONCE(tc->online) && !READ_ONCE(tw_stopping)) {
+			tc->stats.yields++;
+			tc->deferred = true;
+			queue_work_on(tc->cpu, twheel_wq, &tc->resume);
+		}
+	} else {
+		next = min(tw_wheel_tick_time(w, tw_wheel_next(w)),
+			   max(tw_precise_next(&w->precise), tc->precise_floor));
+	}
+	tw_program(tc, next);
+	tw_irq_enable_wake(tc);
+	return HRTIMER_NORESTART;
+}
+
+/* Most submissions a kick processes in its hard interrupt. */
+#define TW_KICK_BUDGET	64
+
+/*
+ * Someone queued a submission for this CPU: drain it here, in the IPI,
+ * rather than waking the wheel's softirq for it. Hard interrupt context.
+ */
+void tw_kick_fn(void *info)
+{
+	struct twheel_cpu *tc = info;
+	unsigned int budget = TW_KICK_BUDGET;
+
+	tc->stats.kicks++;
+	/*
+	 * The csd is unlocked (the IPI code did that before calling us):
+	 * the next sender may queue it again. The xchg (a full barrier)
+	 * orders clearing @kicked before the llist_del_all() of tw_drain():
+	 * pairs with the llist_add() then the read of @kicked in tw_kick().
+	 */
+	atomic_xchg(&tc->kicked, 0);
+	tw_drain(tc, &budget);
+	/* More than one run's worth: the wheel's softirq goes on with it. */
+	if (tc->backlog || !llist_empty(&tc->submit))
+		tw_program(tc, ktime_get());
+}
