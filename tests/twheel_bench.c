@@ -118,6 +118,10 @@ static int peer_cpu = 2;
 module_param(peer_cpu, int, 0444);
 MODULE_PARM_DESC(peer_cpu, "CPU that cancels them in table 2 (default 2)");
 
+static bool remote_only;
+module_param(remote_only, bool, 0444);
+MODULE_PARM_DESC(remote_only, "Table 2: only the rows that arm a timer another CPU owns (for profiling)");
+
 static int quiet_cpu = 3;
 module_param(quiet_cpu, int, 0444);
 MODULE_PARM_DESC(quiet_cpu, "Idle CPU watched by table 5 (default 3)");
@@ -1187,7 +1191,7 @@ static int tables12(void)
 		}
 		if (!ret && (tables & BIT(0)))
 			table1(probes, counts[c]);
-		if (!ret && xcpu)
+		if (!ret && xcpu && !remote_only)
 			ret = table2(probes, counts[c]);
 		/* Remote rows at the fewest and the most pending only. */
 		if (!ret && xcpu && !stopping() &&

@@ -853,8 +853,23 @@ mode_bench() {
 		rmmod twheel_bench
 	step "tables 1-6: twheel_bench.ko (a few minutes, no output until done)"
 	dmesg -c >/dev/null
-	# shellcheck disable=SC2046 # several words
-	run tables-1-6 1500 insmod /twheel/twheel_bench.ko reps="$reps" $(echo "${TWHEEL_BENCH_ARGS:-}" | tr ',' ' ')
+	if [ -n "${TWHEEL_BENCH_PERF:-}" ] && command -v perf >/dev/null; then
+		# The in-kernel tables under perf's cpu-clock sampling (no PMU
+		# under TCG): the hottest symbols of the arming CPU (1) and of
+		# the peer (2), e.g. with TWHEEL_BENCH_ARGS=tables=0x2,remote_only=1.
+		echo 0 >/proc/sys/kernel/kptr_restrict
+		echo -1 >/proc/sys/kernel/perf_event_paranoid
+		# shellcheck disable=SC2046 # several words
+		run tables-1-6 1500 perf record -q -e cpu-clock -F 4000 -a -o /tmp/perf.data -- \
+			insmod /twheel/twheel_bench.ko reps="$reps" $(echo "${TWHEEL_BENCH_ARGS:-}" | tr ',' ' ')
+		for c in 1 2; do
+			perf report -i /tmp/perf.data --stdio --no-children --sort sym --cpu "$c" 2>/dev/null |
+				grep -v '^#' | grep . | head -n 40 | sed "s|^|# perf cpu$c |"
+		done
+	else
+		# shellcheck disable=SC2046 # several words
+		run tables-1-6 1500 insmod /twheel/twheel_bench.ko reps="$reps" $(echo "${TWHEEL_BENCH_ARGS:-}" | tr ',' ' ')
+	fi
 	dmesg | sed -n 's/^\[[^]]*\] twheel_bench: //p' | grep -E '^table=|failed'
 	run rmmod-twheel_bench 60 rmmod twheel_bench
 	# The most expiries in one run and where the wheel's runs spent their
