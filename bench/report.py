@@ -434,8 +434,8 @@ class Report(Raw):
                    self.find(5, facility="twheel", timers=self.first(5, "timers",
                                                                      facility="twheel")))
         sprd = ordered([e for e in self.select(5) if "spread" in e[0]],
-                         ["twheel", "hrtimer", "twheel_slack0", "twheel_fd", "timerfd",
-                          "twheel_fd_slack0", "timerfd_slack0"],
+                         ["twheel", "twheel_slack0", "hrtimer", "twheel_fd",
+                          "twheel_fd_slack0", "timerfd", "timerfd_slack0"],
                          key=lambda d: d.get("facility"))
         sprd.sort(key=lambda e: e[0].get("slack_ns") == "0")
         if sprd:
