@@ -122,6 +122,14 @@ static bool remote_only;
 module_param(remote_only, bool, 0444);
 MODULE_PARM_DESC(remote_only, "Table 2: only the rows that arm a timer another CPU owns (for profiling)");
 
+static unsigned int remote_ops = 0xf;
+module_param(remote_ops, uint, 0444);
+MODULE_PARM_DESC(remote_ops, "Table 2's remote rows to run, bit 0 = arm, 1 = rearm, 2 = rearm_pinned, 3 = arm_cancel (default 0xf)");
+
+static unsigned int remote_facs = 0x7;
+module_param(remote_facs, uint, 0444);
+MODULE_PARM_DESC(remote_facs, "Facilities of table 2's remote rows, bit 0 = twheel, 1 = timer_list, 2 = hrtimer (default 0x7)");
+
 static int quiet_cpu = 3;
 module_param(quiet_cpu, int, 0444);
 MODULE_PARM_DESC(quiet_cpu, "Idle CPU watched by table 5 (default 3)");
@@ -978,6 +986,8 @@ struct remote_sets {
 
 static bool ra_makes_sense(unsigned int op, enum bench_fac fac)
 {
+	if (!(remote_ops & BIT(op)) || !(remote_facs & BIT(fac)))
+		return false;
 	if (fac == FAC_HRTIMER)		/* arms on the caller's CPU only */
 		return op == RA_REARM;
 	if (op == RA_REARM_PIN)		/* timer_list cannot re-arm in place */

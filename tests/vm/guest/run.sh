@@ -865,6 +865,12 @@ mode_bench() {
 		for c in 1 2; do
 			perf report -i /tmp/perf.data --stdio --no-children --sort sym --cpu "$c" 2>/dev/null |
 				grep -v '^#' | grep . | head -n 40 | sed "s|^|# perf cpu$c |"
+			# TWHEEL_BENCH_PERF_SYMS: samples per instruction, as for table 7.
+			[ -z "${TWHEEL_BENCH_PERF_SYMS:-}" ] ||
+				perf script -i /tmp/perf.data -C "$c" -F ip,sym,symoff 2>/dev/null |
+				grep -E "$(echo "$TWHEEL_BENCH_PERF_SYMS" | tr , '|')" |
+				sed 's/^ *[0-9a-f]* //' | sort | uniq -c | sort -rn | head -n 40 |
+				sed "s|^|# perf-at cpu$c |"
 		done
 	else
 		# shellcheck disable=SC2046 # several words
