@@ -13,6 +13,8 @@
 # TWHEEL_BENCH_ARGS= (twheel_bench.ko parameters, comma-separated),
 # TWHEEL_BENCH_USER=ops,latency,spread (the userspace steps of part main:
 # tables 7, 8 and table 5's timerfd rows),
+# TWHEEL_BENCH_PARTS=kernel (tables 1-6 alone, those TWHEEL_BENCH_ARGS=tables=
+# picks; TWHEEL_BENCH_PERF=1 samples every CPU with perf meanwhile),
 # TWHEEL_BENCH_PARTS=ops (table 7 alone; TWHEEL_BENCH_OPS=twheel_batch/64,...
 # picks its rows, TWHEEL_BENCH_PERF=1 profiles it with perf, which then goes
 # into the initramfs, and TWHEEL_BENCH_PERF_SYMS=twheel_ adds the samples per

@@ -812,6 +812,44 @@ mode_bench() {
 		return
 	fi
 	bench_load || return
+	if [ "$TWHEEL_BENCH_PART" = kernel ]; then
+		# Tables 1-6 alone (TWHEEL_BENCH_ARGS=tables=0x4 picks them),
+		# with TWHEEL_BENCH_PERF=1 under perf's cpu-clock sampling of
+		# every CPU, the hottest symbols printed (and with
+		# TWHEEL_BENCH_PERF_SYMS, the samples per instruction of those).
+		step "tables 1-6 only${TWHEEL_BENCH_ARGS:+: $TWHEEL_BENCH_ARGS}"
+		timeout 300 insmod /twheel/twheel_bench.ko tables=0x1 reps=2 max_pending=1000 &&
+			rmmod twheel_bench
+		dmesg -c >/dev/null
+		set -- insmod /twheel/twheel_bench.ko reps="$reps"
+		# shellcheck disable=SC2046 # several words
+		set -- "$@" $(echo "${TWHEEL_BENCH_ARGS:-}" | tr ',' ' ')
+		if [ -n "${TWHEEL_BENCH_PERF:-}" ] && command -v perf >/dev/null; then
+			echo 0 >/proc/sys/kernel/kptr_restrict
+			echo -1 >/proc/sys/kernel/perf_event_paranoid
+			run tables-1-6 1500 perf record -q -e cpu-clock -F 4000 -a \
+				-o /tmp/perf.data -- "$@"
+			perf report -i /tmp/perf.data --stdio --no-children --sort sym 2>/dev/null |
+				grep -v '^#' | grep . | head -n 60 | sed "s|^|# perf kernel |"
+			# The arming CPU (1) and the peer (2) apart: table 2's two sides.
+			for c in 1 2; do
+				perf report -i /tmp/perf.data --stdio --no-children --sort sym \
+					--cpu "$c" 2>/dev/null | grep -v '^#' | grep . | head -n 30 |
+					sed "s|^|# perf cpu$c |"
+			done
+			[ -z "${TWHEEL_BENCH_PERF_SYMS:-}" ] ||
+				perf script -i /tmp/perf.data -F ip,sym,symoff 2>/dev/null |
+				grep -E "$(echo "$TWHEEL_BENCH_PERF_SYMS" | tr , '|')" |
+				sed 's/^ *[0-9a-f]* //' | sort | uniq -c | sort -rn | head -n 80 |
+				sed "s|^|# perf-at kernel |"
+		else
+			run tables-1-6 1500 "$@"
+		fi
+		dmesg | sed -n 's/^\[[^]]*\] twheel_bench: //p' | grep -E '^table=|failed'
+		run rmmod-twheel_bench 60 rmmod twheel_bench
+		run rmmod-twheel 60 rmmod twheel
+		return
+	fi
 	if [ "$TWHEEL_BENCH_PART" = ops ]; then
 		# Table 7 alone (TWHEEL_BENCH_OPS: twheel_bench's -m list), with
 		# TWHEEL_BENCH_PERF=1 under perf's cpu-clock sampling (no PMU
@@ -853,29 +891,8 @@ mode_bench() {
 		rmmod twheel_bench
 	step "tables 1-6: twheel_bench.ko (a few minutes, no output until done)"
 	dmesg -c >/dev/null
-	if [ -n "${TWHEEL_BENCH_PERF:-}" ] && command -v perf >/dev/null; then
-		# The in-kernel tables under perf's cpu-clock sampling (no PMU
-		# under TCG): the hottest symbols of the arming CPU (1) and of
-		# the peer (2), e.g. with TWHEEL_BENCH_ARGS=tables=0x2,remote_only=1.
-		echo 0 >/proc/sys/kernel/kptr_restrict
-		echo -1 >/proc/sys/kernel/perf_event_paranoid
-		# shellcheck disable=SC2046 # several words
-		run tables-1-6 1500 perf record -q -e cpu-clock -F 4000 -a -o /tmp/perf.data -- \
-			insmod /twheel/twheel_bench.ko reps="$reps" $(echo "${TWHEEL_BENCH_ARGS:-}" | tr ',' ' ')
-		for c in 1 2; do
-			perf report -i /tmp/perf.data --stdio --no-children --sort sym --cpu "$c" 2>/dev/null |
-				grep -v '^#' | grep . | head -n 40 | sed "s|^|# perf cpu$c |"
-			# TWHEEL_BENCH_PERF_SYMS: samples per instruction, as for table 7.
-			[ -z "${TWHEEL_BENCH_PERF_SYMS:-}" ] ||
-				perf script -i /tmp/perf.data -C "$c" -F ip,sym,symoff 2>/dev/null |
-				grep -E "$(echo "$TWHEEL_BENCH_PERF_SYMS" | tr , '|')" |
-				sed 's/^ *[0-9a-f]* //' | sort | uniq -c | sort -rn | head -n 40 |
-				sed "s|^|# perf-at cpu$c |"
-		done
-	else
-		# shellcheck disable=SC2046 # several words
-		run tables-1-6 1500 insmod /twheel/twheel_bench.ko reps="$reps" $(echo "${TWHEEL_BENCH_ARGS:-}" | tr ',' ' ')
-	fi
+	# shellcheck disable=SC2046 # several words
+	run tables-1-6 1500 insmod /twheel/twheel_bench.ko reps="$reps" $(echo "${TWHEEL_BENCH_ARGS:-}" | tr ',' ' ')
 	dmesg | sed -n 's/^\[[^]]*\] twheel_bench: //p' | grep -E '^table=|failed'
 	run rmmod-twheel_bench 60 rmmod twheel_bench
 	# The most expiries in one run and where the wheel's runs spent their
