@@ -116,7 +116,8 @@ struct twheel_stats {
  *	that sends it (tw_kick()), cleared by the IPI itself (tw_kick_fn()),
  *	or by that sender if the send failed. It serialises the senders of
  *	@kick, as smp_call_function_single_async() requires
- * @programmed: ns the hrtimer is set for, KTIME_MAX if idle; owner
+ * @programmed: ns the hrtimer is set for, KTIME_MAX if idle or while a run
+ *	is under way; written by the owner, read from afar by tw_push_arming()
  * @online: accepts new timers; see the hotplug callbacks
  * @order: arming counter of this CPU, for FIFO among equal deadlines
  * @running: the softirq callback running on this CPU; this CPU only
@@ -232,7 +233,8 @@ static inline void tw_program(struct twheel_cpu *tc, ktime_t when)
 	lockdep_assert_irqs_disabled();
 	if (when >= tc->programmed || tc->deferred)
 		return;
-	tc->programmed = when;
+	/* Read from afar by tw_push_arming(). */
+	WRITE_ONCE(tc->programmed, when);
 	hrtimer_start_range_ns(&tc->hrt, when, 0, HRTIMER_MODE_ABS_PINNED_SOFT);
 }
 

@@ -106,7 +106,7 @@ static int tw_cpu_offline(unsigned int cpu)
 	/* A run deferred before we began: its work finds @online clear. */
 	cancel_work_sync(&tc->resume);
 	local_irq_disable();
-	tc->programmed = KTIME_MAX;
+	WRITE_ONCE(tc->programmed, KTIME_MAX);
 	tc->deferred = false;
 	tw_irq_enable_wake(tc);
 	return 0;

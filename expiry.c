@@ -304,7 +304,11 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	bool done, over = false, precise;
 
 	local_irq_disable();
-	tc->programmed = KTIME_MAX;
+	/*
+	 * Before the drain's llist_del_all(): pairs with the read of
+	 * tw_push_arming(), which kicks unless this run will see its entry.
+	 */
+	WRITE_ONCE(tc->programmed, KTIME_MAX);
 	t_stop = ktime_get() + (ktime_t)run_budget_us * NSEC_PER_USEC;
 	/*
 	 * TW_IRQ_CHUNK timers at a time, letting interrupts in between:

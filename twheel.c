@@ -599,6 +599,39 @@ void tw_drain(struct twheel_cpu *tc, unsigned int *budget)
 
 
 /*
+ * Queue an arming of @t, due at @expires, for @cpu's wheel: as tw_push()
+ * with a kick, but without the IPI when @cpu's hrtimer is set to run by
+ * @expires anyway. That run drains the list before it looks at a bucket
+ * (tw_hrtimer_fn()), so the timer is linked before it is due, and a
+ * remote arming far ahead of the owner's next run (the common case of a
+ * timeout) costs no interrupt on either CPU. Interrupts are off.
+ */
+static __always_inline void tw_push_arming(struct twheel_timer *t, int cpu,
+					   u64 expires)
+{
+	struct twheel_cpu *tc = tw_cpu(cpu);
+
+	if (cpu == smp_processor_id()) {
+		tw_push(t, cpu, true);
+		return;
+	}
+	llist_add(&t->llnode, &tc->submit);
+	/*
+	 * Pairs with the run's store of KTIME_MAX to @programmed before its
+	 * llist_del_all() (tw_hrtimer_fn()): llist_add() and that xchg are
+	 * full barriers, so either we read KTIME_MAX (or a time after
+	 * @expires) and kick, or the run's drain sees our entry. A time
+	 * before @expires read here is one the run will come at: only a run
+	 * (which drains first) or the CPU's teardown (which empties the list,
+	 * tw_cpu_offline()) lets go of it. A deferred run keeps KTIME_MAX
+	 * there until tw_resume_fn(). @t is not touched: it may be freed.
+	 */
+	if ((ktime_t)expires >= READ_ONCE(tc->programmed))
+		return;
+	tw_kick(cpu);
+}
+
+/*
  * Publish an arming: clear TW_BUSY, bump the sequence, set TW_PENDING and
  * make sure a wheel will look at the timer. Interrupts are off. @clear is
  * TW_RUNNING for a periodic timer's next expiry (tw_finish()), which must
@@ -690,7 +723,7 @@ static __always_inline int tw_publish(struct twheel_timer *t, int want,
 	if (direct)
 		tw_link(local, t, tw_seq(new));
 	else if (push_to >= 0)
-		tw_push(t, push_to, true);
+		tw_push_arming(t, push_to, expires);
 	else if (kick >= 0)
 		tw_kick(kick);	/* a CPU number: @t is not touched */
 	return !!(old & TW_PENDING);
