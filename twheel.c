@@ -16,7 +16,10 @@
  * CPU. A cancel from afar queues the timer without a kick: it cannot fire
  * any more, so its owner unlinks it at its next run, as Netty's wheel
  * processes its cancelled queue at its next tick; twheel_cancel_sync()
- * kicks, since it waits for the owner to let go.
+ * kicks, since it waits for the owner to let go. An arming from afar kicks
+ * only if it is due before the owner's hrtimer is set to run (that run
+ * drains the list first: tw_push_arming()), so a timeout armed for another
+ * CPU, or moved here from it, usually costs no IPI.
  * Schedule and cancel are O(1): an atomic state change, plus either a
  * bucket link on the local wheel or an llist_add to the owner's list.
  *
@@ -797,8 +800,9 @@ static __always_inline int tw_arm(struct twheel_timer *t, u64 expires,
  * The timer goes to the wheel of the calling CPU, or of the CPU set with
  * twheel_timer_set_cpu(). A timer that another CPU's wheel holds moves to
  * that wheel, as mod_timer() moves a timer_list: its old holder only
- * unlinks it, at once (kicked with an IPI), and the work of this and every
- * later arming from here is this CPU's.
+ * unlinks it, at its next run (kicked with an IPI if that run would come
+ * after the new deadline), and the work of this and every later arming
+ * from here is this CPU's.
  *
  * Context: any context but NMI.
  * Return: 1 if the timer was pending (it has been moved), 0 if it was not,
