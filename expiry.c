@@ -261,8 +261,17 @@ static void tw_irq_window(void)
 	local_irq_disable();
 }
 
-/* Expiries between two looks at the clock in a wheel run. */
+/*
+ * Expiries between two looks at the clock in a wheel run, claimed in one
+ * interrupts-off step and then run in one interrupts-on window.
+ */
 #define TW_CLOCK_EVERY	8
+
+/* A claimed expiry whose callback is still to run (tw_hrtimer_fn()). */
+struct tw_due {
+	struct twheel_timer	*t;
+	struct tw_shot		shot;
+};
 
 /*
  * The rest of a run that went over its time budget, bound to the owner
@@ -345,40 +354,63 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	precise = tw_precise_next(&w->precise) <= now;
 	over = over || t_due > t_stop;
 	while (!over && budget) {
-		struct twheel_timer *t = tw_wheel_pop_next(w, now, &budget);
-		struct tw_shot shot;
+		struct tw_due due[TW_CLOCK_EVERY];
+		unsigned int i, n = 0, k;
+		bool empty = false;
 
-		if (!t) {
-			/*
-			 * A precise timer may have come due since the run
-			 * began: one more look at the clock, not a run more.
-			 */
-			ktime_t later;
+		/*
+		 * Claim up to TW_CLOCK_EVERY due timers with interrupts off,
+		 * then run their callbacks with interrupts on: one interrupts
+		 * window per batch rather than per timer. A claimed timer's
+		 * callback will run (TW_RUNNING is set), so a cancel from a
+		 * callback earlier in the batch returns false for it, as it
+		 * would once that callback had begun.
+		 */
+		for (k = 0; k < TW_CLOCK_EVERY && budget; k++) {
+			struct twheel_timer *t = tw_wheel_pop_next(w, now, &budget);
+			struct tw_shot *shot = &due[n].shot;
 
-			if (!budget || !w->precise.n)
-				break;
-			later = ktime_get();
-			t = tw_precise_pop_due(w, later);
-			if (!t)
-				break;
-			now = later;
+			if (!t) {
+				/*
+				 * A precise timer may have come due since the
+				 * run began: one more look at the clock, not a
+				 * run more.
+				 */
+				ktime_t later;
+
+				empty = true;
+				if (!budget || !w->precise.n)
+					break;
+				later = ktime_get();
+				t = tw_precise_pop_due(w, later);
+				if (!t)
+					break;
+				empty = false;
+				now = later;
+			}
+			budget--;
+			if (!tw_claim(tc, t, shot))
+				continue;
+			fired++;
+			tc->stats.expired++;
+			if (now - (ktime_t)shot->expires > (ktime_t)tc->stats.max_lateness_ns)
+				tc->stats.max_lateness_ns = now - shot->expires;
+			if (t->flags & TWHEEL_F_PROCESS) {
+				tw_queue_work(t, shot);
+				continue;
+			}
+			due[n++].t = t;
 		}
-		budget--;
-		if (budget % TW_CLOCK_EVERY == 0 && ktime_get() > t_stop)
+		if (n) {
+			local_irq_enable();
+			for (i = 0; i < n; i++)
+				tw_run_callback(due[i].t, &due[i].shot);
+			local_irq_disable();
+		}
+		if (empty)
+			break;
+		if (ktime_get() > t_stop)
 			over = true;
-		if (!tw_claim(tc, t, &shot))
-			continue;
-		fired++;
-		tc->stats.expired++;
-		if (now - (ktime_t)shot.expires > (ktime_t)tc->stats.max_lateness_ns)
-			tc->stats.max_lateness_ns = now - shot.expires;
-		if (t->flags & TWHEEL_F_PROCESS) {
-			tw_queue_work(t, &shot);
-			continue;
-		}
-		local_irq_enable();
-		tw_run_callback(t, &shot);
-		local_irq_disable();
 	}
 	if (fired > tc->stats.max_batch)
 		tc->stats.max_batch = fired;
