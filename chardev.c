@@ -517,9 +517,15 @@ static void twheel_fd_teardown(struct twheel_fd *tf)
 		}
 		cond_resched();
 	}
-	/* Live timers: twheel_fd_release() waited for each already. */
+	/*
+	 * Live timers: twheel_fd_release() waited for each already. Those on
+	 * another clock are unlinked and waited for again, as any object
+	 * freed for good is (twheel_fd_timer_destroy()): cheap, and rare.
+	 */
 	for (slot = 0; slot < tf->table.nslots; slot++) {
 		ft = twheel_fd_slot_timer(tf, slot);
+		if (ft && ft->clock)
+			twheel_fd_timer_quiesce(ft, true);
 		if (ft)
 			twheel_fd_timer_free(tf, ft);
 		cond_resched();
