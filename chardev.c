@@ -42,7 +42,11 @@
  *                         an ORPHAN, reachable only from tf->ready, recycled
  *                         when that event (TWHEEL_EVENT_CANCELLED if
  *                         periodic) is read.
- *   close():              every object is freed.
+ *   close():              every object is freed: by close() itself, or,
+ *                         in a file of more than TWHEEL_FD_CLOSE_INLINE
+ *                         objects, by a work item once close() has
+ *                         cancelled and waited for every live timer
+ *                         (twheel_fd_release()).
  *
  * Objects are recycled, not freed: a released object goes to the file's
  * spare list (at most TWHEEL_FD_SPARE_MAX) and SCHEDULE takes it from
@@ -114,6 +118,7 @@
 #include <linux/capability.h>
 #include <linux/compiler.h>
 #include <linux/cred.h>
+#include <linux/delay.h>
 #include <linux/eventfd.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
@@ -130,6 +135,7 @@
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "twheel.h"
 #include "compat.h"
@@ -451,15 +457,6 @@ static int twheel_fd_open(struct inode *inode, struct file *file)
 	return stream_open(inode, file);
 }
 
-/*
- * The last reference to the file is gone: no ioctl, read() or mmap() is
- * running and none will (a mapping holds a reference), so the locks are
- * not needed any more but for the callbacks, which may still be running
- * when we start: every live timer is cancelled first, then every object
- * waited for (twheel_cancel_sync()) and freed, so that a wheel of another
- * CPU unlinks thousands of timers in one run. Both passes reschedule
- * between timers: a file of a million timers stalls nobody.
- */
 /* read() and poll() drain the ring first (fd_ring.c), then fd_event.c's. */
 static ssize_t twheel_fd_file_read(struct file *file, char __user *buf,
 				   size_t count, loff_t *ppos)
@@ -484,11 +481,105 @@ static int twheel_fd_file_mmap(struct file *file, struct vm_area_struct *vma)
 	return twheel_fd_mmap(file, vma);
 }
 
+/*
+ * What a close leaves to a work item (twheel_fd_release()): freeing the
+ * objects, records, table and array of a closed file, whose timers are
+ * all cancelled and waited for but for orphans and spare objects, and
+ * then the context. Every object gives its unit back as it is freed, so
+ * the caps count the file's memory until it is gone. May sleep; the
+ * passes reschedule between objects.
+ */
+static void twheel_fd_teardown(struct twheel_fd *tf)
+{
+	struct twheel_fd_timer *ft, *next;
+	struct twheel_fd_rec *rec, *tmp;
+	struct llist_node *node;
+	unsigned int slot;
+
+	/*
+	 * Orphans and spare objects were cancelled with no wait: a callback
+	 * may still run, a wheel may still link them. One lockdep
+	 * annotation for them all (one class, no lock held), then a wait
+	 * for each.
+	 */
+	rec = list_first_entry_or_null(&tf->ready, struct twheel_fd_rec, node);
+	ft = llist_entry(tf->spare.first, struct twheel_fd_timer, free_node);
+	if (rec)
+		twheel_sync_annotate(&rec->ft->timer);
+	else if (tf->spare.first)
+		twheel_sync_annotate(&ft->timer);
+	list_for_each_entry_safe(rec, tmp, &tf->ready, node) {
+		list_del(&rec->node);
+		ft = rec->ft;
+		if (!ft->live) {
+			twheel_fd_timer_quiesce(ft, true);
+			twheel_fd_timer_free(tf, ft);
+		}
+		cond_resched();
+	}
+	/*
+	 * Live timers: twheel_fd_release() waited for each already. Those on
+	 * another clock are unlinked and waited for again, as any object
+	 * freed for good is (twheel_fd_timer_destroy()): cheap, and rare.
+	 */
+	for (slot = 0; slot < tf->table.nslots; slot++) {
+		ft = twheel_fd_slot_timer(tf, slot);
+		if (ft && ft->clock)
+			twheel_fd_timer_quiesce(ft, true);
+		if (ft)
+			twheel_fd_timer_free(tf, ft);
+		cond_resched();
+	}
+	node = __llist_del_all(&tf->spare);
+	llist_for_each_entry_safe(ft, next, node, free_node) {
+		twheel_fd_timer_quiesce(ft, true);
+		twheel_fd_timer_free(tf, ft);
+		cond_resched();
+	}
+	twheel_fd_recs_free(&tf->recs);
+	twheel_fd_table_destroy(&tf->table);
+
+	twheel_fd_map_destroy(tf);
+	/* The table's and the array's pages. */
+	twheel_fd_uncharge(tf, atomic_long_read(&tf->charged));
+	twheel_user_put(tf->user);
+
+	if (tf->evctx)
+		eventfd_ctx_put(tf->evctx);
+	mutex_destroy(&tf->ctl_mutex);
+	kfree(tf);
+}
+
+/*
+ * Closes of files with more than TWHEEL_FD_CLOSE_INLINE objects leave
+ * their freeing to twheel_fd_close_wq; twheel_fd_closing counts those
+ * queued and not finished, which the module's exit waits for.
+ */
+static struct workqueue_struct *twheel_fd_close_wq;
+static atomic_t twheel_fd_closing = ATOMIC_INIT(0);
+
+static void twheel_fd_close_fn(struct work_struct *work)
+{
+	twheel_fd_teardown(container_of(work, struct twheel_fd, close_work));
+	atomic_dec(&twheel_fd_closing);
+}
+
+/*
+ * The last reference to the file is gone: no ioctl, read() or mmap() is
+ * running and none will (a mapping holds a reference), so the locks are
+ * not needed any more but for the callbacks, which may still be running
+ * when we start: every live timer is cancelled first, then each waited
+ * for (twheel_cancel_sync()), so that a wheel of another CPU unlinks
+ * thousands of timers in one run. Then twheel_fd_teardown() frees it all,
+ * here or, for a file of more than TWHEEL_FD_CLOSE_INLINE objects, in a
+ * work item. Every pass reschedules between timers: a file of a million
+ * timers stalls nobody.
+ */
 static int twheel_fd_release(struct inode *inode, struct file *file)
 {
 	struct twheel_fd *tf = file->private_data;
-	struct twheel_fd_rec *rec, *tmp;
 	struct twheel_fd_timer *ft;
+	bool annotated = false;
 	unsigned int slot;
 
 	/* Its poller drains no more: then the timers go as any others. */
@@ -505,39 +596,35 @@ static int twheel_fd_release(struct inode *inode, struct file *file)
 	/*
 	 * Orphans are only on the ready list, live timers in the table and
 	 * recycled ones on the spare list; a callback may still queue a live
-	 * timer on the ready list until the second pass waited for it.
+	 * timer on the ready list until this pass waited for it. Every
+	 * timer of the file is of one lockdep class and no lock is held:
+	 * lockdep is told of the wait once, not once per timer.
 	 */
 	for (slot = 0; slot < tf->table.nslots; slot++) {
 		ft = twheel_fd_slot_timer(tf, slot);
-		if (ft)
-			twheel_cancel_sync(&ft->timer);
+		if (ft) {
+			if (!annotated)
+				twheel_sync_annotate(&ft->timer);
+			annotated = true;
+			twheel_cancel_sync_quiet(&ft->timer);
+		}
 		cond_resched();
 	}
-	list_for_each_entry_safe(rec, tmp, &tf->ready, node) {
-		list_del(&rec->node);
-		if (!rec->ft->live)
-			twheel_fd_timer_destroy(tf, rec->ft);
-		cond_resched();
+	/*
+	 * No callback of a live timer runs any more, none is pending and no
+	 * wheel holds one: nobody but us references them. What remains is
+	 * freeing, which the debug kernel's checkers make cost about 0.2 ms
+	 * an object (a KASAN free stack, kmemleak's bookkeeping): a file of
+	 * many objects has it done by a work item, so that close() returns
+	 * within a bounded time whatever the file held.
+	 */
+	if (tf->ntimers + tf->nspare <= TWHEEL_FD_CLOSE_INLINE) {
+		twheel_fd_teardown(tf);
+		return 0;
 	}
-	for (slot = 0; slot < tf->table.nslots; slot++) {
-		ft = twheel_fd_slot_timer(tf, slot);
-		if (ft)
-			twheel_fd_timer_destroy(tf, ft);
-		cond_resched();
-	}
-	twheel_fd_destroy_list(tf, &tf->spare);
-	twheel_fd_recs_free(&tf->recs);
-	twheel_fd_table_destroy(&tf->table);
-
-	twheel_fd_map_destroy(tf);
-	/* The table's and the array's pages. */
-	twheel_fd_uncharge(tf, atomic_long_read(&tf->charged));
-	twheel_user_put(tf->user);
-
-	if (tf->evctx)
-		eventfd_ctx_put(tf->evctx);
-	mutex_destroy(&tf->ctl_mutex);
-	kfree(tf);
+	atomic_inc(&twheel_fd_closing);
+	INIT_WORK(&tf->close_work, twheel_fd_close_fn);
+	queue_work(twheel_fd_close_wq, &tf->close_work);
 	return 0;
 }
 
@@ -609,11 +696,18 @@ int twheel_chardev_init(void)
 	ret = twheel_fd_obj_init();
 	if (ret)
 		return ret;
+	twheel_fd_close_wq = alloc_workqueue("twheel_close", WQ_UNBOUND, 0);
+	if (!twheel_fd_close_wq) {
+		ret = -ENOMEM;
+		goto err_obj_exit;
+	}
 	ret = misc_register(&twheel_miscdev);
 	if (ret)
-		goto err_obj_exit;
+		goto err_destroy_wq;
 	return 0;
 
+err_destroy_wq:
+	destroy_workqueue(twheel_fd_close_wq);
 err_obj_exit:
 	twheel_fd_obj_exit();
 	return ret;
@@ -623,10 +717,17 @@ err_obj_exit:
  * twheel_chardev_exit - unregister /dev/twheel
  *
  * Called from the module's exit. No file can be open: each pins the
- * module through twheel_fd_fops.owner, and release() frees everything.
+ * module through twheel_fd_fops.owner. release() frees everything, or
+ * leaves it to twheel_fd_close_wq: waits for those, in short sleeps (the
+ * freeing of a file of a million objects takes minutes on a debug
+ * kernel, longer than the hung-task detector allows one wait).
  */
 void twheel_chardev_exit(void)
 {
 	misc_deregister(&twheel_miscdev);
+	while (atomic_read(&twheel_fd_closing))
+		msleep(20);
+	/* Waits for the last work items to return, and orders their frees. */
+	destroy_workqueue(twheel_fd_close_wq);
 	twheel_fd_obj_exit();
 }

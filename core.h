@@ -130,6 +130,10 @@ struct twheel_stats {
  *	disabled
  * @resume: work item bound to the owner: clears @deferred and lets the
  *	wheel run again (tw_resume_fn())
+ * @clock_each: the latest run found its callbacks slow (more than
+ *	run_budget_us / 16 each): the next one claims and runs them one at a
+ *	time, reading the clock after each, not TW_CLOCK_EVERY at a time;
+ *	owner, interrupts disabled
  * @precise_floor: ns before which the hrtimer is not programmed for the
  *	precise stage: the end of the last run plus a tick / precise_per_tick
  *	(the coalescing floor, tw_hrtimer_fn()); owner, interrupts disabled
@@ -150,6 +154,7 @@ struct twheel_cpu {
 	u64			running_expires;
 	bool			wake_pending;
 	bool			deferred;
+	bool			clock_each;
 	struct work_struct	resume;
 	ktime_t			precise_floor;
 	struct twheel_stats	stats;

@@ -37,6 +37,7 @@
 #include <linux/types.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "twheel.h"
 #include "fd_table.h"
@@ -52,6 +53,13 @@ struct twheel_user;
 
 /* Most operations of a batch run per hold of tf->lock (bottom halves off). */
 #define TWHEEL_FD_LOCK_ROUND		64
+
+/*
+ * Most objects a close frees itself; a file with more has them freed by a
+ * work item after close() returned (chardev.c), their units still counted
+ * against the caps until then.
+ */
+#define TWHEEL_FD_CLOSE_INLINE		1024
 
 /* Most released objects a file keeps for reuse: one full batch. */
 #define TWHEEL_FD_SPARE_MAX		TWHEEL_BATCH_MAX
@@ -110,6 +118,8 @@ struct twheel_user;
  *	holds while signalling it, so that TWHEEL_IOC_SET_EVENTFD can swap it
  *	and put the old one after unlocking
  * @wq: readers and pollers; woken after every expiry
+ * @close_work: frees the objects of a closed file that held more than
+ *	TWHEEL_FD_CLOSE_INLINE of them (chardev.c); owns the context then
  */
 struct twheel_fd {
 	struct mutex		ctl_mutex;	/* ids, arming, cancelling */
@@ -137,6 +147,7 @@ struct twheel_fd {
 	struct eventfd_ctx	*evctx;
 
 	wait_queue_head_t	wq;
+	struct work_struct	close_work;
 };
 
 /**

@@ -139,24 +139,47 @@ void twheel_fd_uncharge(struct twheel_fd *tf, unsigned long n)
 }
 
 /*
- * Frees an object for good: waits until the core lets go of it (a wheel of
- * another CPU may still link it, see the top of chardev.c). No id, no
- * event, nobody may arm it. May sleep.
+ * Frees an object that nothing references any more: no id, no event, no
+ * callback running and no wheel holding it (twheel_fd_timer_destroy(), or
+ * a twheel_cancel_sync() since its last arming). Its units go back to
+ * the caps as its memory goes back to the slab.
  */
-void twheel_fd_timer_destroy(struct twheel_fd *tf, struct twheel_fd_timer *ft)
+void twheel_fd_timer_free(struct twheel_fd *tf, struct twheel_fd_timer *ft)
 {
 	struct twheel_fd_rec *rec = twheel_fd_rec_of(ft);
 
-	/* Unlinked first: then the clock's work cannot file it again. */
-	if (ft->clock)
-		twheel_clock_link_unlink(rec->clk);
-	twheel_cancel_sync(&ft->timer);
 	if (rec) {
 		kfree(rec->clk);
 		kmem_cache_free(twheel_fd_rec_cache, rec);
 	}
 	kmem_cache_free(twheel_fd_timer_cache, ft);
 	twheel_fd_uncharge(tf, 1);
+}
+
+/*
+ * Waits until the core lets go of an object (a wheel of another CPU may
+ * still link it, see the top of chardev.c). No id, no event, nobody may
+ * arm it. @quiet: the caller told lockdep already (twheel_sync_annotate()).
+ * May sleep.
+ */
+void twheel_fd_timer_quiesce(struct twheel_fd_timer *ft, bool quiet)
+{
+	struct twheel_fd_rec *rec = twheel_fd_rec_of(ft);
+
+	/* Unlinked first: then the clock's work cannot file it again. */
+	if (ft->clock)
+		twheel_clock_link_unlink(rec->clk);
+	if (quiet)
+		twheel_cancel_sync_quiet(&ft->timer);
+	else
+		twheel_cancel_sync(&ft->timer);
+}
+
+/* Frees an object for good, once the core let go of it. May sleep. */
+void twheel_fd_timer_destroy(struct twheel_fd *tf, struct twheel_fd_timer *ft)
+{
+	twheel_fd_timer_quiesce(ft, false);
+	twheel_fd_timer_free(tf, ft);
 }
 
 /*

@@ -44,6 +44,8 @@ void twheel_fd_caps_info(const struct twheel_fd *tf, struct twheel_info *info);
 void twheel_fd_caps_show(struct seq_file *m, const struct twheel_fd *tf);
 
 /* Objects, their links and their freeing */
+void twheel_fd_timer_free(struct twheel_fd *tf, struct twheel_fd_timer *ft);
+void twheel_fd_timer_quiesce(struct twheel_fd_timer *ft, bool quiet);
 void twheel_fd_timer_destroy(struct twheel_fd *tf, struct twheel_fd_timer *ft);
 void twheel_fd_clock_put(struct twheel_fd_timer *ft);
 void twheel_fd_links_free(struct list_head *links);

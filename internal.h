@@ -26,6 +26,8 @@ bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running);
 int twheel_arm_irqsoff(struct twheel_timer *timer, ktime_t deadline,
 		       u64 period, enum twheel_mode mode, unsigned int slack);
 unsigned int twheel_slack_class(u64 slack_ns);
+void twheel_sync_annotate(struct twheel_timer *timer);
+bool twheel_cancel_sync_quiet(struct twheel_timer *timer);
 
 /* twheel.c, for the KUnit tests only: kick IPIs @cpu received so far. */
 u64 twheel_kicks(int cpu);

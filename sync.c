@@ -15,6 +15,7 @@
 #include <linux/workqueue.h>
 
 #include "core.h"
+#include "internal.h"
 
 static bool tw_idle(unsigned long state)
 {
@@ -171,6 +172,27 @@ bool twheel_cancel_sync(struct twheel_timer *timer)
 	return tw_cancel_sync_one(timer);
 }
 EXPORT_SYMBOL_GPL(twheel_cancel_sync);
+
+/*
+ * For the close of a /dev/twheel file (chardev.c), which waits for
+ * thousands of timers of one lockdep class (one initialiser: fd_ops.c)
+ * under the same locks (none): lockdep is told once, by
+ * twheel_sync_annotate() on any one of them, what twheel_cancel_sync()
+ * tells it for each; then twheel_cancel_sync_quiet() waits as
+ * twheel_cancel_sync() does without telling it again. Never from a
+ * callback.
+ */
+void twheel_sync_annotate(struct twheel_timer *timer)
+{
+	might_sleep();
+	tw_lockdep_sync(timer);
+}
+
+bool twheel_cancel_sync_quiet(struct twheel_timer *timer)
+{
+	might_sleep();
+	return tw_cancel_sync_one(timer);
+}
 
 /**
  * twheel_shutdown_sync - cancel a timer for good, for teardown

@@ -124,13 +124,16 @@
  *   --------------------------------  ------------------------------------
  *   wheel run: drain, move down,      TW_IRQ_CHUNK timers (256) per
  *   sort, claim (interrupts on         interrupts-off step, expire_batch
- *   between steps and around each      (8192) per softirq run; a tick with
- *   callback)                          more than TW_SORT_MAX (4096) due
+ *   between steps and around the       (8192) per softirq run, claims in
+ *   callbacks of each TW_CLOCK_EVERY   steps of TW_CLOCK_EVERY; a tick with
+ *   (8) claims)                        more than TW_SORT_MAX (4096) due
  *                                      timers is not sorted (a sort of up
  *                                      to 4096 is the longest step)
  *   wheel run, by time (softirq:       run_budget_us (2000 us), the clock
  *   no task preempts it)               read between steps and every
- *                                      TW_CLOCK_EVERY (8) expiries; past
+ *                                      TW_CLOCK_EVERY (8) expiries, or
+ *                                      at each expiry while callbacks
+ *                                      take over run_budget_us / 16; past
  *                                      it the next run waits for a
  *                                      SCHED_OTHER work item on the CPU
  *   precise stage: arming, cancel,    one heap operation, log2 of
@@ -156,7 +159,10 @@
  *
  * The worst case of a section is thus a constant number of timers, about
  * a millisecond under emulation, whatever the number pending; that of a
- * softirq run, the budget plus one step or TW_CLOCK_EVERY callbacks.
+ * softirq run, the budget plus one step or TW_CLOCK_EVERY callbacks, or
+ * one callback where they are slow (the debug kernel's take up to tens of
+ * ms each: runs of 8 took up to 78 ms and kept a SCHED_FIFO task off the
+ * CPU as long).
  *
  * Ownership and locking
  * =====================
