@@ -173,7 +173,9 @@
  *   ::deferred, ::programmed,       (tw_resume_fn(), a work item of a
  *   ::precise_floor, the wheel's    per-CPU workqueue, checks that it runs
  *   precise stage, twheel_timer::   on the owner: after the owner went
- *   entry, ::bucket, ::linked_seq   down it may run elsewhere)
+ *   entry, ::bucket, ::linked_seq   down it may run elsewhere); but
+ *                                   ::programmed is written WRITE_ONCE()
+ *                                   and read from afar by tw_push_arming()
  *   twheel_cpu::submit              any context: llist_add(); the owner:
  *                                   llist_del_all() (no lock needed, see
  *                                   llist.h: one consumer)
