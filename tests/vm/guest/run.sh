@@ -26,7 +26,7 @@
 # TWHEEL_PART (check: all, core or reliability, the debug kernel's halves),
 # TWHEEL_KCSAN=1, TWHEEL_BENCH_{PART,REPS,SCALE_REPS,ARGS},
 # TWHEEL_BENCH_HTTPD_{CONNS,SECONDS,BACKENDS} (table 10: 1000,10000, the
-# phases' seconds, heap,timerfd,twheel).
+# phases' seconds, heap,timerfd,twheel,twheel-ring).
 # Files: /twheel/*.ko, /bin/* (the static programs), /usr/bin/trinity.
 
 if [ "$$" = 1 ]; then
@@ -393,7 +393,8 @@ consumer_test() {
 }
 
 # ---- An HTTP server's timeouts (examples/twheel_httpd, issue 26): each
-# backend answers a few seconds of wrk, then closes 50 silent connections
+# backend (timerfd, heap, twheel, twheel-ring) answers a few seconds of
+# wrk, then closes 50 silent connections
 # with its 1 s idle timeout, each exactly once and never early. TCG is
 # slow: the times are generous, the counts strict.
 
@@ -484,7 +485,7 @@ httpd_test() {
 	# slower: 8 connections for 10 s, and 10 quiet (3 s).
 	h_conns=200 h_secs=5 h_idle=50 h_idle_ms=1000
 	[ "$DEBUGK" = 0 ] || h_conns=8 h_secs=10 h_idle=10 h_idle_ms=3000
-	for hb in timerfd heap twheel; do
+	for hb in timerfd heap twheel twheel-ring; do
 		httpd_backend "$hb"
 	done
 }
