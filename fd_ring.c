@@ -19,26 +19,35 @@
  * (twheel_fd_run_ops() takes ctl_mutex and tf->lock inside it), in process
  * context: on a system call, or in the poller, a twheel_work_timer armed
  * for the next granule while the ring keeps bringing ops. One drain takes
- * at most TWHEEL_RING_ENTRIES ops, in chunks of TWHEEL_RING_COALESCE, each
- * chunk one twheel_fd_run_ops() (ctl_mutex once, tf->lock once per
+ * at most TWHEEL_RING_ENTRIES ops, reads them into its own copy, folds
+ * the ops on each slot into the last (a table of TWHEEL_RING_FOLD buckets,
+ * at most TWHEEL_RING_PROBES probes per op whatever slots the program
+ * picks), and runs what is left in runs of up to TWHEEL_RING_COALESCE,
+ * each one twheel_fd_run_ops() (ctl_mutex once, tf->lock once per
  * TWHEEL_FD_LOCK_ROUND ops, the objects charged to the caps as for
- * TWHEEL_IOC_BATCH): a constant, whatever userspace writes.
+ * TWHEEL_IOC_BATCH): a constant, whatever userspace writes. The kernel's
+ * state of the ring (struct twheel_fd_ring, about 27 KiB) is charged to
+ * the caps with the pages.
  *
  * The pages stay until release, whatever munmap() does: the kernel works
  * on its own mapping of them (vmap()). What the poller allocates (timer
- * objects) is charged to the caps as any op's, but to the memory cgroup
- * of the worker it runs on; the ops drained by a system call charge the
- * caller's, as ioctls do.
+ * objects, records) is charged to the caps as any op's, and to the memory
+ * cgroup of the process that created the ring (set_active_memcg() around
+ * the poller's drain), not to the worker's it runs on; the ops drained by
+ * a system call charge the caller's memory cgroup, as ioctls do.
  */
 
 #include <linux/compiler.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/lockdep.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
+#include <linux/random.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -62,6 +71,38 @@ static_assert((TWHEEL_RING_ENTRIES & (TWHEEL_RING_ENTRIES - 1)) == 0);
 /* Poller runs that find nothing before it stops (TWHEEL_RING_NEED_WAKEUP). */
 #define TWHEEL_RING_IDLE_RUNS	2
 
+/* Buckets of the fold table: twice the ops of a drain. */
+#define TWHEEL_RING_FOLD_BITS	10
+#define TWHEEL_RING_FOLD	(1u << TWHEEL_RING_FOLD_BITS)
+static_assert(TWHEEL_RING_FOLD >= 2 * TWHEEL_RING_ENTRIES);
+/* Buckets one slot may try: a bound whatever slots the program picks. */
+#define TWHEEL_RING_PROBES	8
+
+/* What a drain does with each op it read: twheel_fd_ring::state. */
+enum {
+	TWHEEL_RING_SKIP,	/* malformed, or folded into a later op */
+	TWHEEL_RING_RUN,	/* the last op on its slot */
+	TWHEEL_RING_ALONE,	/* no room in the fold table: runs alone */
+};
+
+/* twheel_ring_fold::last of an entry without an op yet */
+#define TWHEEL_RING_NONE	0xffffu
+static_assert(TWHEEL_RING_ENTRIES < TWHEEL_RING_NONE);
+
+/**
+ * struct twheel_ring_fold - the last op on a slot in one drain
+ * @slot: the slot
+ * @last: the index in twheel_fd_ring::in of its last op so far, or
+ *	TWHEEL_RING_NONE
+ * @gen: the drain (twheel_fd_ring::gen) the entry belongs to; older
+ *	entries are empty buckets
+ */
+struct twheel_ring_fold {
+	u32	slot;
+	u16	last;
+	u16	gen;
+};
+
 /**
  * struct twheel_fd_ring - the kernel's side of a file's ring
  * @poller: drains once per granule while @polling; process context
@@ -77,18 +118,29 @@ static_assert((TWHEEL_RING_ENTRIES & (TWHEEL_RING_ENTRIES - 1)) == 0);
  *	under @mutex
  * @nslots: see @ids; constant
  * @units: cap units charged for the pages and @ids; constant
+ * @memcg: the memory cgroup of the ring's creator, which the poller's
+ *	allocations are charged to; a reference held until release; constant
  * @head: ops consumed; the truth behind hdr->sq_head; written under
  *	@mutex, read without it by twheel_fd_ring_busy() as a hint
  * @cq_tail: completions written; behind hdr->cq_tail; under @mutex
  * @flags: behind hdr->flags; under @mutex
  * @cq_overflow: behind hdr->cq_overflow; under @mutex
  * @drained: behind hdr->drained; under @mutex
+ * @drain_ns: time spent in drains that consumed ops (fdinfo); under @mutex
  * @idle: poller runs in a row that found nothing; under @mutex
  * @polling: @poller is armed or running; under @mutex
  * @closing: release has begun: the poller arms itself no more; under
  *	@mutex
- * @in: a chunk's ops as read from @sq; under @mutex
- * @ops: the same as operations of fd_ops.c; under @mutex
+ * @seed: of the fold table's hash, random per ring; constant
+ * @gen: the generation of @fold's entries in the current drain; under
+ *	@mutex
+ * @fold: slot -> its last op in the drain, an open hash table with at
+ *	most TWHEEL_RING_PROBES probes; under @mutex
+ * @in: a drain's ops as read from @sq; under @mutex
+ * @state: for each of @in, what the drain does with it (TWHEEL_RING_SKIP,
+ *	_RUN or _ALONE); under @mutex
+ * @ops: up to TWHEEL_RING_COALESCE of @in as operations of fd_ops.c, run
+ *	together; under @mutex
  * @idx: for each of @ops, its op in @in; under @mutex
  */
 struct twheel_fd_ring {
@@ -103,17 +155,23 @@ struct twheel_fd_ring {
 	u64				*ids;
 	unsigned int			nslots;
 	unsigned long			units;
+	struct mem_cgroup		*memcg;
 	u32				head;
 	u32				cq_tail;
 	u32				flags;
 	u64				cq_overflow;
 	u64				drained;
+	u64				drain_ns;
 	unsigned int			idle;
 	bool				polling;
 	bool				closing;
-	struct twheel_ring_op		in[TWHEEL_RING_COALESCE];
+	u32				seed;
+	u16				gen;
+	struct twheel_ring_fold		fold[TWHEEL_RING_FOLD];
+	struct twheel_ring_op		in[TWHEEL_RING_ENTRIES];
+	u8				state[TWHEEL_RING_ENTRIES];
 	struct twheel_op		ops[TWHEEL_RING_COALESCE];
-	u8				idx[TWHEEL_RING_COALESCE];
+	u16				idx[TWHEEL_RING_COALESCE];
 };
 
 /* The kernel's header fields, published together after a drain. */
@@ -212,41 +270,19 @@ static void twheel_fd_ring_settle(struct twheel_fd_ring *r, unsigned int i)
 }
 
 /*
- * Runs r->in[0..@n): checked, folded (only the last op on a slot runs),
- * converted and run by twheel_fd_run_ops(), again past each failure. A
- * MODIFY whose id is gone (its one-shot timer fired and was read, or the
- * program cancelled it by id) runs again as a SCHEDULE, once: a SCHEDULE
- * never becomes a MODIFY, so at most 2 * @n runs.
+ * Runs r->ops[0..@nops) through twheel_fd_run_ops(), again past each
+ * failure. A MODIFY whose id is gone (its one-shot timer fired and was
+ * read, or the program cancelled it by id) runs again as a SCHEDULE, once:
+ * a SCHEDULE never becomes a MODIFY, so at most 2 * @nops runs.
  */
-static void twheel_fd_ring_run_chunk(struct twheel_fd_ring *r, unsigned int n,
-				     ktime_t *now)
+static void twheel_fd_ring_run(struct twheel_fd_ring *r, unsigned int nops,
+			       ktime_t *now)
 {
-	unsigned int i, j, nops = 0, k, done;
-	struct twheel_ring_op *in;
+	const struct twheel_ring_op *in;
+	unsigned int i, k, done;
 	struct twheel_op *op;
-	int err;
 
 	lockdep_assert_held(&r->mutex);
-
-	for (i = 0; i < n; i++) {
-		in = &r->in[i];
-		err = twheel_fd_ring_check(r, in);
-		if (err) {
-			twheel_fd_ring_fail(r, in, err);
-			continue;
-		}
-		/* Folded into a later op on the same slot. */
-		for (j = i + 1; j < n; j++)
-			if (r->in[j].slot == in->slot &&
-			    !twheel_fd_ring_check(r, &r->in[j]))
-				break;
-		if (j < n)
-			continue;
-		if (in->op == TWHEEL_RING_CANCEL && !r->ids[in->slot])
-			continue;
-		twheel_fd_ring_to_op(in, r->ids[in->slot], &r->ops[nops]);
-		r->idx[nops++] = i;
-	}
 
 	for (k = 0; k < nops; k++) {
 		done = twheel_fd_run_ops(r->tf, &r->ops[k], nops - k, now);
@@ -273,14 +309,53 @@ static void twheel_fd_ring_run_chunk(struct twheel_fd_ring *r, unsigned int n,
 	}
 }
 
+/* The bucket of @slot in r->fold, seeded per ring: 0..TWHEEL_RING_FOLD-1. */
+static unsigned int twheel_fd_ring_hash(const struct twheel_fd_ring *r,
+					u32 slot)
+{
+	return ((slot ^ r->seed) * 0x9e3779b1u) >> (32 - TWHEEL_RING_FOLD_BITS);
+}
+
 /*
- * Drains what the program published, at most TWHEEL_RING_ENTRIES ops.
+ * The entry of r->fold for @slot in this drain, found or made, or NULL if
+ * its TWHEEL_RING_PROBES buckets are taken by other slots: then no entry
+ * for @slot is ever made in this drain (entries are not removed within
+ * one), and every op on it runs.
+ */
+static struct twheel_ring_fold *twheel_fd_ring_fold(struct twheel_fd_ring *r,
+						    u32 slot)
+{
+	unsigned int b = twheel_fd_ring_hash(r, slot), i;
+	struct twheel_ring_fold *f;
+
+	for (i = 0; i < TWHEEL_RING_PROBES; i++) {
+		f = &r->fold[(b + i) & (TWHEEL_RING_FOLD - 1)];
+		if (f->gen != r->gen) {
+			f->gen = r->gen;
+			f->slot = slot;
+			f->last = TWHEEL_RING_NONE;
+			return f;
+		}
+		if (f->slot == slot)
+			return f;
+	}
+	return NULL;
+}
+
+/*
+ * Drains what the program published, at most TWHEEL_RING_ENTRIES ops:
+ * reads them all once (the entries are then the program's again), checks
+ * each, folds the ops on each slot into the last of them, and runs the
+ * rest in order, TWHEEL_RING_COALESCE per twheel_fd_run_ops().
  * Return: how many ops it consumed.
  */
 static unsigned int twheel_fd_ring_drain_locked(struct twheel_fd_ring *r)
 {
-	unsigned int n, total, chunk, i;
+	struct twheel_ring_fold *f;
+	unsigned int total, i, nops = 0;
+	struct twheel_ring_op *in;
 	ktime_t now = 0;
+	u64 t0;
 	u32 tail;
 
 	lockdep_assert_held(&r->mutex);
@@ -294,20 +369,71 @@ static unsigned int twheel_fd_ring_drain_locked(struct twheel_fd_ring *r)
 		return 0;
 	}
 	r->flags &= ~TWHEEL_RING_BAD_TAIL;
-	for (n = 0; n < total; n += chunk) {
-		chunk = min_t(unsigned int, total - n, TWHEEL_RING_COALESCE);
-		for (i = 0; i < chunk; i++)
-			twheel_fd_ring_read_op(r, r->head + i, &r->in[i]);
-		WRITE_ONCE(r->head, r->head + chunk);
-		/*
-		 * The entries are read: the program may write them again.
-		 * Pairs with the program's acquire load of sq_head.
-		 */
-		smp_store_release(&r->hdr->sq_head, r->head);
-		twheel_fd_ring_run_chunk(r, chunk, &now);
-		cond_resched();
+	if (!total) {
+		twheel_fd_ring_publish(r);
+		return 0;
 	}
+	t0 = ktime_get_ns();
+	for (i = 0; i < total; i++)
+		twheel_fd_ring_read_op(r, r->head + i, &r->in[i]);
+	WRITE_ONCE(r->head, r->head + total);
+	/*
+	 * The entries are read: the program may write them again.
+	 * Pairs with the program's acquire load of sq_head.
+	 */
+	smp_store_release(&r->hdr->sq_head, r->head);
+
+	/* A new generation empties r->fold; a wrapped one clears it. */
+	if (!++r->gen) {
+		memset(r->fold, 0, sizeof(r->fold));
+		r->gen = 1;
+	}
+	for (i = 0; i < total; i++) {
+		in = &r->in[i];
+		if (twheel_fd_ring_check(r, in)) {
+			r->state[i] = TWHEEL_RING_SKIP;
+			twheel_fd_ring_fail(r, in, -EINVAL);
+			continue;
+		}
+		f = twheel_fd_ring_fold(r, in->slot);
+		if (!f) {
+			r->state[i] = TWHEEL_RING_ALONE;
+			continue;
+		}
+		/* The slot's op before this one, if any, is folded into it. */
+		if (f->last != TWHEEL_RING_NONE)
+			r->state[f->last] = TWHEEL_RING_SKIP;
+		f->last = i;
+		r->state[i] = TWHEEL_RING_RUN;
+	}
+	for (i = 0; i < total; i++) {
+		in = &r->in[i];
+		if (r->state[i] == TWHEEL_RING_SKIP)
+			continue;
+		/*
+		 * An op on a slot r->fold has no room for may be one of
+		 * several on it: those before it run first, so that it is
+		 * converted with the slot's id as they leave it.
+		 */
+		if (r->state[i] == TWHEEL_RING_ALONE && nops) {
+			twheel_fd_ring_run(r, nops, &now);
+			nops = 0;
+		}
+		if (in->op == TWHEEL_RING_CANCEL && !r->ids[in->slot])
+			continue;
+		twheel_fd_ring_to_op(in, r->ids[in->slot], &r->ops[nops]);
+		r->idx[nops++] = i;
+		if (nops == TWHEEL_RING_COALESCE ||
+		    r->state[i] == TWHEEL_RING_ALONE) {
+			twheel_fd_ring_run(r, nops, &now);
+			nops = 0;
+			cond_resched();
+		}
+	}
+	if (nops)
+		twheel_fd_ring_run(r, nops, &now);
 	r->drained += total;
+	r->drain_ns += ktime_get_ns() - t0;
 	twheel_fd_ring_publish(r);
 	return total;
 }
@@ -327,9 +453,15 @@ static void twheel_fd_ring_poll(struct twheel_timer *timer, u64 missed)
 {
 	struct twheel_fd_ring *r = container_of(timer, struct twheel_fd_ring,
 						poller.timer);
+	struct mem_cgroup *old_memcg;
+	unsigned int drained;
 
 	mutex_lock(&r->mutex);
-	if (twheel_fd_ring_drain_locked(r))
+	/* The timer objects it allocates are the ring creator's memory. */
+	old_memcg = set_active_memcg(r->memcg);
+	drained = twheel_fd_ring_drain_locked(r);
+	set_active_memcg(old_memcg);
+	if (drained)
 		r->idle = 0;
 	else
 		r->idle++;
@@ -408,8 +540,9 @@ static void twheel_fd_ring_free(struct twheel_fd_ring *r)
 			__free_page(r->pages[i]);
 	kvfree(r->pages);
 	kvfree(r->ids);
+	mem_cgroup_put(r->memcg);
 	mutex_destroy(&r->mutex);
-	kfree(r);
+	kvfree(r);
 }
 
 /* The ring of a file, zeroed, charged; under ctl_mutex. */
@@ -424,18 +557,22 @@ static int twheel_fd_ring_create(struct twheel_fd *tf)
 
 	lockdep_assert_held(&tf->ctl_mutex);
 
-	units = (npages + DIV_ROUND_UP((size_t)tf->max_timers * sizeof(u64),
-				       PAGE_SIZE)) * TWHEEL_PAGE_UNITS;
+	units = (npages + DIV_ROUND_UP(sizeof(*r), PAGE_SIZE) +
+		 DIV_ROUND_UP((size_t)tf->max_timers * sizeof(u64),
+			      PAGE_SIZE)) * TWHEEL_PAGE_UNITS;
 	ret = twheel_fd_charge(tf, units);
 	if (ret)
 		return ret;
 	ret = -ENOMEM;
-	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	r = kvzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
 		goto err_uncharge;
 	mutex_init(&r->mutex);
+	r->seed = get_random_u32();
 	r->tf = tf;
 	r->units = units;
+	/* NULL without memory cgroups: the poller charges the root's. */
+	r->memcg = get_mem_cgroup_from_mm(current->mm);
 	r->nslots = tf->max_timers;
 	r->ids = kvcalloc(r->nslots, sizeof(*r->ids), GFP_KERNEL_ACCOUNT);
 	r->pages = kvcalloc(npages, sizeof(*r->pages), GFP_KERNEL_ACCOUNT);
@@ -539,5 +676,6 @@ void twheel_fd_ring_show(struct seq_file *m, struct twheel_fd *tf)
 	seq_printf(m, "twheel-ring-drained:\t%llu\n", r->drained);
 	seq_printf(m, "twheel-ring-polling:\t%u\n", r->polling);
 	seq_printf(m, "twheel-ring-cq-overflow:\t%llu\n", r->cq_overflow);
+	seq_printf(m, "twheel-ring-drain-ns:\t%llu\n", r->drain_ns);
 	mutex_unlock(&r->mutex);
 }

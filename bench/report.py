@@ -179,6 +179,28 @@ T7_GOALS = [
      ">=", 1),
 ]
 
+# The submission ring's rows of table 7 and their peer (issue 27), printed
+# after the others, and their goals: table7_ring().
+T7_RING_NAMES = {
+    ("heap4", "64"): ("peer: in-process 4-ary heap insert + remove, 100,000 pending", 2),
+    ("twheel_ring_prog", "64"): ("twheel ring arm + cancel: the program's CPU", 2),
+    ("twheel_ring", "64"): ("twheel ring arm + cancel: program + kernel drain", 2),
+    ("twheel_ring_enter", "64"): ("twheel ring arm + cancel, drained by RING_ENTER: "
+                                  "program + kernel drain", 2),
+    ("twheel_ring_tick", "64"): ("twheel ring arm + cancel in one tick: kernel drain", 2),
+    ("twheel_ring_tick_all", "64"): ("twheel ring arm + cancel in one tick: program + drain", 2),
+}
+T7_NAMES.update(T7_RING_NAMES)
+
+T7_RING_GOALS = [
+    ("ring, program / 4-ary heap", "twheel_ring_prog 64", "heap4 64", "<=", 1),
+    ("ring, program + kernel drain / 4-ary heap", "twheel_ring 64", "heap4 64", "<=", 2),
+    ("ring, one tick: kernel drain / in-kernel arm + cancel (table 1, 1k pending)",
+     "twheel_ring_tick 64", None, "<=", 1 / 3),
+    ("ring, one tick: program + kernel drain / 4-ary heap", "twheel_ring_tick_all 64",
+     "heap4 64", "<=", 2),
+]
+
 
 # Table 2's remote rows (issue 28): op -> what it is, in the order printed.
 RA_OPS = ["arm", "rearm", "rearm_pinned", "arm_cancel"]
@@ -546,6 +568,29 @@ class Report(Raw):
                    for what, x, ref, op, bound in T7_GOALS])
         self.note("Goal ratios are paired: each repetition's two rows ran a moment apart; the "
                   "median of the repetitions' ratios (table 1's repetitions for its row).")
+        self.table7_ring()
+
+    def table7_ring(self):
+        """The submission ring's rows of table 7: their parts and goals (issue 27)."""
+        ring = [(d, m) for d, m in self.select(7) if d.get("facility") in
+                ("twheel_ring", "twheel_ring_enter", "twheel_ring_tick") and "chunk" in d]
+        if not ring:
+            return
+
+        def series(row):
+            fac, chunk = row.split()
+            return self.series(7, "ns_per_op", facility=fac, chunk=chunk)
+
+        self.note("Ring rows, ns per timer: " + "; ".join(
+            f"{T7_NAMES.get((d['facility'], d['chunk']), (d['facility'],))[0]}: program "
+            f"{cell(m.get('prog_ns'))}, kernel drain {cell(m.get('drain_ns'))}"
+            for d, m in ring) + ". The drain's time is the kernel's own, timed inside each "
+                  "drain (fdinfo twheel-ring-drain-ns), whoever ran it: the per-tick poller, "
+                  "but for the RING_ENTER row; the program's part has no system call.")
+        t1 = self.series(1, "ns_per_op", facility="twheel", pending=1000)
+        self.grid(7, ["goal (issue 27)", "ratio", "per repetition", "goal", ""],
+                  [goal(what, paired(series(x), series(ref) if ref else t1), op, bound, big=10)
+                   for what, x, ref, op, bound in T7_RING_GOALS])
 
     def table8(self):
         tw = self.find(8, facility="twheel")

@@ -3,13 +3,13 @@
 #
 # examples/httpd-load.sh: twheel_httpd under wrk, per timer backend.
 #
-#   examples/httpd-load.sh [-b "heap timerfd twheel"] [-c "1000 10000"]
+#   examples/httpd-load.sh [-b "heap timerfd twheel twheel-ring"] [-c "1000 10000"]
 #                          [-d seconds] [-t threads] [-i idle_ms]
 #                          [-g grace_ms] [-p port] [-w wrk_threads]
 #                          [-B busy_ms] [-T table]
 #
-# For each backend (default: heap and timerfd, and twheel if /dev/twheel
-# exists) and each connection count N:
+# For each backend (default: heap and timerfd, and twheel and twheel-ring
+# if /dev/twheel exists) and each connection count N:
 #   keepalive  N keep-alive connections of wrk for -d s (5), with the
 #              server's default timeouts (30 s idle, 5 s per request);
 #   quiet      a server with an idle timeout of -i ms (1000): httpd_idle
@@ -93,7 +93,7 @@ done
 busy_ms=${busy_ms:-$((idle_ms / 2))}
 if [ -z "$backends" ]; then
 	backends="heap timerfd"
-	[ ! -c /dev/twheel ] || backends="$backends twheel"
+	[ ! -c /dev/twheel ] || backends="$backends twheel twheel-ring"
 fi
 for f in "$HTTPD" "$IDLE"; do
 	[ -x "$f" ] || { echo "httpd-load: no $f: make userspace" >&2; exit 2; }

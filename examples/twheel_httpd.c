@@ -3,7 +3,7 @@
  * twheel_httpd: a small epoll HTTP/1.1 keep-alive server whose timeouts
  * are those of a real server, on one of three timer backends.
  *
- *   twheel_httpd [-b timerfd|heap|twheel] [-t threads] [-p port]
+ *   twheel_httpd [-b timerfd|heap|twheel|twheel-ring] [-t threads] [-p port]
  *                [-a addr] [-i idle_ms] [-r request_ms] [-m max_conns]
  *
  * One thread per CPU (pinned), each with its own SO_REUSEPORT listener and
@@ -30,6 +30,18 @@
  *   epoll round, just before epoll_wait(), and expiry records are read
  *   from the file, which is in the epoll set. A request answered within
  *   the round it arrived in never reaches the kernel.
+ * - twheel-ring: one /dev/twheel per thread, its timers armed and
+ *   cancelled through the kernel's submission ring (libtwheel's
+ *   twheel_ring_*(), twheel_ring(3)): each connection owns two ring slots,
+ *   2 * its slot for the idle timeout and 2 * its slot + 1 for the request
+ *   deadline. A request arms its deadline and the reply cancels it with a
+ *   store into the ring each; the idle timeout is pushed back lazily, as
+ *   the heap's (re-armed when it comes due early). The ops of a round are
+ *   published in one twheel_ring_submit() before epoll_wait(), a system
+ *   call only when the kernel stopped polling the ring; an arm and a
+ *   cancel that the kernel drains together never touch its wheel. Without
+ *   the ring (TWHEEL_INFO_RING) libtwheel makes a system call per op, and
+ *   the server says so when it starts.
  *
  * An idle expiry closes a connection only if now >= last request +
  * idle timeout: a timer that fires before its own deadline is counted as
@@ -84,8 +96,11 @@
 #define RECORD_READS	16
 #define HEAP_BURST	65536
 
-enum backend { BACKEND_TIMERFD, BACKEND_HEAP, BACKEND_TWHEEL };
-static const char *const backend_names[] = { "timerfd", "heap", "twheel" };
+enum backend { BACKEND_TIMERFD, BACKEND_HEAP, BACKEND_TWHEEL, BACKEND_RING };
+static const char *const backend_names[] = {
+	"timerfd", "heap", "twheel", "twheel-ring"
+};
+#define NR_BACKENDS	(sizeof(backend_names) / sizeof(backend_names[0]))
 
 /* What an epoll event, a heap entry or a twheel record is about. */
 enum kind {
@@ -132,7 +147,7 @@ struct conn {
 	/* heap: position + 1 of the entries, 0 for none */
 	uint32_t idle_pos;
 	uint32_t req_pos;
-	/* twheel: the timers' ids, 0 for none */
+	/* twheel: the timers' ids, 0 for none; twheel-ring: 1 if armed */
 	uint64_t idle_id;
 	uint64_t req_id;
 };
@@ -418,6 +433,40 @@ static void tw_mark_dirty(struct worker *w, struct conn *c)
 	};
 }
 
+/* twheel-ring: the ring slot of a connection's timer of @kind. */
+static uint32_t ring_slot(struct worker *w, struct conn *c, enum kind kind)
+{
+	return 2 * (uint32_t)(c - w->conns) + (kind == KIND_REQ);
+}
+
+/* twheel-ring: arms (or moves) the timer of @kind for @deadline. */
+static int ring_arm(struct worker *w, struct conn *c, enum kind kind,
+		    uint64_t deadline)
+{
+	int ret = twheel_ring_arm(&w->tw, ring_slot(w, c, kind), deadline,
+				  TWHEEL_TIMER_ABSTIME,
+				  tag(kind, (uint32_t)(c - w->conns), c->gen));
+
+	if (ret < 0)
+		return ret;
+	if (kind == KIND_IDLE)
+		c->idle_id = 1;
+	else
+		c->req_id = 1;
+	return 0;
+}
+
+/* twheel-ring: cancels the timer of @kind, if armed. */
+static int ring_cancel(struct worker *w, struct conn *c, enum kind kind)
+{
+	uint64_t *armed = kind == KIND_IDLE ? &c->idle_id : &c->req_id;
+
+	if (!*armed)
+		return 0;
+	*armed = 0;
+	return twheel_ring_cancel(&w->tw, ring_slot(w, c, kind));
+}
+
 /* Arms the idle timeout of a new connection; false if it could not. */
 static bool idle_start(struct worker *w, struct conn *c)
 {
@@ -438,6 +487,8 @@ static bool idle_start(struct worker *w, struct conn *c)
 		/* Scheduled by the flush before the next epoll_wait(). */
 		tw_mark_dirty(w, c);
 		return true;
+	case BACKEND_RING:
+		return ring_arm(w, c, KIND_IDLE, c->idle_deadline) == 0;
 	}
 	return false;
 }
@@ -450,7 +501,8 @@ static int idle_push_back(struct worker *w, struct conn *c)
 		c->idle_armed = c->idle_deadline;
 		return tfd_arm(c->idle_tfd, c->idle_deadline);
 	case BACKEND_HEAP:
-		/* Lazily: the entry moves when it comes due. */
+	case BACKEND_RING:
+		/* Lazily: the entry or timer moves when it comes due. */
 		return 0;
 	case BACKEND_TWHEEL:
 		/* One store; not yet scheduled: the flush uses the new one. */
@@ -489,6 +541,8 @@ static int req_arm(struct worker *w, struct conn *c)
 					     c->req_deadline);
 		tw_mark_dirty(w, c);
 		return 0;
+	case BACKEND_RING:
+		return ring_arm(w, c, KIND_REQ, c->req_deadline);
 	}
 	return -EINVAL;
 }
@@ -508,6 +562,8 @@ static int req_cancel(struct worker *w, struct conn *c)
 		if (c->req_id)
 			tw_mark_dirty(w, c);
 		return 0;
+	case BACKEND_RING:
+		return ring_cancel(w, c, KIND_REQ);
 	}
 	return -EINVAL;
 }
@@ -544,6 +600,9 @@ static bool idle_expired(struct worker *w, struct conn *c, uint64_t armed,
 		break;
 	case BACKEND_TWHEEL:
 		tw_mark_dirty(w, c);
+		break;
+	case BACKEND_RING:
+		ret = ring_arm(w, c, KIND_IDLE, c->idle_deadline);
 		break;
 	}
 	if (ret < 0) {
@@ -613,6 +672,12 @@ static void conn_close(struct worker *w, struct conn *c)
 		c->idle_id = 0;
 		c->req_id = 0;
 		c->tw_dirty = false;
+		break;
+	case BACKEND_RING:
+		/* Folded with their arms if the kernel drains them together. */
+		if (ring_cancel(w, c, KIND_IDLE) < 0 ||
+		    ring_cancel(w, c, KIND_REQ) < 0)
+			COUNT(w, timer_errors);
 		break;
 	}
 	close(c->fd);
@@ -843,11 +908,59 @@ static void tw_stale(struct worker *w, const struct twheel_event *ev)
 	}
 }
 
+/*
+ * twheel-ring: the program does not know the kernel's ids, so a record is
+ * its connection's if the tag's generation matches and the timer is still
+ * armed; otherwise a close or a cancel raced the expiry (the record of an
+ * expiry that won stays readable), which is expected.
+ */
+static void ring_record(struct worker *w, const struct twheel_event *ev)
+{
+	uint32_t slot = TAG_SLOT(ev->user_data);
+	struct conn *c = slot < opt.max_conns ? &w->conns[slot] : NULL;
+	enum kind kind = TAG_KIND(ev->user_data);
+
+	if (!c || c->fd < 0 || c->gen != TAG_GEN(ev->user_data) ||
+	    !(kind == KIND_IDLE ? c->idle_id : c->req_id)) {
+		COUNT(w, stale);
+		return;
+	}
+	if (kind == KIND_IDLE) {
+		c->idle_id = 0;
+		idle_expired(w, c, ev->deadline, ev->fired);
+	} else {
+		c->req_id = 0;
+		req_expired(w, c);
+	}
+}
+
+/* twheel-ring: publishes the round's ops, and counts the failed ones. */
+static void ring_flush(struct worker *w)
+{
+	struct twheel_ring_cqe cqes[64];
+	unsigned int i;
+	int n;
+
+	if (twheel_ring_submit(&w->tw) < 0)
+		COUNT(w, timer_errors);
+	for (i = 0; i < 16; i++) {
+		n = twheel_ring_reap(&w->tw, cqes, 64);
+		if (n <= 0)
+			break;
+		COUNT_N(w, timer_errors, (uint64_t)n);
+	}
+}
+
 static void tw_record(struct worker *w, const struct twheel_event *ev)
 {
 	uint32_t slot = TAG_SLOT(ev->user_data);
 	struct conn *c = slot < opt.max_conns ? &w->conns[slot] : NULL;
 	enum kind kind = TAG_KIND(ev->user_data);
+
+	if (opt.backend == BACKEND_RING) {
+		ring_record(w, ev);
+		return;
+	}
 
 	if (!c || c->fd < 0 || c->gen != TAG_GEN(ev->user_data) ||
 	    ev->id != (kind == KIND_IDLE ? c->idle_id : c->req_id)) {
@@ -1078,6 +1191,8 @@ static void *worker_main(void *arg)
 		timeout = -1;
 		if (opt.backend == BACKEND_TWHEEL)
 			tw_flush(w);
+		else if (opt.backend == BACKEND_RING)
+			ring_flush(w);
 		else if (opt.backend == BACKEND_HEAP)
 			timeout = heap_timeout_ms(w);
 		n = epoll_wait(w->epfd, evs, MAX_EVENTS, timeout);
@@ -1166,6 +1281,27 @@ static void worker_init(struct worker *w, unsigned int id)
 		if (epoll_set(w, EPOLL_CTL_ADD, w->tw.fd, EPOLLIN,
 			      tag(KIND_TWHEEL, 0, 0)) < 0)
 			die("epoll_ctl", errno);
+	} else if (opt.backend == BACKEND_RING) {
+		ret = twheel_open(&w->tw, 0);
+		if (ret < 0)
+			die("twheel_open", -ret);
+		if (2 * (uint64_t)opt.max_conns > w->tw.info.max_timers) {
+			fprintf(stderr, "twheel_httpd: twheel-ring needs 2 ring "
+				"slots per connection: -m %u is more than half "
+				"of max_timers (%u)\n", opt.max_conns,
+				w->tw.info.max_timers);
+			exit(1);
+		}
+		if (!id && !(w->tw.info.flags & TWHEEL_INFO_RING))
+			fprintf(stderr, "twheel_httpd: the kernel has no "
+				"submission ring (TWHEEL_INFO_RING): twheel-ring "
+				"makes a system call per timer op instead\n");
+		ret = twheel_ring_init(&w->tw);
+		if (ret < 0)
+			die("twheel_ring_init", -ret);
+		if (epoll_set(w, EPOLL_CTL_ADD, w->tw.fd, EPOLLIN,
+			      tag(KIND_TWHEEL, 0, 0)) < 0)
+			die("epoll_ctl", errno);
 	}
 }
 
@@ -1245,8 +1381,9 @@ static void print_counters(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: twheel_httpd [-b timerfd|heap|twheel] [-t threads] [-p port]\n"
-		"                    [-a addr] [-i idle_ms] [-r request_ms] [-m max_conns]\n"
+		"usage: twheel_httpd [-b timerfd|heap|twheel|twheel-ring] [-t threads]\n"
+		"                    [-p port] [-a addr] [-i idle_ms] [-r request_ms]\n"
+		"                    [-m max_conns]\n"
 		"  -b  timer backend (heap)\n"
 		"  -t  threads, one per CPU, pinned (the number of CPUs)\n"
 		"  -p  TCP port (8080); -a  IPv4 address (0.0.0.0)\n"
@@ -1280,10 +1417,10 @@ int main(int argc, char **argv)
 	while ((o = getopt(argc, argv, "b:t:p:a:i:r:m:h")) != -1) {
 		switch (o) {
 		case 'b':
-			for (i = 0; i < 3; i++)
+			for (i = 0; i < NR_BACKENDS; i++)
 				if (!strcmp(optarg, backend_names[i]))
 					break;
-			if (i == 3)
+			if (i == NR_BACKENDS)
 				usage();
 			opt.backend = (enum backend)i;
 			break;

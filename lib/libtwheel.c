@@ -568,6 +568,7 @@ struct ring_state {
 	struct twheel_ring_cqe *cq;
 	size_t len;
 	uint32_t tail;
+	uint32_t limit;	/* tail may reach this without a look at sq_head */
 	uint32_t nslots;
 	uint64_t *ids;
 };
@@ -619,6 +620,7 @@ TWHEEL_API int twheel_ring_init(struct twheel *tw)
 		r->sq = (void *)((char *)p + TWHEEL_RING_SQ_OFF);
 		r->cq = (void *)((char *)p + TWHEEL_RING_CQ_OFF);
 		r->tail = __atomic_load_n(&r->hdr->sq_tail, __ATOMIC_RELAXED);
+		r->limit = r->tail;	/* the first op looks at sq_head */
 	} else {
 		r->ids = calloc(r->nslots ? r->nslots : 1, sizeof(*r->ids));
 		if (!r->ids) {
@@ -630,16 +632,29 @@ TWHEEL_API int twheel_ring_init(struct twheel *tw)
 	return 0;
 }
 
-/* Room for one op: published and drained by the kernel if need be. */
+/*
+ * Room for one op: published and drained by the kernel if need be. The
+ * kernel's sq_head is read only when the room it last gave is used up
+ * (r->limit), not for every op.
+ */
 static int ring_room(struct twheel *tw, struct ring_state *r)
 {
-	/* Pairs with the kernel's release store of sq_head. */
-	if (r->tail - __atomic_load_n(&r->hdr->sq_head, __ATOMIC_ACQUIRE) <
-	    TWHEEL_RING_ENTRIES)
+	uint32_t head;
+
+	if (r->tail != r->limit)
 		return 0;
-	__atomic_store_n(&r->hdr->sq_tail, r->tail, __ATOMIC_RELEASE);
-	if (ioctl(tw->fd, TWHEEL_IOC_RING_ENTER) < 0)
-		return -errno;
+	/* Pairs with the kernel's release store of sq_head. */
+	head = __atomic_load_n(&r->hdr->sq_head, __ATOMIC_ACQUIRE);
+	if (r->tail - head >= TWHEEL_RING_ENTRIES) {
+		__atomic_store_n(&r->hdr->sq_tail, r->tail, __ATOMIC_RELEASE);
+		if (ioctl(tw->fd, TWHEEL_IOC_RING_ENTER) < 0)
+			return -errno;
+		head = __atomic_load_n(&r->hdr->sq_head, __ATOMIC_ACQUIRE);
+		/* A drain consumes nothing only if sq_tail was overwritten. */
+		if (r->tail - head >= TWHEEL_RING_ENTRIES)
+			return -EIO;
+	}
+	r->limit = head + TWHEEL_RING_ENTRIES;
 	return 0;
 }
 
@@ -647,19 +662,18 @@ static int ring_put(struct twheel *tw, struct ring_state *r, uint8_t op,
 		    uint32_t slot, uint64_t value, unsigned int flags,
 		    uint64_t user_data)
 {
-	struct twheel_ring_op *o;
 	int ret = ring_room(tw, r);
 
 	if (ret < 0)
 		return ret;
-	o = &r->sq[r->tail % TWHEEL_RING_ENTRIES];
-	o->op = op;
-	o->flags = (uint8_t)flags;
-	o->pad = 0;
-	o->slot = slot;
-	o->value = value;
-	o->user_data = user_data;
-	o->reserved = 0;
+	/* One struct store: the compiler writes it in a few wide stores. */
+	r->sq[r->tail % TWHEEL_RING_ENTRIES] = (struct twheel_ring_op){
+		.op = op,
+		.flags = (uint8_t)flags,
+		.slot = slot,
+		.value = value,
+		.user_data = user_data,
+	};
 	r->tail++;
 	return 0;
 }

@@ -544,7 +544,10 @@ int twheel_ring_init(struct twheel *tw);
  *
  * Return: 0, or a negative errno: -EINVAL for a bad slot or flag; without
  * a ring the errors of twheel_schedule() and twheel_modify(); with one, the
- * kernel reports a failed op as a completion (twheel_ring_reap()).
+ * kernel reports a failed op as a completion (twheel_ring_reap()), and
+ * the call fails only if the ring is full and the kernel took none of it
+ * when asked: -EIO (the mapping's sq_tail was overwritten), or the errno
+ * of that system call.
  */
 int twheel_ring_arm(struct twheel *tw, uint32_t slot, uint64_t value,
 		    unsigned int flags, uint64_t user_data);

@@ -4,7 +4,8 @@
  * io_uring timeouts and POSIX timers; tables 7, 8 and 9 of `make bench`
  * (BENCHMARKS.md explains them).
  *
- *   twheel_bench ops [-r REPS] [-n TIMERS]        7: schedule + cancel cost
+ *   twheel_bench ops [-r REPS] [-n TIMERS] [-m ROWS]
+ *                                                  7: schedule + cancel cost
  *   twheel_bench latency [-r REPS] [-n SAMPLES]   8: deadline to read()
  *   twheel_bench spread [-r REPS] [-n TIMERS]     5: interrupts of timers
  *                                                  due over a second
@@ -152,6 +153,29 @@ static void on_alarm(int sig)
 #define OPS_OCTAVES	16
 #define REARM_NS	(3600 * NSEC_PER_SEC)	/* re-arm rows: never fire */
 
+#define HEAP_PENDING	100000	/* timers pending in the heap row */
+#define HEAP_D		4	/* children per node */
+
+struct heap_ent {
+	u64 key;		/* deadline */
+	uint32_t id;
+};
+
+/* The heap row's 4-ary min-heap: e[0] is the earliest. */
+struct heap4 {
+	struct heap_ent *e;
+	uint32_t *pos;		/* id -> its index in e[] */
+	uint32_t n;
+};
+
+/* What the ring rows know of the ring, besides libtwheel's handle. */
+struct ring_view {
+	const struct twheel_ring_hdr *hdr;	/* a read-only mapping */
+	size_t len;
+	int fdinfo;		/* /proc/self/fdinfo/<fd>: the drain time */
+	u64 sent;		/* ops published since the ring was made */
+};
+
 struct ops_ctx {
 	unsigned int n;			/* timers per repetition */
 	unsigned int fired;		/* timers that fired before the cancel */
@@ -169,6 +193,10 @@ struct ops_ctx {
 	u64 id[MAX_CHUNK];		/* ids of the chunk being cancelled */
 	u64 mid[MAX_CHUNK];		/* ids re-armed by m_twheel_modify() */
 	u64 xid[MAX_CHUNK];		/* ids pushed back by m_twheel_extend() */
+	struct twheel rtw;		/* the ring rows' file */
+	bool rtw_open;
+	struct ring_view rv;
+	struct heap4 heap;		/* the heap row's */
 };
 
 typedef int (*ops_fn)(struct ops_ctx *c, unsigned int chunk, unsigned int n);
@@ -528,6 +556,409 @@ struct method {
 #define NEED_TIMERFD	2
 #define NEED_POSIX	3
 #define NEED_URING	4
+#define NEED_RING	5
+#define NEED_NONE	6
+
+/* ------------------------------------------------------------------ */
+/* Table 7: the submission ring, and an in-process heap as its peer    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The peer of the ring rows: what a timer costs an event loop that keeps
+ * its timers in its own heap (libev's 4-heap; libuv's is binary). Plain C,
+ * HEAP_PENDING timers pending throughout; a timer is an id, its place in
+ * the heap kept in pos[] so that it can be removed (cancelled) by id.
+ */
+static void heap_place(struct heap4 *h, uint32_t i, struct heap_ent x)
+{
+	h->e[i] = x;
+	h->pos[x.id] = i;
+}
+
+static void heap_up(struct heap4 *h, uint32_t i, struct heap_ent x)
+{
+	while (i) {
+		uint32_t p = (i - 1) / HEAP_D;
+
+		if (h->e[p].key <= x.key)
+			break;
+		heap_place(h, i, h->e[p]);
+		i = p;
+	}
+	heap_place(h, i, x);
+}
+
+static void heap_down(struct heap4 *h, uint32_t i, struct heap_ent x)
+{
+	for (;;) {
+		uint32_t c = i * HEAP_D + 1, k, best;
+
+		if (c >= h->n)
+			break;
+		best = c;
+		for (k = c + 1; k < c + HEAP_D && k < h->n; k++)
+			if (h->e[k].key < h->e[best].key)
+				best = k;
+		if (h->e[best].key >= x.key)
+			break;
+		heap_place(h, i, h->e[best]);
+		i = best;
+	}
+	heap_place(h, i, x);
+}
+
+static void heap_insert(struct heap4 *h, uint32_t id, u64 key)
+{
+	struct heap_ent x = { .key = key, .id = id };
+
+	heap_up(h, h->n++, x);
+}
+
+static void heap_remove(struct heap4 *h, uint32_t id)
+{
+	uint32_t i = h->pos[id];
+	struct heap_ent last = h->e[--h->n];
+
+	if (i == h->n)
+		return;
+	if (i && h->e[(i - 1) / HEAP_D].key > last.key)
+		heap_up(h, i, last);
+	else
+		heap_down(h, i, last);
+}
+
+/* Insert @chunk timers, then remove them, with HEAP_PENDING others. */
+static int m_heap(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	struct heap4 *h = &c->heap;
+	unsigned int i, j;
+	u64 now;
+
+	if (!h->e)
+		return -ENOMEM;
+	for (i = 0; i < n; i += chunk) {
+		/* the time read once per chunk, as a loop reads it per wake-up */
+		now = now_ns();
+		for (j = 0; j < chunk; j++)
+			heap_insert(h, HEAP_PENDING + j,
+				    now + c->delay[(c->base + i + j) % DELAYS]);
+		for (j = 0; j < chunk; j++)
+			heap_remove(h, HEAP_PENDING + j);
+	}
+	return h->n == HEAP_PENDING ? 0 : -EPROTO;
+}
+
+static int heap_setup(struct heap4 *h)
+{
+	u64 now = now_ns();
+	uint32_t i;
+
+	h->e = calloc(HEAP_PENDING + MAX_CHUNK, sizeof(*h->e));
+	h->pos = calloc(HEAP_PENDING + MAX_CHUNK, sizeof(*h->pos));
+	if (!h->e || !h->pos) {
+		free(h->e);
+		free(h->pos);
+		h->e = NULL;
+		h->pos = NULL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < HEAP_PENDING; i++)
+		heap_insert(h, i, now + rand_delay(OPS_MIN_NS, OPS_OCTAVES));
+	/* the heap's own check: no parent later than its child */
+	for (i = 1; i < h->n; i++)
+		if (h->e[(i - 1) / HEAP_D].key > h->e[i].key || h->pos[h->e[i].id] != i)
+			return -EPROTO;
+	return 0;
+}
+
+/*
+ * The submission ring (uapi/twheel.h), through libtwheel's twheel_ring_*()
+ * as a program would use it, on a handle of its own (c->rtw). No system
+ * call: the program writes its ops and publishes them, and the kernel's
+ * poller takes them within a tick. The program's part is timed here; the
+ * kernel's, its drains, is what the file's fdinfo says they took
+ * (twheel-ring-drain-ns: the time inside each drain that consumed ops,
+ * whoever ran it), read between chunks, once the drains are over.
+ *
+ *   twheel_ring       arm @chunk, wait for the drain, cancel them, wait:
+ *                     every timer reaches the wheel and leaves it
+ *   twheel_ring_tick  arm @chunk and cancel them in one publish: they meet
+ *                     in one drain, inside one tick (the purgatory case)
+ *
+ *   twheel_ring_enter the same as twheel_ring, with a TWHEEL_IOC_RING_ENTER
+ *                     after each publish (untimed): the drain on the
+ *                     program's CPU instead of the poller's
+ *
+ * Each prints two figures per timer: prog_ns, the program's, and
+ * drain_ns, the kernel's; ns_per_op is their sum, or drain_ns alone for
+ * the tick row (its goal is about the kernel's cost). Rows of their own
+ * for the goals: twheel_ring_prog (twheel_ring's program part) and
+ * twheel_ring_tick_all (the tick row's program + drain).
+ */
+static long long fdinfo_val(int fd, const char *key)
+{
+	char buf[4096], *p;
+	ssize_t len = pread(fd, buf, sizeof(buf) - 1, 0);
+	size_t klen = strlen(key);
+
+	if (len <= 0)
+		return -1;
+	buf[len] = 0;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, klen) && p[klen] == ':')
+			return strtoll(p + klen + 1, NULL, 10);
+	return -1;
+}
+
+/*
+ * Waits until the kernel's drains of every op published are over (the
+ * header's drained count, written at the end of a drain): 0 or
+ * -ETIMEDOUT. It spins rather than sleeps: a sleep and its wake-up would
+ * leave the next chunk's figure with the costs of a cold TLB under
+ * emulation, which the rows that run their chunks back to back don't pay.
+ */
+static int ring_wait(struct ops_ctx *c)
+{
+	u64 end = now_ns() + 5 * NSEC_PER_SEC;
+	unsigned int spins = 0;
+
+	while (c->rv.sent != __atomic_load_n(&c->rv.hdr->drained, __ATOMIC_ACQUIRE)) {
+		__builtin_ia32_pause();
+		if (!(++spins & 1023) && now_ns() > end)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+static int ring_arm_chunk(struct ops_ctx *c, unsigned int chunk, unsigned int base)
+{
+	unsigned int j;
+	int ret;
+
+	for (j = 0; j < chunk; j++) {
+		ret = twheel_ring_arm(&c->rtw, j, c->delay[(base + j) % DELAYS], 0, j + 1);
+		if (ret)
+			return ret;
+	}
+	c->rv.sent += chunk;
+	return 0;
+}
+
+static int ring_cancel_chunk(struct ops_ctx *c, unsigned int chunk)
+{
+	unsigned int j;
+	int ret;
+
+	for (j = 0; j < chunk; j++) {
+		ret = twheel_ring_cancel(&c->rtw, j);
+		if (ret)
+			return ret;
+	}
+	c->rv.sent += chunk;
+	return 0;
+}
+
+/* One chunk of a ring row: the program's ns and the kernel's, in total. */
+static int ring_chunk(struct ops_ctx *c, bool tick, bool enter, unsigned int chunk,
+		      u64 *prog, u64 *drain)
+{
+	long long d0 = fdinfo_val(c->rv.fdinfo, "twheel-ring-drain-ns"), d1;
+	u64 t0, t1, t2 = 0, t3 = 0;
+	int ret;
+
+	if (d0 < 0)
+		return -ENODATA;
+	t0 = now_ns();
+	ret = ring_arm_chunk(c, chunk, c->base);
+	if (!ret && tick)
+		ret = ring_cancel_chunk(c, chunk);
+	if (!ret)
+		ret = twheel_ring_submit(&c->rtw);
+	t1 = now_ns();
+	if (!ret && enter && ioctl(c->rtw.fd, TWHEEL_IOC_RING_ENTER))
+		ret = -errno;
+	if (!ret)
+		ret = ring_wait(c);
+	if (!ret && !tick) {
+		t2 = now_ns();
+		ret = ring_cancel_chunk(c, chunk);
+		if (!ret)
+			ret = twheel_ring_submit(&c->rtw);
+		t3 = now_ns();
+		if (!ret && enter && ioctl(c->rtw.fd, TWHEEL_IOC_RING_ENTER))
+			ret = -errno;
+		if (!ret)
+			ret = ring_wait(c);
+	}
+	d1 = fdinfo_val(c->rv.fdinfo, "twheel-ring-drain-ns");
+	if (ret)
+		return ret;
+	if (d1 < d0)
+		return -ENODATA;
+	*prog = (t1 - t0) + (t3 - t2);
+	*drain = d1 - d0;
+	return 0;
+}
+
+/* Failed ring ops come back as completions: none is expected here. */
+static int ring_check_cq(struct ops_ctx *c)
+{
+	struct twheel_ring_cqe cqe[16];
+	int n = twheel_ring_reap(&c->rtw, cqe, 16);
+
+	if (n > 0) {
+		fprintf(stderr, "twheel_bench: ring op on slot %u failed: %d\n",
+			cqe[0].slot, cqe[0].result);
+		return cqe[0].result < 0 ? cqe[0].result : -EPROTO;
+	}
+	return n < 0 ? n : 0;
+}
+
+static int m_ring(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	u64 prog, drain;
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < n && !ret; i += chunk)
+		ret = ring_chunk(c, false, false, chunk, &prog, &drain);
+	return ret ? ret : ring_check_cq(c);
+}
+
+/* twheel_ring, each publish followed by TWHEEL_IOC_RING_ENTER (untimed). */
+static int m_ring_enter(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	u64 prog, drain;
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < n && !ret; i += chunk)
+		ret = ring_chunk(c, false, true, chunk, &prog, &drain);
+	return ret ? ret : ring_check_cq(c);
+}
+
+static int m_ring_tick(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	u64 prog, drain;
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < n && !ret; i += chunk)
+		ret = ring_chunk(c, true, false, chunk, &prog, &drain);
+	return ret ? ret : ring_check_cq(c);
+}
+
+/* The records of ring timers that fired before their cancel: counted. */
+static unsigned int ring_fired(struct ops_ctx *c)
+{
+	struct twheel_event ev[64];
+	unsigned int fired = 0;
+	int i, got;
+
+	for (i = 0; i < 100000; i++) {
+		got = twheel_read_nowait(&c->rtw, ev, sizeof(ev) / sizeof(ev[0]));
+		if (got <= 0)
+			break;
+		fired += got;
+	}
+	return fired;
+}
+
+static double median_u64(u64 *v, unsigned int n)
+{
+	qsort(v, n, sizeof(v[0]), cmp_u64);
+	return n & 1 ? (double)v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+/*
+ * One repetition of a ring row: as run_once(), the medians of the chunks,
+ * of the program's part, the kernel's and their sum.
+ */
+static void run_ring_once(struct ops_ctx *c, struct method *m, unsigned int rep)
+{
+	static u64 vp[4096], vd[4096], vs[4096];
+	unsigned int i, chunks = c->n / m->chunk;
+	bool tick = m->fn == m_ring_tick;
+	u64 tp = 0, td = 0;
+	double p, d, sum;
+	int ret = 0;
+
+	if (!chunks)
+		chunks = 1;
+	if (chunks > sizeof(vp) / sizeof(vp[0]))
+		chunks = sizeof(vp) / sizeof(vp[0]);
+	for (i = 0; i < chunks && !ret; i++) {
+		c->base = i * m->chunk;
+		ret = ring_chunk(c, tick, m->fn == m_ring_enter, m->chunk, &vp[i], &vd[i]);
+		vs[i] = vp[i] + vd[i];
+		tp += vp[i];
+		td += vd[i];
+	}
+	if (!ret)
+		ret = ring_check_cq(c);
+	c->fired = ring_fired(c);
+	if (ret) {
+		m->err = ret;
+		skip(7, m->facility, "failed", -ret);
+		return;
+	}
+	p = median_u64(vp, chunks) / m->chunk;
+	d = median_u64(vd, chunks) / m->chunk;
+	sum = median_u64(vs, chunks) / m->chunk;
+	printf("table=7 facility=%s chunk=%u rep=%u ns_per_op=%.1f prog_ns=%.1f drain_ns=%.1f mean_ns=%.1f fired=%u\n",
+	       m->facility, m->chunk, rep, tick ? d : sum, p, d,
+	       (double)(tick ? td : tp + td) / (chunks * m->chunk), c->fired);
+	if (m->fn == m_ring)
+		printf("table=7 facility=twheel_ring_prog chunk=%u rep=%u ns_per_op=%.1f mean_ns=%.1f fired=%u\n",
+		       m->chunk, rep, p, (double)tp / (chunks * m->chunk), c->fired);
+	if (tick)
+		printf("table=7 facility=twheel_ring_tick_all chunk=%u rep=%u ns_per_op=%.1f mean_ns=%.1f fired=%u\n",
+		       m->chunk, rep, sum, (double)(tp + td) / (chunks * m->chunk), c->fired);
+	fflush(stdout);
+}
+
+/* The ring rows' handle: a file of its own, its ring and a view of it. */
+static int ring_setup(struct ops_ctx *c)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char path[64];
+	void *p;
+	int ret;
+
+	ret = twheel_open(&c->rtw, 0);
+	if (ret)
+		return ret;
+	c->rtw_open = true;
+	if (!(c->rtw.info.flags & TWHEEL_INFO_RING))
+		return -EOPNOTSUPP;
+	ret = twheel_ring_init(&c->rtw);
+	if (ret)
+		return ret;
+	c->rv.len = (TWHEEL_RING_MAP_BYTES + page - 1) / page * page;
+	p = mmap(NULL, c->rv.len, PROT_READ, MAP_SHARED, c->rtw.fd,
+		 (off_t)TWHEEL_RING_OFFSET);
+	if (p == MAP_FAILED)
+		return -errno;
+	c->rv.hdr = p;
+	c->rv.sent = __atomic_load_n(&c->rv.hdr->drained, __ATOMIC_RELAXED);
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", c->rtw.fd);
+	c->rv.fdinfo = open(path, O_RDONLY | O_CLOEXEC);
+	if (c->rv.fdinfo < 0)
+		return -errno;
+	return fdinfo_val(c->rv.fdinfo, "twheel-ring-drain-ns") < 0 ? -ENODATA : 0;
+}
+
+static void ring_teardown(struct ops_ctx *c)
+{
+	if (c->rv.hdr)
+		munmap((void *)c->rv.hdr, c->rv.len);
+	if (c->rv.fdinfo >= 0)
+		close(c->rv.fdinfo);
+	if (c->rtw_open)
+		twheel_close(&c->rtw);
+	free(c->heap.e);
+	free(c->heap.pos);
+}
 
 /*
  * One repetition of @m: c->n timers in chunks, each chunk timed alone.
@@ -612,12 +1043,16 @@ static int cmd_ops(unsigned int reps, unsigned int n)
 		{ "timerfd_rearm", 64, m_timerfd_rearm, NEED_TIMERFD, 0 },
 		{ "twheel_extend", 64, m_twheel_extend, NEED_TWHEEL, 0 },
 		{ "io_uring_update", 64, m_uring_update, NEED_URING, 0 },
+		{ "heap4", 64, m_heap, NEED_NONE, 0 },
+		{ "twheel_ring", 64, m_ring, NEED_RING, 0 },
+		{ "twheel_ring_tick", 64, m_ring_tick, NEED_RING, 0 },
+		{ "twheel_ring_enter", 64, m_ring_enter, NEED_RING, 0 },
 	};
 	const unsigned int nm = sizeof(methods) / sizeof(methods[0]);
 	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
 	struct ops_ctx *c = xcalloc(1, sizeof(*c));
 	unsigned int i, r, ntfd, nposix;
-	bool have[5] = { false };
+	bool have[7] = { false };
 	struct rlimit rl;
 	int ret;
 
@@ -656,6 +1091,15 @@ static int cmd_ops(unsigned int reps, unsigned int n)
 	have[NEED_URING] = !ret;
 	if (ret)
 		skip(7, "io_uring", "io_uring_queue_init", -ret);
+	c->rv.fdinfo = -1;
+	ret = ring_setup(c);
+	have[NEED_RING] = !ret;
+	if (ret)
+		skip(7, "twheel_ring", "ring", -ret);
+	ret = heap_setup(&c->heap);
+	have[NEED_NONE] = !ret;
+	if (ret)
+		skip(7, "heap4", "setup", -ret);
 
 	alarm(STEP_ALARM);
 	for (i = 0; i < nm; i++) {
@@ -673,7 +1117,9 @@ static int cmd_ops(unsigned int reps, unsigned int n)
 	/* Methods alternate: a slow spell of the host hits all alike. */
 	for (r = 0; r < reps; r++)
 		for (i = 0; i < nm; i++)
-			if (!methods[i].err)
+			if (!methods[i].err && methods[i].need == NEED_RING)
+				run_ring_once(c, &methods[i], r);
+			else if (!methods[i].err)
 				run_once(c, &methods[i], r);
 	alarm(0);
 
@@ -683,6 +1129,7 @@ static int cmd_ops(unsigned int reps, unsigned int n)
 		timer_delete(c->ptimer[nposix]);
 	while (ntfd--)
 		close(c->tfd[ntfd]);
+	ring_teardown(c);
 	twheel_sqbuf_free(&c->sq);
 	twheel_close(&c->tw);
 	free(c);

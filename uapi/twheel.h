@@ -366,9 +366,9 @@ struct twheel_event {
  * page size, MAP_SHARED, at offset TWHEEL_RING_OFFSET, gives a header, an
  * array of TWHEEL_RING_ENTRIES ops (the submission queue) and one of as
  * many completions; the first such mmap() creates the ring (counted
- * against the caps as TWHEEL_RING_MAP_BYTES plus 8 bytes per max_timers,
- * as the deadline array is), later ones map the same pages. Without it
- * nothing changes.
+ * against the caps as TWHEEL_RING_MAP_BYTES, the kernel's own state of
+ * the ring, about 27 KiB, and 8 bytes per max_timers, as the deadline
+ * array is), later ones map the same pages. Without it nothing changes.
  *
  * The program names a ring timer by a slot of its own choosing, 0 to
  * max_timers - 1 (it keeps the free ones itself); the kernel keeps the id
@@ -405,10 +405,12 @@ struct twheel_event {
  * ABSTIME deadline stands as given; a delay counts from the drain, so it
  * is late by the drain's delay at most.
  *
- * Ops on the same slot drained together (up to TWHEEL_RING_COALESCE of
- * them) take effect as the last one alone: an ARM and a CANCEL of a slot
- * without a timer that meet in one drain never touch the wheel and report
- * nothing. A CANCEL that races the expiry gives exactly one of: no event
+ * Ops on the same slot drained together (all of one drain, up to
+ * TWHEEL_RING_ENTRIES ops) take effect as the last one alone: an ARM and
+ * a CANCEL of a slot without a timer that meet in one drain never touch
+ * the wheel and report nothing. (A program that picks its slots to
+ * collide in the kernel's table may find some of its ops run one by one
+ * instead, with the same outcome.) A CANCEL that races the expiry gives exactly one of: no event
  * (the cancel won), or the event (the expiry won; the event says so, as
  * for TWHEEL_IOC_CANCEL).
  *
@@ -428,7 +430,7 @@ struct twheel_event {
  */
 #define TWHEEL_RING_OFFSET	0x40000000ULL	/* 1 GiB */
 #define TWHEEL_RING_ENTRIES	512
-/* Most ops on one slot that one drain folds into the last. */
+/* Most ops the kernel runs together (one twheel_fd_run_ops()) per drain. */
 #define TWHEEL_RING_COALESCE	32
 
 #define TWHEEL_RING_ARM		1

@@ -16,7 +16,9 @@
  * files, closed and negative fds; INFO; read() with small, large, faulting
  * and partly faulting buffers; poll(); write(), lseek(), mmap() (sizes,
  * private, read-only) and unknown ioctls; close() and re-open (with a
- * random max_timers, the module parameter being sampled at open); fork()
+ * random max_timers, the module parameter being sampled at open); ops
+ * through the submission ring (op_ring(): arms, cancels, malformed ops,
+ * a lying tail, ops on one slot folded in a drain); fork()
  * with a child arming timers on
  * the shared file. Every result is checked against a model of what that
  * call must return, following uapi/twheel.h: the error and its precedence
@@ -64,6 +66,7 @@
 #define MAX_IDS		4096		/* per file: the model's table */
 #define EV		sizeof(struct twheel_event)
 #define MAX_TIMERS_PARAM "/sys/module/twheel/parameters/max_timers"
+#define RING_SLOTS	6		/* ring slots used: ops on them meet */
 
 static u64 g_seed, g_rnd, g_op;
 static bool g_verbose;
@@ -72,6 +75,7 @@ static const char *const g_names[] = {
 	"schedule", "schedule-garbage", "modify", "modify-garbage", "cancel",
 	"batch", "set_eventfd", "info", "read", "poll", "close", "fork",
 	"bad-pointer", "readonly-spec", "other-syscalls", "eventfd-read",
+	"ring",
 };
 static char g_old_max[32];
 static u64 g_granularity;
@@ -185,6 +189,11 @@ struct mfd {
 	int efd;		/* the registered eventfd, or -1 */
 	u64 efd_count;		/* its expected counter */
 	unsigned int nexists;
+	/* the submission ring, once mapped (op_ring()) */
+	struct twheel_ring_hdr *ring;
+	size_t ring_len;
+	u32 ring_tail;		/* ops published */
+	u64 ring_ids[RING_SLOTS]; /* the id the kernel keeps per ring slot */
 };
 
 static struct mfd g_fds[MAX_FDS];
@@ -891,6 +900,236 @@ static void op_batch(struct mfd *m)
 	wait_queued(m);
 }
 
+/*
+ * Ring ops go through the mapping at TWHEEL_RING_OFFSET, mapped on a
+ * file's first ring op: 1-4 ops per publish on a few slots (so that ops
+ * on one slot meet in a drain and fold into the last), each a valid ARM or
+ * CANCEL or a malformed op, then TWHEEL_IOC_RING_ENTER, which returns once
+ * every op published is drained. The model applies the last op on each
+ * slot, as uapi/twheel.h says: an ARM is a MODIFY of the slot's timer if
+ * the model has it live, else a SCHEDULE (whose id it predicts); a CANCEL
+ * is a CANCEL of a live one, else nothing. Failures must come back as
+ * completions, in op order for the malformed ones: {slot, -errno,
+ * user_data}, and nothing else. Sometimes the tail lies (more than
+ * TWHEEL_RING_ENTRIES ahead): nothing may be consumed, and BAD_TAIL set
+ * until the tail is sane again.
+ */
+static int ring_map_fd(struct mfd *m)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (m->ring)
+		return 0;
+	m->ring_len = (TWHEEL_RING_MAP_BYTES + (size_t)page - 1) / (size_t)page * (size_t)page;
+	p = mmap(NULL, m->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd,
+		 (off_t)TWHEEL_RING_OFFSET);
+	if (p == MAP_FAILED)
+		return -errno;
+	m->ring = p;
+	m->ring_tail = m->ring->sq_tail;
+	memset(m->ring_ids, 0, sizeof(m->ring_ids));
+	return 0;
+}
+
+static void ring_unmap_fd(struct mfd *m)
+{
+	if (m->ring)
+		munmap(m->ring, m->ring_len);
+	m->ring = NULL;
+}
+
+static void ring_enter(struct mfd *m)
+{
+	if (ioctl(m->fd, TWHEEL_IOC_RING_ENTER))
+		die("RING_ENTER: %s", strerror(errno));
+}
+
+/* Takes every completion: they must be exactly @want[0..@n). */
+static void ring_check_cq(struct mfd *m, const struct twheel_ring_cqe *want,
+			  unsigned int n)
+{
+	struct twheel_ring_hdr *h = m->ring;
+	u32 head = h->cq_head;
+	u32 tail = __atomic_load_n(&h->cq_tail, __ATOMIC_ACQUIRE);
+	const struct twheel_ring_cqe *cq = (void *)((char *)h + TWHEEL_RING_CQ_OFF);
+	unsigned int i;
+
+	if (tail - head != n || h->cq_overflow)
+		die("ring: %u completions (overflow %llu), expected %u",
+		    tail - head, (unsigned long long)h->cq_overflow, n);
+	for (i = 0; i < n; i++) {
+		const struct twheel_ring_cqe *c = &cq[(head + i) % TWHEEL_RING_ENTRIES];
+
+		if (c->slot != want[i].slot || c->result != want[i].result ||
+		    c->user_data != want[i].user_data)
+			die("ring: completion %u {slot %u, %d, %llu}, expected {%u, %d, %llu}",
+			    i, c->slot, c->result, (unsigned long long)c->user_data,
+			    want[i].slot, want[i].result,
+			    (unsigned long long)want[i].user_data);
+	}
+	__atomic_store_n(&h->cq_head, tail, __ATOMIC_RELEASE);
+}
+
+/* A malformed op: each kind of bad field, or a slot out of range. */
+static void ring_garbage(struct mfd *m, struct twheel_ring_op *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->op = TWHEEL_RING_ARM;
+	o->slot = (u32)rnd(RING_SLOTS < m->max_timers ? RING_SLOTS : m->max_timers);
+	o->user_data = rnd64();
+	switch (rnd(7)) {
+	case 0: o->op = chance(50) ? 0 : 3 + (uint8_t)rnd(250); break;
+	case 1: o->pad = 1 + (uint16_t)rnd(1000); break;
+	case 2: o->reserved = 1 + rnd64() / 2; break;
+	case 3: o->slot = m->max_timers + (u32)rnd(UINT32_MAX - m->max_timers); break;
+	case 4: o->flags = (uint8_t)(2 + rnd(254)); break;
+	case 5: o->value = S64MAX + 1 + rnd(S64MAX); break;
+	default:
+		o->op = TWHEEL_RING_CANCEL;
+		if (chance(50))
+			o->value = 1 + rnd(HOUR);
+		else
+			o->flags = 1;
+		break;
+	}
+}
+
+static void op_ring(struct mfd *m)
+{
+	struct twheel_ring_cqe want[8];
+	struct twheel_ring_op ops[4], *sq;
+	unsigned int n = 1 + (unsigned int)rnd(4), i, j, nwant = 0, nrun = 0;
+	struct twheel_ring_cqe run[4];
+	bool bad[4], last, now_used = false;
+	u32 nslots = RING_SLOTS < m->max_timers ? RING_SLOTS : m->max_timers;
+	u64 t0, t1, head;
+	int ret = ring_map_fd(m);
+
+	if (ret) {
+		/* The caps may refuse the ring; nothing else may. */
+		if (ret != -EDQUOT && ret != -EAGAIN)
+			die("mmap of the ring: %s", strerror(-ret));
+		return;
+	}
+	sq = (void *)((char *)m->ring + TWHEEL_RING_SQ_OFF);
+
+	if (chance(5)) {
+		/* A lying tail consumes nothing; a sane one again clears it. */
+		head = m->ring->sq_head;
+		__atomic_store_n(&m->ring->sq_tail,
+				 m->ring_tail + TWHEEL_RING_ENTRIES + 1 + (u32)rnd(UINT32_MAX / 2),
+				 __ATOMIC_RELEASE);
+		ring_enter(m);
+		vlog("RING fd %d lying tail", m->fd);
+		if (m->ring->sq_head != head || !(m->ring->flags & TWHEEL_RING_BAD_TAIL))
+			die("ring: a lying tail moved the head or set no BAD_TAIL");
+		__atomic_store_n(&m->ring->sq_tail, m->ring_tail, __ATOMIC_RELEASE);
+		ring_enter(m);
+		if (m->ring->flags & TWHEEL_RING_BAD_TAIL)
+			die("ring: BAD_TAIL stays with a sane tail");
+		return;
+	}
+
+	for (i = 0; i < n; i++) {
+		struct twheel_ring_op *o = &ops[i];
+		u32 slot = (u32)rnd(nslots);
+		struct mt *t = m->ring_ids[slot] ? find_live(m, m->ring_ids[slot]) : NULL;
+
+		bad[i] = chance(15);
+		if (bad[i]) {
+			ring_garbage(m, o);
+		} else if (chance(55)) {
+			memset(o, 0, sizeof(*o));
+			o->op = TWHEEL_RING_ARM;
+			o->slot = slot;
+			o->user_data = rnd64();
+			/*
+			 * NOW only where no record is queued (its count would
+			 * grow), and once per publish: records of one drain
+			 * arrive in any order.
+			 */
+			if (!(t && t->queued) && !now_used && chance(30)) {
+				now_used = true;
+				o->flags = chance(50) ? TWHEEL_TIMER_ABSTIME : 0;
+				o->value = o->flags ? now_ns() - rnd(NSEC_PER_SEC) : 0;
+			} else {
+				o->flags = chance(50) ? TWHEEL_TIMER_ABSTIME : 0;
+				o->value = (o->flags ? now_ns() : 0) + HOUR + rnd(HOUR);
+			}
+		} else {
+			memset(o, 0, sizeof(*o));
+			o->op = TWHEEL_RING_CANCEL;
+			o->slot = slot;
+		}
+		sq[m->ring_tail++ % TWHEEL_RING_ENTRIES] = *o;
+	}
+	t0 = now_ns();
+	__atomic_store_n(&m->ring->sq_tail, m->ring_tail, __ATOMIC_RELEASE);
+	ring_enter(m);
+	t1 = now_ns();
+	if (m->ring->sq_head != m->ring_tail)
+		die("ring: head %u after RING_ENTER, tail %u", m->ring->sq_head, m->ring_tail);
+
+	/* The model: malformed ones fail in order, then the last op per slot. */
+	for (i = 0; i < n; i++) {
+		if (bad[i]) {
+			want[nwant++] = (struct twheel_ring_cqe){
+				.slot = ops[i].slot, .result = -EINVAL,
+				.user_data = ops[i].user_data,
+			};
+			continue;
+		}
+		for (last = true, j = i + 1; j < n; j++)
+			if (!bad[j] && ops[j].slot == ops[i].slot)
+				last = false;
+		vlog("RING fd %d op %u slot %u value %llu flags %u%s", m->fd,
+		     ops[i].op, ops[i].slot, (unsigned long long)ops[i].value,
+		     ops[i].flags, last ? "" : " (folded)");
+		if (!last)
+			continue;
+		if (ops[i].op == TWHEEL_RING_CANCEL) {
+			struct twheel_cancel c = { .id = m->ring_ids[ops[i].slot] };
+
+			if (c.id && cancel_model(m, &c, false) >= 0)
+				cancel_model(m, &c, true);
+			m->ring_ids[ops[i].slot] = 0;
+			continue;
+		}
+		{
+			struct twheel_timer_spec s = {
+				.id = m->ring_ids[ops[i].slot],
+				.value = ops[i].value,
+				.user_data = ops[i].user_data,
+				.clockid = TWHEEL_CLOCK_MONOTONIC,
+				.flags = ops[i].flags,
+			};
+
+			if (s.id && modify_model(m, &s, t0, t1, false) >= 0) {
+				modify_model(m, &s, t0, t1, true);
+			} else if (m->nexists >= m->max_timers) {
+				m->ring_ids[ops[i].slot] = 0;
+				/* its completion comes after the malformed ones */
+				run[nrun++] = (struct twheel_ring_cqe){
+					.slot = ops[i].slot, .result = -ENOSPC,
+					.user_data = ops[i].user_data,
+				};
+			} else {
+				slots_prepare(m, 1);
+				if (!m->free_head)
+					die("model: no free slot for a ring SCHEDULE");
+				m->ring_ids[ops[i].slot] =
+					(u64)m->gen[m->free_head - 1] << 32 | m->free_head;
+				model_schedule(m, &s, m->ring_ids[ops[i].slot], t0, t1);
+			}
+		}
+	}
+	for (i = 0; i < nrun; i++)
+		want[nwant++] = run[i];
+	ring_check_cq(m, want, nwant);
+	wait_queued(m);
+}
+
 static void op_set_eventfd(struct mfd *m)
 {
 	struct twheel_eventfd e = { .fd = -1 };
@@ -1064,6 +1303,7 @@ static void open_fd(struct mfd *m)
 static void op_close(struct mfd *m)
 {
 	vlog("close fd %d (%u timers, %u events)", m->fd, m->nexists, m->nq);
+	ring_unmap_fd(m);
 	if (close(m->fd))
 		die("close: %s", strerror(errno));
 	open_fd(m);
@@ -1324,8 +1564,10 @@ int main(int argc, char **argv)
 		if (m->next_id > MAX_IDS - 100)
 			op_close(m);
 
-		if (r < 200)
+		if (r < 150)
 			k = 0, op_schedule(m, false);
+		else if (r < 200)
+			k = 16, op_ring(m);
 		else if (r < 260)
 			k = 1, op_schedule(m, true);
 		else if (r < 380)

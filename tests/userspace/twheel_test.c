@@ -4641,7 +4641,7 @@ TEST_F_TIMEOUT(twheel, ring_args, 20)
 	size_t len = ring_len(), page = (size_t)sysconf(_SC_PAGESIZE);
 	struct twheel_info info;
 	struct ring r, r2;
-	u64 base, units;
+	u64 base, units, state;
 	void *p;
 
 	ASSERT_TRUE(fd >= 0 && probe >= 0);
@@ -4660,9 +4660,14 @@ TEST_F_TIMEOUT(twheel, ring_args, 20)
 	EXPECT_EQ(base, tw_user_units(&twp));
 
 	ASSERT_TRUE(ring_map(&r, fd));
-	/* the ring's pages and one u64 per slot, against the caps */
-	units = (len / page + (g_max_timers * 8ULL + page - 1) / page) * page_units();
-	EXPECT_EQ(units, tw_user_units(&twp) - base);
+	/*
+	 * The ring's pages, the kernel's own state of it (about 27 KiB, in
+	 * whole pages) and one u64 per slot, against the caps.
+	 */
+	units = tw_user_units(&twp) - base;
+	state = units - (len / page + (g_max_timers * 8ULL + page - 1) / page) * page_units();
+	EXPECT_TRUE(state >= 24576 / page * page_units() && state <= 32768 / page * page_units());
+	EXPECT_EQ(0, state % page_units());
 	EXPECT_EQ(TWHEEL_RING_ENTRIES, r.hdr->entries);
 	EXPECT_TRUE(r.hdr->flags & TWHEEL_RING_NEED_WAKEUP);
 	EXPECT_EQ(0, r.hdr->sq_head);
@@ -4759,6 +4764,17 @@ TEST_F_TIMEOUT(twheel, ring_fold_cancel, 30)
 	EXPECT_EQ(0, fdinfo_val(fd, "twheel-spare"));
 	EXPECT_TRUE(no_events(fd, 150, "armed and cancelled in one drain"));
 	EXPECT_EQ(32, r.hdr->drained);
+	/* the whole drain folds: 200 arms, then their 200 cancels */
+	for (i = 0; i < 200; i++)
+		ring_put(&r, &tail, TWHEEL_RING_ARM, 0, i, 20 * NSEC_PER_MSEC, i);
+	for (i = 0; i < 200; i++)
+		ring_put(&r, &tail, TWHEEL_RING_CANCEL, 0, i, 0, 0);
+	ring_publish(&r, tail);
+	EXPECT_EQ(0, tw_timers(&tw));
+	EXPECT_EQ(0, fdinfo_val(fd, "twheel-spare"));
+	EXPECT_TRUE(no_events(fd, 150, "200 armed, then cancelled, in one drain"));
+	EXPECT_EQ(432, r.hdr->drained);
+	EXPECT_EQ(0, ring_cq_tail(&r));
 
 	/* in two drains: armed, then cancelled before it is due */
 	dl = now_ns() + 300 * NSEC_PER_MSEC;

@@ -21,7 +21,7 @@
 # instruction of the symbols matching it),
 # TWHEEL_BENCH_HTTPD_CONNS=1000,10000, TWHEEL_BENCH_HTTPD_SECONDS (table 10's
 # connection counts and seconds per phase: 5 and 20 at 10,000) and
-# TWHEEL_BENCH_HTTPD_BACKENDS=heap,timerfd,twheel,
+# TWHEEL_BENCH_HTTPD_BACKENDS=heap,timerfd,twheel,twheel-ring,
 # TWHEEL_BENCH_PARTS="main scale httpd", TWHEEL_BENCH_KERNEL=distro (or distro61,
 # rt), TWHEEL_ACCEL=kvm|tcg.
 # The figures are never judged: the exit status is 1 only if a part did not
