@@ -2867,6 +2867,27 @@ static u64 tw_user_units(struct twheel *tw)
 	return info.user_timers;
 }
 
+/*
+ * INFO.user_timers once no earlier file of this user is still being freed:
+ * the close of a file of more than 1024 objects leaves its freeing, and
+ * the return of its units, to a kernel worker (twheel(7)), so a test that
+ * counts units from a base waits for the count to hold still, 400 ms, at
+ * most 120 s.
+ */
+static u64 tw_user_units_settled(struct twheel *tw)
+{
+	u64 units = tw_user_units(tw), again;
+	int still = 0, polls;
+
+	for (polls = 0; polls < 1200 && still < 4; polls++) {
+		usleep(100 * 1000);
+		again = tw_user_units(tw);
+		still = again == units ? still + 1 : 0;
+		units = again;
+	}
+	return units;
+}
+
 /* The size every mapping of @fd must have. */
 static size_t map_len(struct twheel *tw)
 {
@@ -2952,7 +2973,7 @@ TEST_F_TIMEOUT(twheel, table_units, 60)
 	u64 base, id, chunks = (N + per - 1) / per;
 
 	ASSERT_TRUE(fd >= 0 && probe >= 0);
-	base = tw_user_units(&twp);
+	base = tw_user_units_settled(&twp);
 	ASSERT_EQ(0, twheel_schedule(&tw, FAR_FUTURE, 0, 0, 0, &id));
 	EXPECT_EQ(1 + page_units(), tw_user_units(&twp) - base);
 	EXPECT_EQ(1, twheel_cancel(&tw, id));
@@ -2997,7 +3018,7 @@ TEST_F_TIMEOUT(twheel, map_args, 20)
 	EXPECT_TRUE(info.flags & TWHEEL_INFO_MAP);
 	len = map_len(&tw);
 	ASSERT_TRUE(len);
-	base = tw_user_units(&twp);
+	base = tw_user_units_settled(&twp);
 	p = mmap(NULL, len - page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	EXPECT_TRUE(p == MAP_FAILED && errno == EINVAL)
 		TH_LOG("mmap of one page less: %s", p == MAP_FAILED ? ename(errno) : "mapped");
@@ -3245,7 +3266,7 @@ TEST_F_TIMEOUT(twheel, map_lifetime, 30)
 	pid_t pid;
 
 	ASSERT_TRUE(fd >= 0 && probe >= 0 && len);
-	base = tw_user_units(&twp);
+	base = tw_user_units_settled(&twp);
 	/* the array outlives the mapping: an extension stored before holds */
 	map = tw_map(&tw, PROT_READ | PROT_WRITE);
 	ASSERT_TRUE(map);
@@ -4650,7 +4671,7 @@ TEST_F_TIMEOUT(twheel, ring_args, 20)
 	/* no ring yet */
 	EXPECT_EQ(-1, ioctl(fd, TWHEEL_IOC_RING_ENTER));
 	EXPECT_EQ(ENXIO, errno);
-	base = tw_user_units(&twp);
+	base = tw_user_units_settled(&twp);
 	p = mmap(NULL, len + page, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		 (off_t)TWHEEL_RING_OFFSET);
 	EXPECT_TRUE(p == MAP_FAILED && errno == EINVAL);
