@@ -763,6 +763,32 @@ bench_load() {
 	dmesg | sed -n 's/.*twheel[a-z_]*: \([0-9]*\) CPUs, \([0-9]*\) ns ticks, \([0-9]*\) levels of \([0-9]*\) buckets.*/table=6 facility=twheel item=wheel rep=0 levels=\3 buckets=\4 granularity_ns=\2/p' | tail -n1
 }
 
+# ---- perf under make bench (TWHEEL_BENCH_PERF=1): cpu-clock sampling, as
+# TCG has no PMU; /tmp/perf.data is read by the two reports below.
+
+perf_allow() {
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+}
+
+# perf_hottest TAG N: the N hottest symbols, as "# perf TAG" lines.
+perf_hottest() {
+	perf report -i /tmp/perf.data --stdio --no-children --sort sym 2>/dev/null |
+		grep -v '^#' | grep . | head -n "$2" | sed "s|^|# perf $1 |"
+}
+
+# perf_at TAG N: with TWHEEL_BENCH_PERF_SYMS=a,b, the samples per
+# instruction (symbol+offset) of the symbols matching a or b, N lines. A
+# sample taken with interrupts off lands on the instruction that turns
+# them back on.
+perf_at() {
+	[ -z "${TWHEEL_BENCH_PERF_SYMS:-}" ] ||
+		perf script -i /tmp/perf.data -F ip,sym,symoff 2>/dev/null |
+		grep -E "$(echo "$TWHEEL_BENCH_PERF_SYMS" | tr , '|')" |
+			sed 's/^ *[0-9a-f]* //' | sort | uniq -c | sort -rn | head -n "$2" |
+			sed "s|^|# perf-at $1 |"
+}
+
 mode_bench() {
 	reps=${TWHEEL_BENCH_REPS:-5}
 	dmesg -n 1	# the benchmark's kernel messages stay off the console
@@ -831,23 +857,17 @@ mode_bench() {
 		# shellcheck disable=SC2046 # several words
 		set -- "$@" $(echo "${TWHEEL_BENCH_ARGS:-}" | tr ',' ' ')
 		if [ -n "${TWHEEL_BENCH_PERF:-}" ] && command -v perf >/dev/null; then
-			echo 0 >/proc/sys/kernel/kptr_restrict
-			echo -1 >/proc/sys/kernel/perf_event_paranoid
+			perf_allow
 			run tables-1-6 1500 perf record -q -e cpu-clock -F 4000 -a \
 				-o /tmp/perf.data -- "$@"
-			perf report -i /tmp/perf.data --stdio --no-children --sort sym 2>/dev/null |
-				grep -v '^#' | grep . | head -n 60 | sed "s|^|# perf kernel |"
+			perf_hottest kernel 60
 			# The arming CPU (1) and the peer (2) apart: table 2's two sides.
 			for c in 1 2; do
 				perf report -i /tmp/perf.data --stdio --no-children --sort sym \
 					--cpu "$c" 2>/dev/null | grep -v '^#' | grep . | head -n 30 |
 					sed "s|^|# perf cpu$c |"
 			done
-			[ -z "${TWHEEL_BENCH_PERF_SYMS:-}" ] ||
-				perf script -i /tmp/perf.data -F ip,sym,symoff 2>/dev/null |
-				grep -E "$(echo "$TWHEEL_BENCH_PERF_SYMS" | tr , '|')" |
-				sed 's/^ *[0-9a-f]* //' | sort | uniq -c | sort -rn | head -n 80 |
-				sed "s|^|# perf-at kernel |"
+			perf_at kernel 80
 		else
 			run tables-1-6 1500 "$@"
 		fi
@@ -862,22 +882,12 @@ mode_bench() {
 		# under TCG), the kernel's hottest symbols printed.
 		step "table 7 only${TWHEEL_BENCH_OPS:+: $TWHEEL_BENCH_OPS}"
 		if [ -n "${TWHEEL_BENCH_PERF:-}" ] && command -v perf >/dev/null; then
-			echo 0 >/proc/sys/kernel/kptr_restrict
-			echo -1 >/proc/sys/kernel/perf_event_paranoid
+			perf_allow
 			for m in $(echo "${TWHEEL_BENCH_OPS:-twheel_ioctl/1}" | tr ',' ' '); do
 				COMMENT='' run "table-7-$m" 900 perf record -q -e cpu-clock -F 4000 -a \
 					-o /tmp/perf.data -- twheel_bench ops -r "$reps" -m "$m"
-				perf report -i /tmp/perf.data --stdio --no-children --sort sym 2>/dev/null |
-					grep -v '^#' | grep . | head -n 45 | sed "s|^|# perf $m |"
-				# TWHEEL_BENCH_PERF_SYMS=a,b: samples per instruction
-				# (symbol+offset) of the symbols matching a or b. A
-				# sample taken with interrupts off lands on the
-				# instruction that turns them back on.
-				[ -z "${TWHEEL_BENCH_PERF_SYMS:-}" ] ||
-					perf script -i /tmp/perf.data -F ip,sym,symoff 2>/dev/null |
-					grep -E "$(echo "$TWHEEL_BENCH_PERF_SYMS" | tr , '|')" |
-					sed 's/^ *[0-9a-f]* //' | sort | uniq -c | sort -rn | head -n 60 |
-					sed "s|^|# perf-at $m |"
+				perf_hottest "$m" 45
+				perf_at "$m" 60
 			done
 		else
 			# The ring's one-tick row is judged against table 1's
