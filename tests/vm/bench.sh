@@ -11,6 +11,7 @@
 #
 # Environment: TWHEEL_BENCH_REPS=5, TWHEEL_BENCH_SCALE_REPS=2 (table 9),
 # TWHEEL_BENCH_ARGS= (twheel_bench.ko parameters, comma-separated),
+# TWHEEL_BENCH_MODARGS= (twheel.ko parameters, comma-separated),
 # TWHEEL_BENCH_USER=ops,latency,spread (the userspace steps of part main:
 # tables 7, 8 and table 5's timerfd rows),
 # TWHEEL_BENCH_PARTS=kernel (tables 1-6 alone, those TWHEEL_BENCH_ARGS=tables=
@@ -52,6 +53,8 @@ for part in ${TWHEEL_BENCH_PARTS:-main scale httpd}; do
 		--env "TWHEEL_BENCH_SCALE_REPS=${TWHEEL_BENCH_SCALE_REPS:-2}")
 	[ -z "${TWHEEL_BENCH_ARGS:-}" ] || args+=(--env "TWHEEL_BENCH_ARGS=$TWHEEL_BENCH_ARGS")
 	[ -z "${TWHEEL_BENCH_OPS:-}" ] || args+=(--env "TWHEEL_BENCH_OPS=$TWHEEL_BENCH_OPS")
+	[ -z "${TWHEEL_BENCH_MODARGS:-}" ] ||
+		args+=(--env "TWHEEL_BENCH_MODARGS=$TWHEEL_BENCH_MODARGS")
 	[ -z "${TWHEEL_BENCH_USER:-}" ] || args+=(--env "TWHEEL_BENCH_USER=$TWHEEL_BENCH_USER")
 	[ -z "${TWHEEL_BENCH_HTTPD_CONNS:-}" ] ||
 		args+=(--env "TWHEEL_BENCH_HTTPD_CONNS=$TWHEEL_BENCH_HTTPD_CONNS")

@@ -843,7 +843,8 @@ mode_bench() {
 		run rmmod-twheel 60 rmmod twheel
 		return
 	fi
-	bench_load || return
+	# shellcheck disable=SC2046 # TWHEEL_BENCH_MODARGS: twheel.ko's parameters
+	bench_load $(echo "${TWHEEL_BENCH_MODARGS:-}" | tr ',' ' ') || return
 	if [ "$TWHEEL_BENCH_PART" = kernel ]; then
 		# Tables 1-6 alone (TWHEEL_BENCH_ARGS=tables=0x4 picks them),
 		# with TWHEEL_BENCH_PERF=1 under perf's cpu-clock sampling of
