@@ -25,6 +25,7 @@
 
 #include "twheel.h"
 #include "wheel.h"
+#include "internal.h"
 
 #define TW_PENDING	BIT(0)
 #define TW_HELD		BIT(1)
@@ -135,8 +136,9 @@ struct twheel_stats {
  *	time, reading the clock after each, not TW_CLOCK_EVERY at a time;
  *	owner, interrupts disabled
  * @precise_floor: ns before which the hrtimer is not programmed for the
- *	precise stage: the end of the last run plus a tick / precise_per_tick
- *	(the coalescing floor, tw_hrtimer_fn()); owner, interrupts disabled
+ *	precise stage's user heap (/dev/twheel's timers): the end of the last
+ *	run for it plus a tick / precise_per_tick (the coalescing floor,
+ *	tw_hrtimer_fn()); owner, interrupts disabled
  * @stats: counters
  * @cpu: the owner
  */
@@ -253,8 +255,12 @@ static __always_inline void tw_link(struct twheel_cpu *tc,
 	t->linked_seq = seq;
 	/* Only the new timer's bucket can be earlier than what is programmed. */
 	when = tw_wheel_relink_ns(w, t);
-	/* A precise timer's run waits for the coalescing floor (tw_hrtimer_fn()). */
-	if (unlikely(tw_timer_precise(t)) && when < tc->precise_floor)
+	/*
+	 * A precise timer of /dev/twheel's waits for the coalescing floor
+	 * (tw_hrtimer_fn()); a kernel caller's does not.
+	 */
+	if (unlikely(tw_timer_precise(t)) && (t->flags & TW_F_RATED) &&
+	    when < tc->precise_floor)
 		when = tc->precise_floor;
 	tw_program(tc, when);
 }

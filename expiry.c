@@ -310,7 +310,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	unsigned int budget = expire_batch, fired = 0, every;
 	ktime_t now, next, t_due, t_end, t_stop, slow_ns;
 	struct tw_wheel *w = &tc->wheel;
-	bool done, over = false, precise, slow = false;
+	bool done, over = false, rated, slow = false;
 
 	local_irq_disable();
 	/*
@@ -357,8 +357,11 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	/* Two clock reads per run, to say where an expiry's time goes. */
 	t_due = ktime_get();
 	tc->stats.advance_ns += t_due - now;
-	/* Run for the precise stage: the end of a window came (not a tick). */
-	precise = tw_precise_next(&w->precise) <= now;
+	/*
+	 * A run for the user heap of the precise stage: the end of a window
+	 * of a /dev/twheel timer came (not a tick).
+	 */
+	rated = tw_precise_next_kind(&w->precise, TW_PRECISE_USER) <= now;
 	over = over || t_due > t_stop;
 	while (!over && budget) {
 		struct tw_due due[TW_CLOCK_EVERY];
@@ -441,13 +444,16 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	tc->stats.expire_ns += t_end - t_due;
 
 	/*
-	 * The coalescing floor: after a run for the precise stage, the
-	 * hrtimer is not programmed for it again within a tick /
-	 * precise_per_tick of this run's end (tw_link() too). A run for a
-	 * tick leaves it alone: a precise timer due just after the tick it
-	 * moved in at is not held back.
+	 * The coalescing floor: after a run for the user heap of the precise
+	 * stage, the hrtimer is not programmed for that heap again within a
+	 * tick / precise_per_tick of this run's end (tw_link() too), so that
+	 * userspace's precise timers cause at most precise_per_tick runs per
+	 * tick. The kernel's callers are trusted as hrtimer's are: their
+	 * heap is not held back. A run for a tick leaves the floor alone: a
+	 * precise timer due just after the tick it moved in at is not held
+	 * back.
 	 */
-	if (precise)
+	if (rated)
 		tc->precise_floor = t_end + div_u64(granularity_ns,
 						    precise_per_tick);
 	if (!done || tw_wheel_has_due(w) || tc->backlog ||
@@ -468,7 +474,8 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		}
 	} else {
 		next = min(tw_wheel_tick_time(w, tw_wheel_next(w)),
-			   max(tw_precise_next(&w->precise), tc->precise_floor));
+			   tw_precise_next_floored(&w->precise,
+						   tc->precise_floor));
 	}
 	tw_program(tc, next);
 	tw_irq_enable_wake(tc);

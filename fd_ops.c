@@ -294,6 +294,8 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 		ft->starved = false;
 		ft->rec = NULL;
 		twheel_periodic_timer_init(&ft->pt, twheel_fd_expire);
+		/* Userspace's: its precise runs are spaced (precise.h). */
+		ft->pt.timer.flags |= TW_F_RATED;
 		if (!last)
 			last = &ft->free_node;
 		__llist_add(&ft->free_node, &fresh);

@@ -21,6 +21,14 @@ void twheel_core_exit(void);
 int twheel_chardev_init(void);
 void twheel_chardev_exit(void);
 
+/*
+ * twheel_timer::flags, beside TWHEEL_F_*: a timer of /dev/twheel, set by
+ * chardev's files once at init. Its precise runs are spaced by the core's
+ * coalescing floor (precise_per_tick); a kernel caller's are not, as
+ * hrtimer's are not.
+ */
+#define TW_F_RATED		0x80u
+
 /* twheel.c, for fd_ops.c's hot paths, interrupts off (see there) */
 bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running);
 int twheel_arm_irqsoff(struct twheel_timer *timer, ktime_t deadline,

@@ -2,8 +2,9 @@
 /*
  * twheel: the precise final stage of a wheel (see precise.h).
  *
- * A binary min-heap of slots (key, timer), array-backed: the timer's
- * twheel_timer::bucket holds TW_PRECISE_BASE plus its index, so a cancel
+ * Two binary min-heaps of slots (key, timer), array-backed, one for the
+ * kernel's timers and one for /dev/twheel's (%TW_F_RATED): the timer's
+ * twheel_timer::bucket holds its heap's base plus its index, so a cancel
  * takes it out in O(log n) without a search, and its entry is linked on
  * the stage's member list, so that it counts as linked as a timer in a
  * bucket does. Every operation is O(log TW_PRECISE_MAX), 12 steps at
@@ -16,22 +17,31 @@
 #include <kunit/visibility.h>
 
 #include "twheel.h"
+#include "internal.h"
 #include "wheel.h"
 #include "precise.h"
 
 /**
  * tw_precise_init - set up an empty stage
  * @p: the stage
- * @node: NUMA node for the heap
+ * @node: NUMA node for the heaps
  *
  * Return: 0 or -ENOMEM.
  */
 int tw_precise_init(struct tw_precise *p, int node)
 {
-	p->heap = kvmalloc_node(TW_PRECISE_MAX * sizeof(*p->heap),
-				GFP_KERNEL, node);
-	if (!p->heap)
+	struct tw_precise_slot *slots;
+	unsigned int k;
+
+	slots = kvmalloc_node(array_size(TW_PRECISE_KINDS * TW_PRECISE_MAX,
+					 sizeof(*slots)), GFP_KERNEL, node);
+	if (!slots)
 		return -ENOMEM;
+	for (k = 0; k < TW_PRECISE_KINDS; k++) {
+		p->heap[k].slot = slots + k * TW_PRECISE_MAX;
+		p->heap[k].n = 0;
+		p->heap[k].base = TW_PRECISE_BASE + k * TW_PRECISE_MAX;
+	}
 	p->n = 0;
 	INIT_LIST_HEAD(&p->members);
 	return 0;
@@ -44,8 +54,11 @@ EXPORT_SYMBOL_IF_KUNIT(tw_precise_init);
  */
 void tw_precise_free(struct tw_precise *p)
 {
-	kvfree(p->heap);
-	p->heap = NULL;
+	unsigned int k;
+
+	kvfree(p->heap[0].slot);
+	for (k = 0; k < TW_PRECISE_KINDS; k++)
+		p->heap[k].slot = NULL;
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_precise_free);
 
@@ -94,81 +107,91 @@ static __always_inline bool tw_slot_less(const struct tw_precise_slot *a,
 	return (s32)(READ_ONCE(a->t->order) - READ_ONCE(b->t->order)) < 0;
 }
 
-static __always_inline void tw_slot_set(struct tw_precise *p, unsigned int i,
-					struct tw_precise_slot s)
+static __always_inline void tw_slot_set(struct tw_precise_heap *h,
+					unsigned int i, struct tw_precise_slot s)
 {
-	p->heap[i] = s;
-	s.t->bucket = TW_PRECISE_BASE + i;
+	h->slot[i] = s;
+	s.t->bucket = h->base + i;
 }
 
 /* Move the slot at @i up to its place; at most log2(n) steps. */
-static void tw_sift_up(struct tw_precise *p, unsigned int i)
+static void tw_sift_up(struct tw_precise_heap *h, unsigned int i)
 {
-	struct tw_precise_slot s = p->heap[i];
+	struct tw_precise_slot s = h->slot[i];
 
 	while (i) {
 		unsigned int parent = (i - 1) / 2;
 
-		if (!tw_slot_less(&s, &p->heap[parent]))
+		if (!tw_slot_less(&s, &h->slot[parent]))
 			break;
-		tw_slot_set(p, i, p->heap[parent]);
+		tw_slot_set(h, i, h->slot[parent]);
 		i = parent;
 	}
-	tw_slot_set(p, i, s);
+	tw_slot_set(h, i, s);
 }
 
 /* Move the slot at @i down to its place; at most log2(n) steps. */
-static void tw_sift_down(struct tw_precise *p, unsigned int i)
+static void tw_sift_down(struct tw_precise_heap *h, unsigned int i)
 {
-	struct tw_precise_slot s = p->heap[i];
+	struct tw_precise_slot s = h->slot[i];
 
 	for (;;) {
 		unsigned int c = 2 * i + 1;
 
-		if (c >= p->n)
+		if (c >= h->n)
 			break;
-		if (c + 1 < p->n && tw_slot_less(&p->heap[c + 1], &p->heap[c]))
+		if (c + 1 < h->n && tw_slot_less(&h->slot[c + 1], &h->slot[c]))
 			c++;
-		if (!tw_slot_less(&p->heap[c], &s))
+		if (!tw_slot_less(&h->slot[c], &s))
 			break;
-		tw_slot_set(p, i, p->heap[c]);
+		tw_slot_set(h, i, h->slot[c]);
 		i = c;
 	}
-	tw_slot_set(p, i, s);
+	tw_slot_set(h, i, s);
 }
 
 /* Take the slot at @i out of the heap; the timer stays on the members list. */
-static void tw_heap_remove(struct tw_precise *p, unsigned int i)
+static void tw_heap_remove(struct tw_precise_heap *h, unsigned int i)
 {
-	if (--p->n == i)
+	if (--h->n == i)
 		return;
-	tw_slot_set(p, i, p->heap[p->n]);
+	tw_slot_set(h, i, h->slot[h->n]);
 	/* The last slot may belong above or below @i. */
-	if (i && tw_slot_less(&p->heap[i], &p->heap[(i - 1) / 2]))
-		tw_sift_up(p, i);
+	if (i && tw_slot_less(&h->slot[i], &h->slot[(i - 1) / 2]))
+		tw_sift_up(h, i);
 	else
-		tw_sift_down(p, i);
+		tw_sift_down(h, i);
+}
+
+/* The heap a timer goes to: the user heap for /dev/twheel's. */
+static __always_inline struct tw_precise_heap *
+tw_heap_of(struct tw_precise *p, const struct twheel_timer *t)
+{
+	return &p->heap[t->flags & TW_F_RATED ? TW_PRECISE_USER :
+			TW_PRECISE_KERNEL];
 }
 
 /*
- * Put @t, unlinked and counted, in the heap. Return: its key, or 0 when
- * the heap is full.
+ * Put @t, unlinked and counted, in its heap. Return: its key, or 0 when
+ * that heap is full.
  */
 static u64 tw_heap_add(struct tw_wheel *w, struct twheel_timer *t)
 {
 	struct tw_precise *p = &w->precise;
+	struct tw_precise_heap *h = tw_heap_of(p, t);
 	u64 key, expires = READ_ONCE(t->expires);
 	unsigned int class = READ_ONCE(t->mode) >> TW_SLACK_SHIFT;
 
-	if (p->n >= TW_PRECISE_MAX || !p->heap)
+	if (h->n >= TW_PRECISE_MAX || !h->slot)
 		return 0;
 	if (check_add_overflow(expires, tw_class_slack(w->gran, class), &key) ||
 	    key > KTIME_MAX)
 		key = KTIME_MAX;
-	p->heap[p->n].key = key;
-	p->heap[p->n].t = t;
+	h->slot[h->n].key = key;
+	h->slot[h->n].t = t;
 	tw_list_add_tail(&t->entry, &p->members);
-	tw_sift_up(p, p->n++);
+	tw_sift_up(h, h->n++);
+	p->n++;
 	return key;
 }
 
@@ -181,7 +204,7 @@ static u64 tw_heap_add(struct tw_wheel *w, struct twheel_timer *t)
  * before its own (tw_precise_tick(): tw_wheel_pop_next() brings it here
  * when that tick comes); one that has passed to the expired list; one
  * within this tick or the next to the heap. With the heap full, the timer
- * keeps the wheel's precision.
+ * keeps the wheel's precision (each heap fills on its own).
  *
  * Return: the time, ns, by which the wheel must next look at @t.
  */
@@ -223,40 +246,52 @@ EXPORT_SYMBOL_IF_KUNIT(tw_precise_file);
 /**
  * tw_precise_del - take a timer out of the heap
  * @w: the wheel
- * @t: a timer in @w's heap (its bucket is TW_PRECISE_BASE + index)
+ * @t: a timer in one of @w's heaps (its bucket is that heap's base plus
+ *	its index)
  *
  * For tw_wheel_unlink(), which resets the bucket and the count.
  */
 void tw_precise_del(struct tw_wheel *w, struct twheel_timer *t)
 {
 	struct tw_precise *p = &w->precise;
+	unsigned int b = t->bucket - TW_PRECISE_BASE;
 
-	tw_heap_remove(p, t->bucket - TW_PRECISE_BASE);
+	tw_heap_remove(&p->heap[b / TW_PRECISE_MAX], b % TW_PRECISE_MAX);
+	p->n--;
 	tw_list_del_init(&t->entry);
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_precise_del);
 
 /**
- * tw_precise_pop_due - take the heap's first timer if its deadline came
+ * tw_precise_pop_due - take a heap's first timer if its deadline came
  * @w: the wheel
  * @now_ns: the current time
  *
  * As hrtimer takes the first timer of its queue if its soft expiry came:
- * a timer deeper in the heap whose deadline came waits until it is first,
- * by its key at the latest.
+ * a timer deeper in a heap whose deadline came waits until it is first,
+ * by its key at the latest. Of the two heaps' first timers whose deadline
+ * came, the one with the earlier key.
  *
  * Return: the timer, unlinked and uncounted, or NULL.
  */
 struct twheel_timer *tw_precise_pop_due(struct tw_wheel *w, u64 now_ns)
 {
 	struct tw_precise *p = &w->precise;
+	const struct tw_precise_slot *best = NULL;
 	struct twheel_timer *t;
+	unsigned int k;
 
-	if (!p->n)
+	for (k = 0; k < TW_PRECISE_KINDS; k++) {
+		const struct tw_precise_heap *h = &p->heap[k];
+
+		if (!h->n || READ_ONCE(h->slot[0].t->expires) > now_ns)
+			continue;
+		if (!best || tw_slot_less(&h->slot[0], best))
+			best = &h->slot[0];
+	}
+	if (!best)
 		return NULL;
-	t = p->heap[0].t;
-	if (READ_ONCE(t->expires) > now_ns)
-		return NULL;
+	t = best->t;
 	tw_wheel_unlink(w, t);
 	return t;
 }
@@ -271,12 +306,15 @@ EXPORT_SYMBOL_IF_KUNIT(tw_precise_pop_due);
 struct twheel_timer *tw_precise_pop_any(struct tw_wheel *w)
 {
 	struct tw_precise *p = &w->precise;
+	struct tw_precise_heap *h;
 	struct twheel_timer *t;
 
 	if (!p->n)
 		return NULL;
+	h = &p->heap[p->heap[TW_PRECISE_KERNEL].n ? TW_PRECISE_KERNEL :
+		     TW_PRECISE_USER];
 	/* The last slot: nothing to sift. */
-	t = p->heap[p->n - 1].t;
+	t = h->slot[h->n - 1].t;
 	tw_wheel_unlink(w, t);
 	return t;
 }

@@ -14,25 +14,40 @@
  * never early. Like the rest of the wheel, no clocks, no CPUs, no locks:
  * time is an argument; the owner serialises every call.
  *
- * The heap holds at most TW_PRECISE_MAX timers: past that, a timer keeps
- * the wheel's precision (at most one tick late, never early), so no user
- * makes a section with interrupts off longer than log2(TW_PRECISE_MAX)
- * steps of a heap operation.
+ * The stage has two heaps: one for the kernel's callers and one for the
+ * timers of /dev/twheel (%TW_F_RATED), so that the core can space the runs
+ * userspace causes (its coalescing floor, tw_hrtimer_fn()) without holding
+ * back the kernel's, and so that userspace cannot fill the kernel's heap.
+ * Each holds at most TW_PRECISE_MAX timers: past that, a timer keeps the
+ * wheel's precision (at most one tick late, never early), so no user makes
+ * a section with interrupts off longer than log2(TW_PRECISE_MAX) steps of
+ * a heap operation.
  */
 #ifndef _TWHEEL_PRECISE_H
 #define _TWHEEL_PRECISE_H
 
 #include <linux/ktime.h>
+#include <linux/minmax.h>
 #include <linux/list.h>
 #include <linux/types.h>
 
 struct twheel_timer;
 struct tw_wheel;
 
-/* Most timers in one wheel's heap: 12 levels, 64 KiB per CPU. */
+/* Most timers in one heap of a wheel: 12 levels, 64 KiB per CPU each. */
 #define TW_PRECISE_MAX		4096
-/* twheel_timer::bucket of a timer in the heap: TW_PRECISE_BASE + index. */
+/*
+ * twheel_timer::bucket of a timer in a heap: TW_PRECISE_BASE, plus
+ * TW_PRECISE_MAX for the user heap, plus its index.
+ */
 #define TW_PRECISE_BASE		0x8000
+
+/* The heaps of a stage, by whose timers they hold. */
+enum tw_precise_kind {
+	TW_PRECISE_KERNEL,
+	TW_PRECISE_USER,
+	TW_PRECISE_KINDS
+};
 
 /*
  * twheel_timer::mode: bits 0-1 hold enum twheel_mode, bits 2-7 the slack
@@ -55,16 +70,28 @@ struct tw_precise_slot {
 };
 
 /**
- * struct tw_precise - a wheel's precise final stage
- * @heap: TW_PRECISE_MAX slots, a binary min-heap of @n by key
+ * struct tw_precise_heap - one heap of the stage
+ * @slot: TW_PRECISE_MAX slots, a binary min-heap of @n by key
  * @n: timers in the heap
- * @members: the timers of the heap, linked through twheel_timer::entry, so
- *	that a timer in the heap counts as linked (a non-empty entry)
+ * @base: twheel_timer::bucket of the heap's first slot
+ */
+struct tw_precise_heap {
+	struct tw_precise_slot	*slot;
+	unsigned int		n;
+	u16			base;
+};
+
+/**
+ * struct tw_precise - a wheel's precise final stage
+ * @heap: the kernel's heap and the user heap (enum tw_precise_kind)
+ * @n: timers in both
+ * @members: the timers of the heaps, linked through twheel_timer::entry, so
+ *	that a timer in a heap counts as linked (a non-empty entry)
  *
  * Owned by the wheel that embeds it; the owner serialises every call.
  */
 struct tw_precise {
-	struct tw_precise_slot	*heap;
+	struct tw_precise_heap	heap[TW_PRECISE_KINDS];
 	unsigned int		n;
 	struct list_head	members;
 };
@@ -80,14 +107,50 @@ struct twheel_timer *tw_precise_pop_due(struct tw_wheel *w, u64 now_ns);
 struct twheel_timer *tw_precise_pop_any(struct tw_wheel *w);
 
 /**
- * tw_precise_next - when the heap next wants the CPU
+ * tw_precise_next_kind - when one heap next wants the CPU
  * @p: the stage
+ * @kind: the heap
  *
  * Return: the key at the heap's top, KTIME_MAX when it is empty.
  */
+static inline ktime_t tw_precise_next_kind(const struct tw_precise *p,
+					   enum tw_precise_kind kind)
+{
+	const struct tw_precise_heap *h = &p->heap[kind];
+
+	return h->n ? (ktime_t)h->slot[0].key : KTIME_MAX;
+}
+
+/**
+ * tw_precise_next - when the stage next wants the CPU
+ * @p: the stage
+ *
+ * Return: the earlier key of the two heaps' tops, KTIME_MAX when both are
+ * empty.
+ */
 static inline ktime_t tw_precise_next(const struct tw_precise *p)
 {
-	return p->n ? (ktime_t)p->heap[0].key : KTIME_MAX;
+	return min(tw_precise_next_kind(p, TW_PRECISE_KERNEL),
+		   tw_precise_next_kind(p, TW_PRECISE_USER));
+}
+
+/**
+ * tw_precise_next_floored - when the stage next wants the CPU, the user
+ *	heap held back to a floor
+ * @p: the stage
+ * @floor: ns before which the user heap may not have the CPU
+ *
+ * Return: the kernel heap's first key, or the user heap's but not before
+ * @floor, whichever is earlier; KTIME_MAX when both are empty.
+ */
+static inline ktime_t tw_precise_next_floored(const struct tw_precise *p,
+					      ktime_t floor)
+{
+	ktime_t user = tw_precise_next_kind(p, TW_PRECISE_USER);
+
+	if (user != KTIME_MAX && user < floor)
+		user = floor;
+	return min(tw_precise_next_kind(p, TW_PRECISE_KERNEL), user);
 }
 
 #endif /* _TWHEEL_PRECISE_H */

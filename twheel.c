@@ -94,11 +94,15 @@
  * programmed for the heap's first end, the latest moment that serves every
  * window, and a run fires each timer at the heap's top whose deadline has
  * come: hrtimer's range rule, so timers coalesce within their slack and
- * never fire early. To bound the interrupts precise timers can cause, the
- * hrtimer is not programmed for the precise stage sooner than a tick /
- * precise_per_tick (16) after the end of the previous run for it: at most
- * 16 such runs per tick per CPU, besides the wheel's own, not one per
- * timer, whoever arms them.
+ * never fire early. The stage has two heaps, the kernel callers' and
+ * /dev/twheel's (TW_F_RATED, set by the chardev). To bound the interrupts
+ * userspace's precise timers can cause, the hrtimer is not programmed for
+ * the user heap sooner than a tick / precise_per_tick (16) after the end
+ * of the previous run for it: at most 16 such runs per tick per CPU,
+ * besides the wheel's own, not one per timer, whoever arms them. The
+ * kernel's heap is not held back: kernel callers are trusted with hrtimers
+ * already, and a floor cost them hrtimer's precision (table 4 of
+ * BENCHMARKS.md: lateness p50 3.0x hrtimer's with it).
  *
  * Files. The core is four files that share core.h: this one (the per-CPU
  * wheels' data, the state machine, submission, arming and cancelling: the
@@ -142,9 +146,10 @@
  *                                      a timer keeps the wheel's
  *                                      precision); a move costs the run
  *                                      one unit of expire_batch
- *   precise runs (interrupts)         a tick / precise_per_tick (16)
- *                                      between the end of a run and the
- *                                      next run for the precise stage
+ *   precise runs of /dev/twheel's     a tick / precise_per_tick (16)
+ *   timers (interrupts)                between the end of a run and the
+ *                                      next run for the user heap (the
+ *                                      kernel's heap: as hrtimer, none)
  *   kick IPI (hard interrupt)         TW_KICK_BUDGET submissions (64)
  *   group cancel, close of a file     TW_IRQ_CHUNK members (256) under
  *                                      the group lock, then cond_resched()
@@ -293,7 +298,8 @@
  * twheel_group_member (24 bytes) that its user keeps beside it. Per CPU: struct
  * twheel_cpu (416 bytes), the buckets (16 bytes each; 8 levels of 64 with
  * the defaults: 8 KiB), a one-bit-per-bucket bitmap (64 bytes) and the
- * precise stage's heap (TW_PRECISE_MAX slots of 16 bytes: 64 KiB).
+ * precise stage's two heaps (TW_PRECISE_MAX slots of 16 bytes each: 128
+ * KiB).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -344,7 +350,7 @@ MODULE_PARM_DESC(expire_batch,
 unsigned int precise_per_tick = 16;
 module_param(precise_per_tick, uint, 0444);
 MODULE_PARM_DESC(precise_per_tick,
-		 "Most runs of a CPU's wheel per tick for timers with a slack below it, 1..1024 (default 16)");
+		 "Most runs of a CPU's wheel per tick for /dev/twheel's timers with a slack below it, 1..1024 (default 16)");
 
 unsigned int run_budget_us = 2000;
 module_param(run_budget_us, uint, 0444);
@@ -1160,9 +1166,9 @@ EXPORT_SYMBOL_GPL(twheel_granularity);
  * plus the slack, coalesced with the other timers whose windows allow it;
  * never early. The slack is the timer's until set again, for every arming
  * from the next one on (an arming pending meanwhile keeps either slack).
- * A CPU runs its precise stage at most precise_per_tick times per tick
- * (a module parameter), so precise timers armed close together may fire
- * up to a tick / precise_per_tick later than their slack.
+ * A kernel caller's precise timer runs when its window ends, as an
+ * hrtimer's does; only /dev/twheel's are spaced, at most precise_per_tick
+ * runs per tick (a module parameter).
  *
  * Context: any context but NMI.
  * Return: the slack in effect, ns: @slack_ns rounded down to a power of

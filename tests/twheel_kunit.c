@@ -504,6 +504,75 @@ static void tw_test_precise_full(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->count, 0UL);
 }
 
+/*
+ * The stage's two heaps: /dev/twheel's timers (TW_F_RATED) fill theirs
+ * without taking the kernel's room; each heap's first key is reported
+ * apart, the user heap's held back to a floor and the kernel's not; a run
+ * fires the due timers of both, never early, in the order of their keys.
+ */
+static void tw_test_precise_kinds(struct kunit *test)
+{
+	unsigned int i, n = TW_PRECISE_MAX, fired = 0;
+	u64 base = BASE_NS + 10 * GRAN, now, prev = 0;
+	struct tw_wheel *w = tw_test_wheel(test, base);
+	struct twheel_timer *u = kunit_kcalloc(test, n + 1, sizeof(*u),
+					       GFP_KERNEL);
+	struct twheel_timer k, *x;
+	unsigned int budget;
+
+	KUNIT_ASSERT_NOT_NULL(test, u);
+	for (i = 0; i <= n; i++) {
+		tw_test_precise_timer(&u[i], base + 1000 + i * 10, i, 0);
+		u[i].flags |= TW_F_RATED;
+		tw_wheel_relink_ns(w, &u[i]);
+	}
+	tw_test_precise_timer(&k, base + 500000, n + 1, 0);
+	tw_wheel_relink_ns(w, &k);
+	/* The user heap is full: its last timer keeps the wheel's precision. */
+	KUNIT_EXPECT_LT(test, u[n].bucket, (u16)TW_PRECISE_BASE);
+	/* The kernel's timer still has its heap. */
+	KUNIT_EXPECT_GE(test, k.bucket, (u16)TW_PRECISE_BASE);
+	KUNIT_EXPECT_LT(test, k.bucket, (u16)(TW_PRECISE_BASE + TW_PRECISE_MAX));
+	KUNIT_EXPECT_EQ(test, w->precise.n, n + 1);
+	KUNIT_EXPECT_EQ(test, tw_precise_next_kind(&w->precise, TW_PRECISE_USER),
+			(ktime_t)(base + 1000));
+	KUNIT_EXPECT_EQ(test,
+			tw_precise_next_kind(&w->precise, TW_PRECISE_KERNEL),
+			(ktime_t)(base + 500000));
+	/* A floor holds back the user heap only. */
+	KUNIT_EXPECT_EQ(test, tw_precise_next_floored(&w->precise, base + 600000),
+			(ktime_t)(base + 500000));
+	KUNIT_EXPECT_EQ(test, tw_precise_next_floored(&w->precise, base + 2000),
+			(ktime_t)(base + 2000));
+	KUNIT_EXPECT_EQ(test, tw_precise_next_floored(&w->precise, 0),
+			(ktime_t)(base + 1000));
+	KUNIT_EXPECT_EQ(test, tw_wheel_next_ns(w), (ktime_t)(base + 1000));
+	tw_wheel_unlink(w, &u[n]);
+	/* Every user timer due, the kernel's not yet. */
+	now = base + 1000 + n * 10;
+	budget = UINT_MAX;
+	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
+	budget = UINT_MAX;
+	while ((x = tw_wheel_pop_next(w, now, &budget))) {
+		KUNIT_EXPECT_TRUE(test, x->flags & TW_F_RATED);
+		KUNIT_EXPECT_LE(test, x->expires, now);
+		KUNIT_EXPECT_GE(test, x->expires, prev);
+		prev = x->expires;
+		fired++;
+	}
+	KUNIT_EXPECT_EQ(test, fired, n);
+	KUNIT_EXPECT_EQ(test, w->precise.n, 1U);
+	KUNIT_EXPECT_EQ(test, tw_precise_next_kind(&w->precise, TW_PRECISE_USER),
+			KTIME_MAX);
+	now = base + 500000;
+	budget = UINT_MAX;
+	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
+	budget = UINT_MAX;
+	KUNIT_EXPECT_PTR_EQ(test, tw_wheel_pop_next(w, now, &budget), &k);
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+	KUNIT_EXPECT_EQ(test, tw_wheel_next_ns(w), KTIME_MAX);
+}
+
 /* The slack classes: never more slack than asked, at least half of it. */
 static void tw_test_precise_slack_class(struct kunit *test)
 {
@@ -540,6 +609,7 @@ static struct kunit_case tw_wheel_cases[] = {
 	KUNIT_CASE_PARAM(tw_test_precise_edge, tw_precise_edge_gen_params),
 	KUNIT_CASE(tw_test_precise_coalesce),
 	KUNIT_CASE(tw_test_precise_full),
+	KUNIT_CASE(tw_test_precise_kinds),
 	KUNIT_CASE(tw_test_precise_slack_class),
 	{}
 };

@@ -126,9 +126,10 @@
  *	tick is the default. Without TWHEEL_TIMER_SLACK only 0 is taken
  *	(else EINVAL), and the timer has the default slack: one tick. Each
  *	SCHEDULE and MODIFY sets it (a short op sets the default). A CPU
- *	runs timers with a slack below the tick at most 16 times per tick
- *	(module parameter precise_per_tick), so such timers armed close
- *	together may fire up to a tick / 16 later than their slack.
+ *	runs /dev/twheel's timers with a slack below the tick, all users'
+ *	together, at most 16 times per tick (module parameter
+ *	precise_per_tick), so such timers armed close together may fire up
+ *	to a tick / 16 later than their slack.
  * @reserved: must be zero.
  *
  * SCHEDULE returns 0. If the id cannot be written back the new timer is
