@@ -307,8 +307,8 @@ void tw_resume_fn(struct work_struct *work)
 enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 {
 	struct twheel_cpu *tc = container_of(hrt, struct twheel_cpu, hrt);
-	unsigned int budget = expire_batch, fired = 0, every;
-	ktime_t now, next, t_due, t_end, t_stop, slow_ns;
+	unsigned int budget = expire_batch, fired = 0, every, moved;
+	ktime_t now, next, t_start, t_due, t_mark, t_end, t_stop, slow_ns;
 	struct tw_wheel *w = &tc->wheel;
 	bool done, over = false, rated, slow = false;
 
@@ -318,7 +318,8 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	 * tw_push_arming(), which kicks unless this run will see its entry.
 	 */
 	WRITE_ONCE(tc->programmed, KTIME_MAX);
-	t_stop = ktime_get() + (ktime_t)run_budget_us * NSEC_PER_USEC;
+	t_start = ktime_get();
+	t_stop = t_start + (ktime_t)run_budget_us * NSEC_PER_USEC;
 	/* A callback is slow past 1/16 of the budget: 125 us by default. */
 	slow_ns = (ktime_t)run_budget_us * NSEC_PER_USEC / (2 * TW_CLOCK_EVERY);
 	every = tc->clock_each ? 1 : TW_CLOCK_EVERY;
@@ -342,7 +343,14 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 			break;
 		}
 	}
-	now = ktime_get();
+	/*
+	 * The clock again only if the drain had work: a run for the precise
+	 * stage reads it once before its first callback. An earlier @now is
+	 * never early for a timer, and the precise stage looks again before
+	 * it stops (below).
+	 */
+	now = budget == expire_batch ? t_start : ktime_get();
+	moved = budget;
 	done = false;
 	while (!over) {
 		unsigned int chunk = min(budget, TW_IRQ_CHUNK), left = chunk;
@@ -354,8 +362,8 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		tw_irq_window();
 		over = ktime_get() > t_stop;
 	}
-	/* Two clock reads per run, to say where an expiry's time goes. */
-	t_due = ktime_get();
+	/* Where an expiry's time goes: the advance's part, if it had work. */
+	t_due = done && budget == moved ? now : ktime_get();
 	tc->stats.advance_ns += t_due - now;
 	/*
 	 * A run for the user heap of the precise stage: the end of a window
@@ -363,6 +371,8 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	 */
 	rated = tw_precise_next_kind(&w->precise, TW_PRECISE_USER) <= now;
 	over = over || t_due > t_stop;
+	/* The clock's last reading: where the next callbacks' time starts. */
+	t_mark = t_due;
 	while (!over && budget) {
 		struct tw_due due[TW_CLOCK_EVERY];
 		unsigned int i, n = 0, k;
@@ -388,6 +398,9 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 				 */
 				ktime_t later;
 
+				/* After the callbacks claimed so far. */
+				if (n)
+					break;
 				empty = true;
 				if (!budget || !w->precise.n)
 					break;
@@ -412,7 +425,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 			due[n++].t = t;
 		}
 		if (n) {
-			ktime_t t_cb = ktime_get(), t_now;
+			ktime_t t_cb = t_mark, t_now;
 
 			local_irq_enable();
 			for (i = 0; i < n; i++)
@@ -429,6 +442,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 				every = 1;
 				slow = true;
 			}
+			t_mark = t_now;
 			if (t_now > t_stop)
 				over = true;
 		}

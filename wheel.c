@@ -76,6 +76,7 @@ int tw_wheel_init(struct tw_wheel *w, u64 gran, unsigned int bits,
 	INIT_LIST_HEAD(&w->expired);
 	w->count = 0;
 	w->clk = div64_u64(now_ns, gran);
+	w->ready_ns = 0;
 	return 0;
 
 err_free_pending:
@@ -239,9 +240,17 @@ static bool tw_collect(struct tw_wheel *w, u64 tick, struct list_head *due,
  */
 bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget)
 {
-	u64 now = div64_u64(now_ns, w->gran);
+	u64 now;
 	bool done = true;
 
+	/*
+	 * Still in the tick of the last complete advance: nothing can have
+	 * come due (@ready_ns), and a run for the precise stage skips the
+	 * scan of every level's bitmap.
+	 */
+	if (now_ns < w->ready_ns)
+		return true;
+	now = div64_u64(now_ns, w->gran);
 	for (;;) {
 		u64 tick = tw_next_bucket(w);
 		LIST_HEAD(due);
@@ -253,11 +262,14 @@ bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget)
 		/* Sorting costs budget too: one run sorts a bounded number. */
 		*budget -= min(*budget, tw_sort_due(&due));
 		list_splice_tail(&due, &w->expired);
-		if (!done || !*budget)
+		if (!done || !*budget) {
+			w->ready_ns = 0;
 			return false;
+		}
 	}
 	if (now > w->clk)
 		w->clk = now;
+	w->ready_ns = (w->clk + 1) * w->gran;
 	return true;
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_advance);

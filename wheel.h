@@ -33,6 +33,11 @@
  * @levels: number of levels
  * @clk: the wheel's time in level-0 ticks: every bucket that starts at or
  *	before @clk has been processed
+ * @ready_ns: ns before which no bucket can come due: the end of @clk's tick
+ *	after a complete tw_wheel_advance(), 0 after one that ran out of
+ *	budget (a bucket at @clk may still hold timers). A bucket a timer is
+ *	linked to starts after @clk; a timer due at @clk or before goes to
+ *	@expired.
  * @count: timers linked in buckets or on @expired
  * @pending: one bit per bucket, set while the bucket is not empty
  * @buckets: @levels << @bits lists, FIFO
@@ -47,6 +52,7 @@ struct tw_wheel {
 	unsigned int		bits;
 	unsigned int		levels;
 	u64			clk;
+	u64			ready_ns;
 	unsigned long		count;
 	unsigned long		*pending;
 	struct list_head	*buckets;
