@@ -908,32 +908,6 @@ static void tw_stale(struct worker *w, const struct twheel_event *ev)
 	}
 }
 
-/*
- * twheel-ring: the program does not know the kernel's ids, so a record is
- * its connection's if the tag's generation matches and the timer is still
- * armed; otherwise a close or a cancel raced the expiry (the record of an
- * expiry that won stays readable), which is expected.
- */
-static void ring_record(struct worker *w, const struct twheel_event *ev)
-{
-	uint32_t slot = TAG_SLOT(ev->user_data);
-	struct conn *c = slot < opt.max_conns ? &w->conns[slot] : NULL;
-	enum kind kind = TAG_KIND(ev->user_data);
-
-	if (!c || c->fd < 0 || c->gen != TAG_GEN(ev->user_data) ||
-	    !(kind == KIND_IDLE ? c->idle_id : c->req_id)) {
-		COUNT(w, stale);
-		return;
-	}
-	if (kind == KIND_IDLE) {
-		c->idle_id = 0;
-		idle_expired(w, c, ev->deadline, ev->fired);
-	} else {
-		c->req_id = 0;
-		req_expired(w, c);
-	}
-}
-
 /* twheel-ring: publishes the round's ops, and counts the failed ones. */
 static void ring_flush(struct worker *w)
 {
@@ -951,20 +925,30 @@ static void ring_flush(struct worker *w)
 	}
 }
 
+/*
+ * A record is its connection's if the tag's generation matches and the
+ * record's timer is the one armed: the same id for the ioctl backends;
+ * for twheel-ring, which does not know the kernel's ids, any timer still
+ * armed of that kind. Otherwise a close or a cancel raced the expiry (the
+ * record of an expiry that won stays readable): expected on the ring,
+ * checked on the others (tw_stale()).
+ */
 static void tw_record(struct worker *w, const struct twheel_event *ev)
 {
 	uint32_t slot = TAG_SLOT(ev->user_data);
 	struct conn *c = slot < opt.max_conns ? &w->conns[slot] : NULL;
 	enum kind kind = TAG_KIND(ev->user_data);
+	bool ring = opt.backend == BACKEND_RING;
+	uint64_t armed = 0;
 
-	if (opt.backend == BACKEND_RING) {
-		ring_record(w, ev);
-		return;
-	}
-
+	if (c)
+		armed = kind == KIND_IDLE ? c->idle_id : c->req_id;
 	if (!c || c->fd < 0 || c->gen != TAG_GEN(ev->user_data) ||
-	    ev->id != (kind == KIND_IDLE ? c->idle_id : c->req_id)) {
-		tw_stale(w, ev);
+	    (ring ? !armed : ev->id != armed)) {
+		if (ring)
+			COUNT(w, stale);
+		else
+			tw_stale(w, ev);
 		return;
 	}
 	/* A one-shot timer's id is gone once its record is read. */
