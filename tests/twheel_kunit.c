@@ -171,6 +171,58 @@ static void tw_test_past(struct kunit *test)
 }
 
 /*
+ * tw_wheel_advance()'s shortcut (tw_wheel::ready_ns): within the tick of
+ * a complete advance nothing can come due, whatever is linked meanwhile
+ * (the next tick's bucket, a higher level's, a deadline already past);
+ * an advance that ran out of budget, and the next tick, take the long way
+ * and miss nothing.
+ */
+static void tw_test_advance_shortcut(struct kunit *test)
+{
+	u64 base = BASE_NS + 7 * GRAN;
+	struct tw_wheel *w = tw_test_wheel(test, base);
+	struct twheel_timer a, b, c, d[4];
+	unsigned int budget = UINT_MAX, i;
+
+	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, base + 10, &budget));
+	KUNIT_EXPECT_EQ(test, w->ready_ns, base + GRAN);
+	tw_test_timer(&a, base + GRAN, 1);		/* next tick */
+	tw_test_timer(&b, base + 200 * GRAN, 2);	/* level 1 */
+	tw_test_timer(&c, base - GRAN, 3);		/* past: expired now */
+	tw_wheel_link(w, &a);
+	tw_wheel_link(w, &b);
+	tw_wheel_link(w, &c);
+	KUNIT_EXPECT_TRUE(test, tw_on_expired(w, &c));
+	budget = UINT_MAX;
+	KUNIT_EXPECT_TRUE(test, tw_wheel_advance(w, base + GRAN - 1, &budget));
+	KUNIT_EXPECT_EQ(test, budget, UINT_MAX);
+	KUNIT_EXPECT_FALSE(test, tw_on_expired(w, &a));
+	/* The tick came: the long way, which finds a. */
+	budget = UINT_MAX;
+	KUNIT_EXPECT_TRUE(test, tw_wheel_advance(w, base + GRAN, &budget));
+	KUNIT_EXPECT_TRUE(test, tw_on_expired(w, &a));
+	KUNIT_EXPECT_EQ(test, w->ready_ns, base + 2 * GRAN);
+	tw_wheel_unlink(w, &a);
+	tw_wheel_unlink(w, &c);
+	/* Out of budget: no shortcut until an advance completes. */
+	for (i = 0; i < ARRAY_SIZE(d); i++) {
+		tw_test_timer(&d[i], base + 3 * GRAN, 10 + i);
+		tw_wheel_link(w, &d[i]);
+	}
+	budget = 2;
+	KUNIT_EXPECT_FALSE(test, tw_wheel_advance(w, base + 3 * GRAN, &budget));
+	KUNIT_EXPECT_EQ(test, w->ready_ns, 0ULL);
+	budget = UINT_MAX;
+	KUNIT_EXPECT_TRUE(test, tw_wheel_advance(w, base + 3 * GRAN, &budget));
+	for (i = 0; i < ARRAY_SIZE(d); i++) {
+		KUNIT_EXPECT_TRUE(test, tw_on_expired(w, &d[i]));
+		tw_wheel_unlink(w, &d[i]);
+	}
+	tw_wheel_unlink(w, &b);
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+}
+
+/*
  * Equal deadlines armed at different times land on different levels; they
  * must still come out in arming order, after the earlier deadlines.
  */
@@ -601,6 +653,7 @@ static struct kunit_case tw_wheel_cases[] = {
 	KUNIT_CASE(tw_test_max_deadline),
 	KUNIT_CASE(tw_test_levels),
 	KUNIT_CASE(tw_test_past),
+	KUNIT_CASE(tw_test_advance_shortcut),
 	KUNIT_CASE(tw_test_fifo),
 	KUNIT_CASE_SLOW(tw_test_mass_expiry),
 	KUNIT_CASE(tw_test_unlink),
