@@ -240,21 +240,31 @@ static int twheel_fd_ring_check(const struct twheel_fd_ring *r,
 	}
 }
 
-/* The operation of fd_ops.c that @in stands for, given its slot's id. */
+/*
+ * The operation of fd_ops.c that @in, checked, stands for, given its
+ * slot's id. Field by field rather than a memset() and stores: the
+ * memset() becomes a string instruction, which TCG runs a round per word,
+ * and a CANCEL's value, user_data and flags are 0 once checked.
+ */
 static void twheel_fd_ring_to_op(const struct twheel_ring_op *in, u64 id,
 				 struct twheel_op *op)
 {
-	memset(op, 0, sizeof(*op));
-	op->spec.id = id;
-	if (in->op == TWHEEL_RING_CANCEL) {
+	bool cancel = in->op == TWHEEL_RING_CANCEL;
+
+	if (cancel)
 		op->op = TWHEEL_OP_CANCEL;
-		return;
-	}
-	op->op = id ? TWHEEL_OP_MODIFY : TWHEEL_OP_SCHEDULE;
+	else
+		op->op = id ? TWHEEL_OP_MODIFY : TWHEEL_OP_SCHEDULE;
+	op->result = 0;
+	op->spec.id = id;
 	op->spec.value = in->value;
+	op->spec.period = 0;
 	op->spec.user_data = in->user_data;
-	op->spec.clockid = TWHEEL_CLOCK_MONOTONIC;
+	/* A CANCEL's clockid is 0 (twheel_fd_cancel_locked()). */
+	op->spec.clockid = cancel ? 0 : TWHEEL_CLOCK_MONOTONIC;
 	op->spec.flags = in->flags;
+	op->spec.slack = 0;
+	op->spec.reserved = 0;
 }
 
 /* What a successful op leaves behind: the slot's id. */
@@ -354,7 +364,7 @@ static unsigned int twheel_fd_ring_drain_locked(struct twheel_fd_ring *r)
 	struct twheel_ring_fold *f;
 	unsigned int total, i, nops = 0;
 	struct twheel_ring_op *in;
-	ktime_t now = 0;
+	ktime_t now;
 	u64 t0;
 	u32 tail;
 
@@ -373,23 +383,23 @@ static unsigned int twheel_fd_ring_drain_locked(struct twheel_fd_ring *r)
 		twheel_fd_ring_publish(r);
 		return 0;
 	}
-	t0 = ktime_get_ns();
-	for (i = 0; i < total; i++)
-		twheel_fd_ring_read_op(r, r->head + i, &r->in[i]);
-	WRITE_ONCE(r->head, r->head + total);
 	/*
-	 * The entries are read: the program may write them again.
-	 * Pairs with the program's acquire load of sq_head.
+	 * The time of the drain, read once: the "now" a delay counts from
+	 * for every op of it (after the acquire of sq_tail, so after each op
+	 * was published: never early), and the start of drain_ns.
 	 */
-	smp_store_release(&r->hdr->sq_head, r->head);
+	t0 = ktime_get_ns();
+	now = (ktime_t)t0;
 
 	/* A new generation empties r->fold; a wrapped one clears it. */
 	if (!++r->gen) {
 		memset(r->fold, 0, sizeof(r->fold));
 		r->gen = 1;
 	}
+	/* Each op read once, then checked and folded from the copy. */
 	for (i = 0; i < total; i++) {
 		in = &r->in[i];
+		twheel_fd_ring_read_op(r, r->head + i, in);
 		if (twheel_fd_ring_check(r, in)) {
 			r->state[i] = TWHEEL_RING_SKIP;
 			twheel_fd_ring_fail(r, in, -EINVAL);
@@ -406,6 +416,13 @@ static unsigned int twheel_fd_ring_drain_locked(struct twheel_fd_ring *r)
 		f->last = i;
 		r->state[i] = TWHEEL_RING_RUN;
 	}
+	WRITE_ONCE(r->head, r->head + total);
+	/*
+	 * The entries are read: the program may write them again.
+	 * Pairs with the program's acquire load of sq_head.
+	 */
+	smp_store_release(&r->hdr->sq_head, r->head);
+
 	for (i = 0; i < total; i++) {
 		in = &r->in[i];
 		if (r->state[i] == TWHEEL_RING_SKIP)

@@ -633,16 +633,16 @@ TWHEEL_API int twheel_ring_init(struct twheel *tw)
 }
 
 /*
- * Room for one op: published and drained by the kernel if need be. The
- * kernel's sq_head is read only when the room it last gave is used up
- * (r->limit), not for every op.
+ * Room for one op once the room the kernel last gave (r->limit) is used
+ * up: sq_head read again, and the ring published and drained by the
+ * kernel if need be. Out of line: the ops take it once per
+ * TWHEEL_RING_ENTRIES at most.
  */
-static int ring_room(struct twheel *tw, struct ring_state *r)
+static __attribute__((noinline)) int ring_room(struct twheel *tw,
+					       struct ring_state *r)
 {
 	uint32_t head;
 
-	if (r->tail != r->limit)
-		return 0;
 	/* Pairs with the kernel's release store of sq_head. */
 	head = __atomic_load_n(&r->hdr->sq_head, __ATOMIC_ACQUIRE);
 	if (r->tail - head >= TWHEEL_RING_ENTRIES) {
@@ -658,39 +658,82 @@ static int ring_room(struct twheel *tw, struct ring_state *r)
 	return 0;
 }
 
-static int ring_put(struct twheel *tw, struct ring_state *r, uint8_t op,
-		    uint32_t slot, uint64_t value, unsigned int flags,
-		    uint64_t user_data)
+/* The first 8 bytes of a struct twheel_ring_op, as one word. */
+union ring_op_head {
+	struct {
+		uint8_t op;
+		uint8_t flags;
+		uint16_t pad;
+		uint32_t slot;
+	} f;
+	uint64_t word;
+};
+
+/*
+ * Writes an op at the tail, not yet published: four 8-byte stores of
+ * general registers (no zeroing of the entry first, no vector registers:
+ * under emulation each costs more than the op's own stores).
+ */
+static inline void ring_write(struct ring_state *r, uint8_t op,
+			      uint32_t slot, uint64_t value,
+			      unsigned int flags, uint64_t user_data)
+{
+	union ring_op_head head = {
+		.f = { .op = op, .flags = (uint8_t)flags, .slot = slot },
+	};
+	uint64_t *e = (uint64_t *)&r->sq[r->tail % TWHEEL_RING_ENTRIES];
+
+	/* Relaxed atomics: one plain 8-byte store each, never merged. */
+	__atomic_store_n(&e[0], head.word, __ATOMIC_RELAXED);
+	__atomic_store_n(&e[1], value, __ATOMIC_RELAXED);
+	__atomic_store_n(&e[2], user_data, __ATOMIC_RELAXED);
+	__atomic_store_n(&e[3], 0, __ATOMIC_RELAXED);
+	r->tail++;
+}
+
+/* ring_put() once the room is used up: out of line, a tail call. */
+static __attribute__((noinline)) int ring_put_slow(struct twheel *tw,
+						   struct ring_state *r,
+						   uint8_t op, uint32_t slot,
+						   uint64_t value,
+						   unsigned int flags,
+						   uint64_t user_data)
 {
 	int ret = ring_room(tw, r);
 
 	if (ret < 0)
 		return ret;
-	/* One struct store: the compiler writes it in a few wide stores. */
-	r->sq[r->tail % TWHEEL_RING_ENTRIES] = (struct twheel_ring_op){
-		.op = op,
-		.flags = (uint8_t)flags,
-		.slot = slot,
-		.value = value,
-		.user_data = user_data,
-	};
-	r->tail++;
+	ring_write(r, op, slot, value, flags, user_data);
 	return 0;
 }
 
-TWHEEL_API int twheel_ring_arm(struct twheel *tw, uint32_t slot,
-			       uint64_t value, unsigned int flags,
-			       uint64_t user_data)
+/*
+ * An op at the tail: a compare with r->limit and the stores. The
+ * kernel's sq_head is not read: it lies on the kernel's cache line of
+ * the header, which every drain writes.
+ */
+static inline int ring_put(struct twheel *tw, struct ring_state *r,
+			   uint8_t op, uint32_t slot, uint64_t value,
+			   unsigned int flags, uint64_t user_data)
 {
-	struct ring_state *r = ring_of(tw);
+	if (__builtin_expect(r->tail == r->limit, 0))
+		return ring_put_slow(tw, r, op, slot, value, flags,
+				     user_data);
+	ring_write(r, op, slot, value, flags, user_data);
+	return 0;
+}
+
+/* twheel_ring_arm() without the kernel's ring: a system call. */
+static __attribute__((noinline)) int ring_arm_call(struct twheel *tw,
+						   struct ring_state *r,
+						   uint32_t slot,
+						   uint64_t value,
+						   unsigned int flags,
+						   uint64_t user_data)
+{
 	uint64_t id;
 	int ret;
 
-	if (!r || slot >= r->nslots || (flags & ~TWHEEL_TIMER_ABSTIME))
-		return -EINVAL;
-	if (r->hdr)
-		return ring_put(tw, r, TWHEEL_RING_ARM, slot, value, flags,
-				user_data);
 	if (r->ids[slot]) {
 		ret = twheel_modify(tw, r->ids[slot], value, 0, flags,
 				    user_data);
@@ -705,15 +748,31 @@ TWHEEL_API int twheel_ring_arm(struct twheel *tw, uint32_t slot,
 	return 0;
 }
 
-TWHEEL_API int twheel_ring_cancel(struct twheel *tw, uint32_t slot)
+/*
+ * The ring's way is the common one: a leaf with no frame of its own, the
+ * system calls out of line.
+ */
+TWHEEL_API int twheel_ring_arm(struct twheel *tw, uint32_t slot,
+			       uint64_t value, unsigned int flags,
+			       uint64_t user_data)
 {
 	struct ring_state *r = ring_of(tw);
+
+	if (!r || slot >= r->nslots || (flags & ~TWHEEL_TIMER_ABSTIME))
+		return -EINVAL;
+	if (__builtin_expect(!r->hdr, 0))
+		return ring_arm_call(tw, r, slot, value, flags, user_data);
+	return ring_put(tw, r, TWHEEL_RING_ARM, slot, value, flags,
+			user_data);
+}
+
+/* twheel_ring_cancel() without the kernel's ring: a system call. */
+static __attribute__((noinline)) int ring_cancel_call(struct twheel *tw,
+						      struct ring_state *r,
+						      uint32_t slot)
+{
 	int ret;
 
-	if (!r || slot >= r->nslots)
-		return -EINVAL;
-	if (r->hdr)
-		return ring_put(tw, r, TWHEEL_RING_CANCEL, slot, 0, 0, 0);
 	if (!r->ids[slot])
 		return 0;
 	ret = twheel_cancel(tw, r->ids[slot]);
@@ -721,6 +780,17 @@ TWHEEL_API int twheel_ring_cancel(struct twheel *tw, uint32_t slot)
 		return ret;
 	r->ids[slot] = 0;
 	return 0;
+}
+
+TWHEEL_API int twheel_ring_cancel(struct twheel *tw, uint32_t slot)
+{
+	struct ring_state *r = ring_of(tw);
+
+	if (!r || slot >= r->nslots)
+		return -EINVAL;
+	if (__builtin_expect(!r->hdr, 0))
+		return ring_cancel_call(tw, r, slot);
+	return ring_put(tw, r, TWHEEL_RING_CANCEL, slot, 0, 0, 0);
 }
 
 TWHEEL_API int twheel_ring_submit(struct twheel *tw)
