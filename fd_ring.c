@@ -465,7 +465,16 @@ static void twheel_fd_ring_arm_poller(struct twheel_fd_ring *r)
 				     ktime_to_ns(twheel_granularity())) >= 0;
 }
 
-/* The poller: one drain per granule while the ring keeps bringing ops. */
+/*
+ * The poller: one drain per granule while the ring keeps bringing ops.
+ * Its next run is armed before the drain, not after: the wheel's hrtimer
+ * is then set for a granule from now while the drain arms the ring's
+ * timers, so that none of those (a timeout, due later) needs the hrtimer
+ * programmed again. Armed after, each arming earlier than the last one
+ * programmed it anew: about ln(n) programmings of the hrtimer in a drain
+ * of n SCHEDULE ops on an otherwise empty wheel, each a clock-event write
+ * that costs more than the arming itself under emulation.
+ */
 static void twheel_fd_ring_poll(struct twheel_timer *timer, u64 missed)
 {
 	struct twheel_fd_ring *r = container_of(timer, struct twheel_fd_ring,
@@ -474,6 +483,7 @@ static void twheel_fd_ring_poll(struct twheel_timer *timer, u64 missed)
 	unsigned int drained;
 
 	mutex_lock(&r->mutex);
+	twheel_fd_ring_arm_poller(r);
 	/* The timer objects it allocates are the ring creator's memory. */
 	old_memcg = set_active_memcg(r->memcg);
 	drained = twheel_fd_ring_drain_locked(r);
@@ -482,10 +492,14 @@ static void twheel_fd_ring_poll(struct twheel_timer *timer, u64 missed)
 		r->idle = 0;
 	else
 		r->idle++;
-	if (r->idle < TWHEEL_RING_IDLE_RUNS) {
-		twheel_fd_ring_arm_poller(r);
+	if (r->idle < TWHEEL_RING_IDLE_RUNS)
 		goto out_unlock;
-	}
+	/*
+	 * Idle: the run armed above is taken back. Should it have fired
+	 * meanwhile (a drain longer than a granule), its run finds the ring
+	 * idle and comes here again.
+	 */
+	twheel_cancel(&r->poller.timer);
 	r->polling = false;
 	r->flags |= TWHEEL_RING_NEED_WAKEUP;
 	WRITE_ONCE(r->hdr->flags, r->flags);
@@ -510,7 +524,8 @@ out_unlock:
  * @tf: the file
  *
  * Called before the work of every system call into the file, and by
- * TWHEEL_IOC_RING_ENTER. Starts the poller if the drain found ops.
+ * TWHEEL_IOC_RING_ENTER. Starts the poller if the ring has ops, before
+ * the drain, as the poller arms itself (twheel_fd_ring_poll()).
  *
  * Context: process context, no lock of the file held; may sleep.
  * Return: 0, or -ENXIO if the file has no ring.
@@ -523,12 +538,14 @@ int twheel_fd_ring_enter(struct twheel_fd *tf)
 	if (!r)
 		return -ENXIO;
 	mutex_lock(&r->mutex);
-	if (twheel_fd_ring_drain_locked(r) && !r->polling) {
+	/* A hint: the drain reads sq_tail again, and checks it. */
+	if (!r->polling && READ_ONCE(r->hdr->sq_tail) != r->head) {
 		r->idle = 0;
 		r->flags &= ~TWHEEL_RING_NEED_WAKEUP;
 		WRITE_ONCE(r->hdr->flags, r->flags);
 		twheel_fd_ring_arm_poller(r);
 	}
+	twheel_fd_ring_drain_locked(r);
 	mutex_unlock(&r->mutex);
 	return 0;
 }
