@@ -26,7 +26,7 @@
  * each one twheel_fd_run_ops() (ctl_mutex once, tf->lock once per
  * TWHEEL_FD_LOCK_ROUND ops, the objects charged to the caps as for
  * TWHEEL_IOC_BATCH): a constant, whatever userspace writes. The kernel's
- * state of the ring (struct twheel_fd_ring, about 27 KiB) is charged to
+ * state of the ring (struct twheel_fd_ring, about 30 KiB) is charged to
  * the caps with the pages.
  *
  * The pages stay until release, whatever munmap() does: the kernel works

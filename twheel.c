@@ -157,7 +157,7 @@
  *                                      interrupts-off step, cond_resched()
  *   /dev/twheel's submission ring     TWHEEL_RING_ENTRIES ops (512) per
  *   drain (fd_ring.c: process          drain, whatever the ring's indices
- *   context, the poller once per       say; TWHEEL_RING_COALESCE (32) per
+ *   context, the poller once per       say; TWHEEL_RING_COALESCE (64) per
  *   tick)                              twheel_fd_run_ops(), whose lock
  *                                      holds are TWHEEL_FD_LOCK_ROUND (64)
  *                                      ops, cond_resched() between chunks

@@ -368,7 +368,7 @@ struct twheel_event {
  * array of TWHEEL_RING_ENTRIES ops (the submission queue) and one of as
  * many completions; the first such mmap() creates the ring (counted
  * against the caps as TWHEEL_RING_MAP_BYTES, the kernel's own state of
- * the ring, about 27 KiB, and 8 bytes per max_timers, as the deadline
+ * the ring, about 30 KiB, and 8 bytes per max_timers, as the deadline
  * array is), later ones map the same pages. Without it nothing changes.
  *
  * The program names a ring timer by a slot of its own choosing, 0 to
@@ -432,7 +432,7 @@ struct twheel_event {
 #define TWHEEL_RING_OFFSET	0x40000000ULL	/* 1 GiB */
 #define TWHEEL_RING_ENTRIES	512
 /* Most ops the kernel runs together (one twheel_fd_run_ops()) per drain. */
-#define TWHEEL_RING_COALESCE	32
+#define TWHEEL_RING_COALESCE	64
 
 #define TWHEEL_RING_ARM		1
 #define TWHEEL_RING_CANCEL	2

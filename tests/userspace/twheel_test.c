@@ -4683,7 +4683,7 @@ TEST_F_TIMEOUT(twheel, ring_args, 170)
 
 	ASSERT_TRUE(ring_map(&r, fd));
 	/*
-	 * The ring's pages, the kernel's own state of it (about 27 KiB, in
+	 * The ring's pages, the kernel's own state of it (about 30 KiB, in
 	 * whole pages) and one u64 per slot, against the caps.
 	 */
 	units = tw_user_units(&twp) - base;
