@@ -120,8 +120,9 @@ struct twheel_ring_fold {
  * @units: cap units charged for the pages and @ids; constant
  * @memcg: the memory cgroup of the ring's creator, which the poller's
  *	allocations are charged to; a reference held until release; constant
- * @head: ops consumed; the truth behind hdr->sq_head; written under
- *	@mutex, read without it by twheel_fd_ring_busy() as a hint
+ * @head: ops consumed; the truth behind hdr->sq_head; under @mutex
+ * @done: ops consumed and run: @head once a drain has run what it read;
+ *	written under @mutex, read without it by twheel_fd_ring_busy()
  * @cq_tail: completions written; behind hdr->cq_tail; under @mutex
  * @flags: behind hdr->flags; under @mutex
  * @cq_overflow: behind hdr->cq_overflow; under @mutex
@@ -157,6 +158,7 @@ struct twheel_fd_ring {
 	unsigned long			units;
 	struct mem_cgroup		*memcg;
 	u32				head;
+	u32				done;
 	u32				cq_tail;
 	u32				flags;
 	u64				cq_overflow;
@@ -452,6 +454,8 @@ static unsigned int twheel_fd_ring_drain_locked(struct twheel_fd_ring *r)
 	r->drained += total;
 	r->drain_ns += ktime_get_ns() - t0;
 	twheel_fd_ring_publish(r);
+	/* Pairs with smp_load_acquire() in twheel_fd_ring_busy(). */
+	smp_store_release(&r->done, r->head);
 	return total;
 }
 
@@ -557,10 +561,13 @@ bool twheel_fd_ring_busy(struct twheel_fd *tf)
 	struct twheel_fd_ring *r = smp_load_acquire(&tf->ring);
 
 	/*
-	 * A stale answer costs a drain, or leaves the ops to the poller;
-	 * @head is the kernel's own, read without its mutex for this only.
+	 * Not @head: a drain that has read ops but not run them yet (the
+	 * poller's, or another call's) must be waited for, or this call
+	 * would overtake ops published before it. A stale @done costs a
+	 * drain; @done is the kernel's own, read without its mutex for this
+	 * only.
 	 */
-	return r && READ_ONCE(r->hdr->sq_tail) != READ_ONCE(r->head);
+	return r && READ_ONCE(r->hdr->sq_tail) != smp_load_acquire(&r->done);
 }
 
 static void twheel_fd_ring_free(struct twheel_fd_ring *r)
