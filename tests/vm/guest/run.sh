@@ -612,8 +612,12 @@ torture() {
 	else
 		result "not ok" torture-kernel "$(torture_log 'FAIL')"
 	fi
-	if [ "$ust" -eq 0 ]; then
+	# The userspace torture drives the submission ring too: it must have.
+	rops=$(sed -n 's/^twheel_torture: ok: .* ring: \([0-9]*\) ops.*/\1/p' /tmp/torture-user.out)
+	if [ "$ust" -eq 0 ] && [ "${rops:-0}" -gt 0 ]; then
 		result ok torture-user
+	elif [ "$ust" -eq 0 ]; then
+		result "not ok" torture-user "no op went through the submission ring"
 	else
 		result "not ok" torture-user "$(grep 'twheel_torture: ' /tmp/torture-user.out | tail -n1)"
 	fi
