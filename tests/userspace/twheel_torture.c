@@ -222,7 +222,7 @@ struct tmr {
 #define BAD_TAG		0xb8ULL		/* top byte of an op that must fail */
 #define RING_XCQ	1024		/* completions expected at once, at most */
 #define RING_QUIET_NS	(100 * NSEC_PER_MSEC)	/* longest syscall-free wait */
-#define RING_STALL_NS	(NSEC_PER_SEC)		/* a poller that slept on ops */
+#define RING_STALL_NS	(5 * NSEC_PER_SEC)	/* a poller that slept on ops */
 
 enum rstate {
 	R_LIVE,		/* the slot's newest arming: fires unless superseded */
