@@ -608,6 +608,25 @@ class Report(Raw):
             self.note(f"twheel_slack0 (slack 0: the precise stage) from its fired time to the "
                       f"reader: p50 {cell(t0.get('fired_p50_us'))} us, "
                       f"p99 {cell(t0.get('fired_p99_us'))} us.")
+        tr = self.find(8, facility="twheel_ring")
+        if tr and tr.get("fired_p50_us"):
+            self.note(f"twheel_ring (armed through the submission ring, no system call; issue "
+                      f"27) from its fired time to the reader: p50 "
+                      f"{cell(tr.get('fired_p50_us'))} us, p99 {cell(tr.get('fired_p99_us'))} us.")
+        if tr and tw:
+            # The ring's documented extra lateness: one tick, whoever drains.
+            wheel = self.find(6, facility="twheel", item="wheel") or {}
+            gran_us = float(wheel.get("granularity_ns", 1000000)) / 1000
+            rows = []
+            for q in ("p50_us", "p99_us"):
+                extra = [(a - b) / gran_us for a, b in zip(self.series(8, q, facility="twheel_ring"),
+                                                           self.series(8, q, facility="twheel"))]
+                rows.append(goal(f"ring: deadline to reader {q[:3]}, twheel_ring - twheel, "
+                                 "in ticks", extra, "<=", 1))
+            early = self.series(8, "early", facility="twheel_ring")
+            rows.append(goal("ring: early expiries (all reps)", [sum(early)] if early else [],
+                             "<=", 0))
+            self.grid(8, ["goal (issue 27)", "ratio", "per repetition", "goal", ""], rows)
 
     def goals28(self):
         """The goals of precise timers and remote arming (issue 28), tables 1, 2, 4, 5, 8."""

@@ -1177,8 +1177,15 @@ static int wait_one(int ep)
 	return -EINTR;
 }
 
-/* Table 8's twheel rows: the default slack, or slack 0 (precise). */
-static int lat_twheel_slack(struct lat *l, bool precise)
+/* How table 8's twheel rows arm: SCHEDULE, with slack 0, or by the ring. */
+enum lat_arm { LAT_SCHEDULE, LAT_SLACK0, LAT_RING };
+
+/*
+ * Table 8's twheel rows: the default slack, slack 0 (precise), or the
+ * submission ring (issue 27: an ABSTIME arm of slot 0, published with no
+ * system call, drained by the kernel's poller within a tick).
+ */
+static int lat_twheel_arm(struct lat *l, enum lat_arm how)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct twheel_event rec;
@@ -1196,13 +1203,30 @@ static int lat_twheel_slack(struct lat *l, bool precise)
 		ret = efd < 0 ? efd : -errno;
 		goto out;
 	}
+	if (how == LAT_RING) {
+		ret = twheel_ring_init(&tw);
+		/* Without a ring, twheel_ring_arm() is an ioctl: not this row. */
+		if (!ret && !(tw.info.flags & TWHEEL_INFO_RING))
+			ret = -EOPNOTSUPP;
+		if (ret)
+			goto out;
+	}
 	for (i = 0; i < l->n; i++) {
 		dl = next_deadline();
-		if (precise)
+		switch (how) {
+		case LAT_SLACK0:
 			ret = twheel_schedule_slack(&tw, CLOCK_MONOTONIC, dl, 0, 0,
 						    TWHEEL_TIMER_ABSTIME, 0, NULL);
-		else
+			break;
+		case LAT_RING:
+			ret = twheel_ring_arm(&tw, 0, dl, TWHEEL_TIMER_ABSTIME, i);
+			if (!ret)
+				ret = twheel_ring_submit(&tw);
+			break;
+		default:
 			ret = twheel_schedule(&tw, dl, 0, TWHEEL_TIMER_ABSTIME, 0, NULL);
+			break;
+		}
 		if (ret)
 			break;
 		ret = wait_one(ep);
@@ -1214,10 +1238,19 @@ static int lat_twheel_slack(struct lat *l, bool precise)
 			break;
 		}
 		t = now_ns();
+		/* Exactly the arming made: its deadline, its tag, once. */
+		if (rec.deadline != dl || rec.count != 1 ||
+		    (how == LAT_RING && rec.user_data != i)) {
+			ret = -EPROTO;
+			break;
+		}
 		l->early += t < dl || rec.fired < rec.deadline;
 		l->lat[i] = t - dl;
 		l->fired[i] = t - rec.fired;
 	}
+	/* Nothing more: no expiry twice. */
+	if (!ret && twheel_read_nowait(&tw, &rec, 1) != -EAGAIN)
+		ret = -EPROTO;
 out:
 	if (ep >= 0)
 		close(ep);
@@ -1229,12 +1262,17 @@ out:
 
 static int lat_twheel(struct lat *l)
 {
-	return lat_twheel_slack(l, false);
+	return lat_twheel_arm(l, LAT_SCHEDULE);
 }
 
 static int lat_twheel_slack0(struct lat *l)
 {
-	return lat_twheel_slack(l, true);
+	return lat_twheel_arm(l, LAT_SLACK0);
+}
+
+static int lat_twheel_ring(struct lat *l)
+{
+	return lat_twheel_arm(l, LAT_RING);
 }
 
 static int lat_timerfd(struct lat *l)
@@ -1339,6 +1377,7 @@ static int cmd_latency(unsigned int reps, unsigned int n)
 		{ "timerfd", lat_timerfd },
 		{ "io_uring", lat_uring },
 		{ "twheel_slack0", lat_twheel_slack0 },
+		{ "twheel_ring", lat_twheel_ring },
 	};
 	struct lat l = { .n = n };
 	unsigned int f, r;
@@ -1361,7 +1400,8 @@ static int cmd_latency(unsigned int reps, unsigned int n)
 			printf("table=8 facility=%s samples=%u rep=%u p50_us=%.1f p99_us=%.1f max_us=%.1f early=%u",
 			       facs[f].name, n, r, pct_us(l.lat, n, 50),
 			       pct_us(l.lat, n, 99), pct_us(l.lat, n, 100), l.early);
-			if (facs[f].fn == lat_twheel || facs[f].fn == lat_twheel_slack0) {
+			if (facs[f].fn == lat_twheel || facs[f].fn == lat_twheel_slack0 ||
+			    facs[f].fn == lat_twheel_ring) {
 				qsort(l.fired, n, sizeof(u64), cmp_u64);
 				printf(" fired_p50_us=%.1f fired_p99_us=%.1f",
 				       pct_us(l.fired, n, 50), pct_us(l.fired, n, 99));
