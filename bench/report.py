@@ -616,7 +616,7 @@ class Report(Raw):
         if tr and tw:
             # The ring's documented extra lateness: one tick, whoever drains.
             wheel = self.find(6, facility="twheel", item="wheel") or {}
-            gran_us = float(wheel.get("granularity_ns", 1000000)) / 1000
+            gran_us = (nums(wheel.get("granularity_ns")) or [1000000])[0] / 1000
             rows = []
             for q in ("p50_us", "p99_us"):
                 extra = [(a - b) / gran_us for a, b in zip(self.series(8, q, facility="twheel_ring"),
@@ -626,6 +626,7 @@ class Report(Raw):
             early = self.series(8, "early", facility="twheel_ring")
             rows.append(goal("ring: early expiries (all reps)", [sum(early)] if early else [],
                              "<=", 0))
+            print("\n" if self.markdown else "")
             self.grid(8, ["goal (issue 27)", "ratio", "per repetition", "goal", ""], rows)
 
     def goals28(self):
