@@ -814,38 +814,33 @@ static int ring_check_cq(struct ops_ctx *c)
 	return n < 0 ? n : 0;
 }
 
-static int m_ring(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+/* The untimed passes of the ring rows (warm-up): @n timers, a chunk at a time. */
+static int ring_pass(struct ops_ctx *c, bool tick, bool enter, unsigned int chunk,
+		     unsigned int n)
 {
 	u64 prog, drain;
 	unsigned int i;
 	int ret = 0;
 
 	for (i = 0; i < n && !ret; i += chunk)
-		ret = ring_chunk(c, false, false, chunk, &prog, &drain);
+		ret = ring_chunk(c, tick, enter, chunk, &prog, &drain);
 	return ret ? ret : ring_check_cq(c);
+}
+
+static int m_ring(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	return ring_pass(c, false, false, chunk, n);
 }
 
 /* twheel_ring, each publish followed by TWHEEL_IOC_RING_ENTER (untimed). */
 static int m_ring_enter(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 {
-	u64 prog, drain;
-	unsigned int i;
-	int ret = 0;
-
-	for (i = 0; i < n && !ret; i += chunk)
-		ret = ring_chunk(c, false, true, chunk, &prog, &drain);
-	return ret ? ret : ring_check_cq(c);
+	return ring_pass(c, false, true, chunk, n);
 }
 
 static int m_ring_tick(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 {
-	u64 prog, drain;
-	unsigned int i;
-	int ret = 0;
-
-	for (i = 0; i < n && !ret; i += chunk)
-		ret = ring_chunk(c, true, false, chunk, &prog, &drain);
-	return ret ? ret : ring_check_cq(c);
+	return ring_pass(c, true, false, chunk, n);
 }
 
 /* The records of ring timers that fired before their cancel: counted. */
