@@ -307,7 +307,7 @@ void tw_resume_fn(struct work_struct *work)
 enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 {
 	struct twheel_cpu *tc = container_of(hrt, struct twheel_cpu, hrt);
-	unsigned int budget = expire_batch, fired = 0, every, moved;
+	unsigned int budget = expire_batch, fired = 0, every, unadvanced;
 	ktime_t now, next, t_start, t_due, t_mark, t_end, t_stop, slow_ns;
 	struct tw_wheel *w = &tc->wheel;
 	bool done, over = false, rated, slow = false;
@@ -350,7 +350,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	 * it stops (below).
 	 */
 	now = budget == expire_batch ? t_start : ktime_get();
-	moved = budget;
+	unadvanced = budget;
 	done = false;
 	while (!over) {
 		unsigned int chunk = min(budget, TW_IRQ_CHUNK), left = chunk;
@@ -363,7 +363,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		over = ktime_get() > t_stop;
 	}
 	/* Where an expiry's time goes: the advance's part, if it had work. */
-	t_due = done && budget == moved ? now : ktime_get();
+	t_due = done && budget == unadvanced ? now : ktime_get();
 	tc->stats.advance_ns += t_due - now;
 	/*
 	 * A run for the user heap of the precise stage: the end of a window

@@ -146,11 +146,9 @@ static inline ktime_t tw_precise_next(const struct tw_precise *p)
 static inline ktime_t tw_precise_next_floored(const struct tw_precise *p,
 					      ktime_t floor)
 {
-	ktime_t user = tw_precise_next_kind(p, TW_PRECISE_USER);
-
-	if (user != KTIME_MAX && user < floor)
-		user = floor;
-	return min(tw_precise_next_kind(p, TW_PRECISE_KERNEL), user);
+	/* An empty user heap's KTIME_MAX stays KTIME_MAX. */
+	return min(tw_precise_next_kind(p, TW_PRECISE_KERNEL),
+		   max(tw_precise_next_kind(p, TW_PRECISE_USER), floor));
 }
 
 #endif /* _TWHEEL_PRECISE_H */
