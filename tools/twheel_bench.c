@@ -758,6 +758,14 @@ static int ring_cancel_chunk(struct ops_ctx *c, unsigned int chunk)
 	return 0;
 }
 
+/* Let the kernel take what was published: the doorbell if asked, the drain. */
+static int ring_settle(struct ops_ctx *c, bool enter)
+{
+	if (enter && ioctl(c->rtw.fd, TWHEEL_IOC_RING_ENTER))
+		return -errno;
+	return ring_wait(c);
+}
+
 /* One chunk of a ring row: the program's ns and the kernel's, in total. */
 static int ring_chunk(struct ops_ctx *c, bool tick, bool enter, unsigned int chunk,
 		      u64 *prog, u64 *drain)
@@ -775,20 +783,16 @@ static int ring_chunk(struct ops_ctx *c, bool tick, bool enter, unsigned int chu
 	if (!ret)
 		ret = twheel_ring_submit(&c->rtw);
 	t1 = now_ns();
-	if (!ret && enter && ioctl(c->rtw.fd, TWHEEL_IOC_RING_ENTER))
-		ret = -errno;
 	if (!ret)
-		ret = ring_wait(c);
+		ret = ring_settle(c, enter);
 	if (!ret && !tick) {
 		t2 = now_ns();
 		ret = ring_cancel_chunk(c, chunk);
 		if (!ret)
 			ret = twheel_ring_submit(&c->rtw);
 		t3 = now_ns();
-		if (!ret && enter && ioctl(c->rtw.fd, TWHEEL_IOC_RING_ENTER))
-			ret = -errno;
 		if (!ret)
-			ret = ring_wait(c);
+			ret = ring_settle(c, enter);
 	}
 	d1 = fdinfo_val(c->rv.fdinfo, "twheel-ring-drain-ns");
 	if (ret)
