@@ -112,6 +112,8 @@ struct twheel_stats {
  * @backlog: drained submissions not yet processed, oldest first; owner
  * @submit: submission list; any context adds, the owner drains
  * @hrt: drives the wheel; soft, pinned to the owner
+ * @hrt_hard: fires the precise stage's hard heap (%TWHEEL_F_HARDIRQ
+ *	timers, tw_hard_fn()); hard, pinned to the owner
  * @kick: IPI that makes the owner drain @submit
  * @kicked: @kick is ours to send or on its way: set by the one sender
  *	that sends it (tw_kick()), cleared by the IPI itself (tw_kick_fn()),
@@ -119,9 +121,12 @@ struct twheel_stats {
  *	@kick, as smp_call_function_single_async() requires
  * @programmed: ns the hrtimer is set for, KTIME_MAX if idle or while a run
  *	is under way; written by the owner, read from afar by tw_push_arming()
+ * @hard_programmed: ns @hrt_hard is set for, KTIME_MAX if idle or while
+ *	it runs; owner, interrupts disabled
  * @online: accepts new timers; see the hotplug callbacks
  * @order: arming counter of this CPU, for FIFO among equal deadlines
- * @running: the softirq callback running on this CPU; this CPU only
+ * @running: the softirq callback running on this CPU (or the hard one
+ *	that interrupted it, until it returns); this CPU only
  * @running_expires: the deadline it runs for, for twheel_deadline()
  * @wake_pending: a waiter of tw_idle_wq is to be woken once interrupts are
  *	on again (tw_wake_waiters()); owner, interrupts disabled
@@ -147,9 +152,11 @@ struct twheel_cpu {
 	struct llist_node	*backlog;
 	struct llist_head	submit;
 	struct hrtimer		hrt;
+	struct hrtimer		hrt_hard;
 	call_single_data_t	kick;
 	atomic_t		kicked;
 	ktime_t			programmed;
+	ktime_t			hard_programmed;
 	bool			online;
 	u32			order;
 	struct twheel_timer	*running;
@@ -245,6 +252,22 @@ static inline void tw_program(struct twheel_cpu *tc, ktime_t when)
 	hrtimer_start_range_ns(&tc->hrt, when, 0, HRTIMER_MODE_ABS_PINNED_SOFT);
 }
 
+/*
+ * Owner: make sure the hard hrtimer fires by @when, for the precise
+ * stage's hard heap. Interrupts are off. A run deferred by the time budget
+ * does not hold it back: its callbacks are the kernel's, which hrtimer
+ * would not hold back either, and each hard run is bounded on its own.
+ */
+static inline void tw_program_hard(struct twheel_cpu *tc, ktime_t when)
+{
+	lockdep_assert_irqs_disabled();
+	if (when >= tc->hard_programmed)
+		return;
+	tc->hard_programmed = when;
+	hrtimer_start_range_ns(&tc->hrt_hard, when, 0,
+			       HRTIMER_MODE_ABS_PINNED_HARD);
+}
+
 /* Owner: link @t on this wheel for the arming @seq, wherever it was. */
 static __always_inline void tw_link(struct twheel_cpu *tc,
 				    struct twheel_timer *t, u32 seq)
@@ -255,13 +278,19 @@ static __always_inline void tw_link(struct twheel_cpu *tc,
 	t->linked_seq = seq;
 	/* Only the new timer's bucket can be earlier than what is programmed. */
 	when = tw_wheel_relink_ns(w, t);
-	/*
-	 * A precise timer of /dev/twheel's waits for the coalescing floor
-	 * (tw_hrtimer_fn()); a kernel caller's does not.
-	 */
-	if (unlikely(tw_timer_precise(t)) && (t->flags & TW_F_RATED) &&
-	    when < tc->precise_floor)
-		when = tc->precise_floor;
+	if (unlikely(tw_timer_precise(t))) {
+		/*
+		 * A precise timer of /dev/twheel's waits for the coalescing
+		 * floor (tw_hrtimer_fn()); a kernel caller's does not, and
+		 * one in the hard heap has the hard hrtimer.
+		 */
+		if ((t->flags & TW_F_RATED) && when < tc->precise_floor)
+			when = tc->precise_floor;
+		if (tw_precise_in_hard(t)) {
+			tw_program_hard(tc, when);
+			return;
+		}
+	}
 	tw_program(tc, when);
 }
 
@@ -318,6 +347,7 @@ bool tw_cancel_refusing(struct twheel_timer *t, unsigned long *oldp,
 void tw_work_fn(struct work_struct *work);
 void tw_resume_fn(struct work_struct *work);
 enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt);
+enum hrtimer_restart tw_hard_fn(struct hrtimer *hrt);
 void tw_kick_fn(void *info);
 
 #endif /* _TWHEEL_CORE_H */

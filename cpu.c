@@ -103,10 +103,12 @@ static int tw_cpu_offline(unsigned int cpu)
 	/* ...and nothing can be queued here any more: hand those off too. */
 	tw_evict_all(tc);
 	hrtimer_cancel(&tc->hrt);
+	hrtimer_cancel(&tc->hrt_hard);
 	/* A run deferred before we began: its work finds @online clear. */
 	cancel_work_sync(&tc->resume);
 	local_irq_disable();
 	WRITE_ONCE(tc->programmed, KTIME_MAX);
+	tc->hard_programmed = KTIME_MAX;
 	tc->deferred = false;
 	tw_irq_enable_wake(tc);
 	return 0;
@@ -271,6 +273,10 @@ int __init twheel_core_init(void)
 		init_llist_head(&tc->submit);
 		twheel_hrtimer_setup(&tc->hrt, tw_hrtimer_fn, CLOCK_MONOTONIC,
 				     HRTIMER_MODE_ABS_PINNED_SOFT);
+		twheel_hrtimer_setup(&tc->hrt_hard, tw_hard_fn,
+				     CLOCK_MONOTONIC,
+				     HRTIMER_MODE_ABS_PINNED_HARD);
+		tc->hard_programmed = KTIME_MAX;
 		INIT_CSD(&tc->kick, tw_kick_fn, tc);
 		INIT_WORK(&tc->resume, tw_resume_fn);
 		tc->programmed = KTIME_MAX;
@@ -325,8 +331,10 @@ void twheel_core_exit(void)
 	 * work cancelled once no run is left in flight (after the hrtimer's).
 	 */
 	WRITE_ONCE(tw_stopping, true);
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		hrtimer_cancel(&tw_cpu(cpu)->hrt);
+		hrtimer_cancel(&tw_cpu(cpu)->hrt_hard);
+	}
 	for_each_possible_cpu(cpu)
 		cancel_work_sync(&tw_cpu(cpu)->resume);
 	/* Process-context callbacks end first: they may queue timers. */
@@ -340,8 +348,10 @@ void twheel_core_exit(void)
 	}
 	cpus_read_unlock();
 	/* A late kick may have programmed a wheel again: nothing is left. */
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		hrtimer_cancel(&tw_cpu(cpu)->hrt);
+		hrtimer_cancel(&tw_cpu(cpu)->hrt_hard);
+	}
 	flush_work(&tw_wake_work);
 	tw_free_wheels();
 }

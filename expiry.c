@@ -7,8 +7,10 @@
  * runs its callback, or queues it to the workqueue for a work timer; a
  * periodic timer is armed again for its next expiry (tw_finish()). The
  * kick IPI (tw_kick_fn()) drains the submission list in hard interrupt
- * context. Both are bounded by count and by time: see "Bounded work" at
- * the top of twheel.c, where the state bits and the owners are too.
+ * context. A second, hard hrtimer per CPU runs tw_hard_fn(): the precise
+ * stage's %TWHEEL_F_HARDIRQ timers, in hard interrupt context. All are
+ * bounded by count, the run also by time: see "Bounded work" at the top of
+ * twheel.c, where the state bits and the owners are too.
  */
 #include <linux/hrtimer.h>
 #include <linux/lockdep.h>
@@ -210,9 +212,24 @@ static void tw_run_callback(struct twheel_timer *t, const struct tw_shot *shot)
 		tc->running_expires = shot->expires;
 	}
 
-	lock_map_acquire(&t->lockdep_map);
-	t->func(t, missed);
-	lock_map_release(&t->lockdep_map);
+	if (unlikely(t->flags & TWHEEL_F_HARDIRQ)) {
+		unsigned long flags;
+
+		/*
+		 * Interrupts off wherever it runs: in tw_hard_fn(), or here
+		 * in the wheel's softirq when that fired it, so that its
+		 * locks are taken one way (lockdep: IN-HARDIRQ).
+		 */
+		local_irq_save(flags);
+		lock_map_acquire(&t->lockdep_map);
+		t->func(t, missed);
+		lock_map_release(&t->lockdep_map);
+		local_irq_restore(flags);
+	} else {
+		lock_map_acquire(&t->lockdep_map);
+		t->func(t, missed);
+		lock_map_release(&t->lockdep_map);
+	}
 
 	if (tc)
 		tc->running = NULL;
@@ -492,7 +509,69 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 						   tc->precise_floor));
 	}
 	tw_program(tc, next);
+	/* Timers this run moved to the hard heap (tw_precise_file()). */
+	tw_program_hard(tc, tw_precise_next_kind(&w->precise,
+						 TW_PRECISE_HARD));
 	tw_irq_enable_wake(tc);
+	return HRTIMER_NORESTART;
+}
+
+/* Most callbacks one run of the hard hrtimer makes (tw_hard_fn()). */
+#define TW_HARD_BUDGET	16
+
+/*
+ * The precise stage's hard heap: the kernel's %TWHEEL_F_HARDIRQ timers,
+ * fired from the owner's hard hrtimer as a _HARD hrtimer is, without the
+ * softirq hop. Hard interrupt context, interrupts off: this CPU owns the
+ * wheel, and no step of its run is under way meanwhile (each runs with
+ * interrupts off; only callbacks run with them on, and this may interrupt
+ * one of those). At most TW_HARD_BUDGET callbacks per interrupt, as a kick
+ * is bounded; past that the hrtimer comes back at once, letting the
+ * interrupt exit (and what waits on it) in between.
+ */
+enum hrtimer_restart tw_hard_fn(struct hrtimer *hrt)
+{
+	struct twheel_cpu *tc = container_of(hrt, struct twheel_cpu, hrt_hard);
+	/* A softirq callback this interrupted: twheel_deadline() looks here. */
+	struct twheel_timer *interrupted = tc->running, *t;
+	u64 interrupted_expires = tc->running_expires;
+	unsigned int budget = TW_HARD_BUDGET;
+	struct tw_wheel *w = &tc->wheel;
+	struct tw_shot shot;
+	ktime_t now, next;
+
+	lockdep_assert_irqs_disabled();
+	tc->hard_programmed = KTIME_MAX;
+	now = ktime_get();
+	/* An earlier @now is never early: a timer due since waits for the next. */
+	while (budget && (t = tw_precise_pop_hard(w, now))) {
+		budget--;
+		if (!tw_claim(tc, t, &shot))
+			continue;
+		tc->stats.expired++;
+		if (now - (ktime_t)shot.expires > (ktime_t)tc->stats.max_lateness_ns)
+			tc->stats.max_lateness_ns = now - shot.expires;
+		tw_run_callback(t, &shot);
+	}
+	tc->running = interrupted;
+	tc->running_expires = interrupted_expires;
+	next = tw_precise_next_kind(&w->precise, TW_PRECISE_HARD);
+	if (!budget) {
+		/* More due: at once, through the hrtimer interrupt's loop. */
+		tw_program_hard(tc, max(next, now));
+	} else if (next > now) {
+		tw_program_hard(tc, next);
+	} else if (next != KTIME_MAX) {
+		/*
+		 * The top's window ended but its deadline has not come: it
+		 * was re-armed from afar, and waits in @submit to be taken
+		 * out (tw_publish()). Programmed for @next, the hrtimer would
+		 * run this again in the same interrupt, for ever: the wheel's
+		 * run drains @submit first, and programs this hrtimer again
+		 * at its end.
+		 */
+		tw_program(tc, now);
+	}
 	return HRTIMER_NORESTART;
 }
 

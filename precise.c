@@ -2,8 +2,9 @@
 /*
  * twheel: the precise final stage of a wheel (see precise.h).
  *
- * Two binary min-heaps of slots (key, timer), array-backed, one for the
- * kernel's timers and one for /dev/twheel's (%TW_F_RATED): the timer's
+ * Three binary min-heaps of slots (key, timer), array-backed: the
+ * kernel's timers, /dev/twheel's (%TW_F_RATED) and the kernel's that may
+ * fire in hard interrupt context (%TWHEEL_F_HARDIRQ). The timer's
  * twheel_timer::bucket holds its heap's base plus its index, so a cancel
  * takes it out in O(log n) without a search, and its entry is linked on
  * the stage's member list, so that it counts as linked as a timer in a
@@ -163,12 +164,18 @@ static void tw_heap_remove(struct tw_precise_heap *h, unsigned int i)
 		tw_sift_down(h, i);
 }
 
-/* The heap a timer goes to: the user heap for /dev/twheel's. */
+/*
+ * The heap a timer goes to: the user heap for /dev/twheel's, the hard heap
+ * for a kernel caller's that may fire in hard interrupt context.
+ */
 static __always_inline struct tw_precise_heap *
 tw_heap_of(struct tw_precise *p, const struct twheel_timer *t)
 {
-	return &p->heap[t->flags & TW_F_RATED ? TW_PRECISE_USER :
-			TW_PRECISE_KERNEL];
+	if (t->flags & TW_F_RATED)
+		return &p->heap[TW_PRECISE_USER];
+	if (t->flags & TWHEEL_F_HARDIRQ)
+		return &p->heap[TW_PRECISE_HARD];
+	return &p->heap[TW_PRECISE_KERNEL];
 }
 
 /*
@@ -269,8 +276,9 @@ EXPORT_SYMBOL_IF_KUNIT(tw_precise_del);
  *
  * As hrtimer takes the first timer of its queue if its soft expiry came:
  * a timer deeper in a heap whose deadline came waits until it is first,
- * by its key at the latest. Of the two heaps' first timers whose deadline
- * came, the one with the earlier key.
+ * by its key at the latest. Of the kernel's and the user heap's first
+ * timers whose deadline came, the one with the earlier key; the hard heap
+ * is tw_precise_pop_hard()'s.
  *
  * Return: the timer, unlinked and uncounted, or NULL.
  */
@@ -281,7 +289,7 @@ struct twheel_timer *tw_precise_pop_due(struct tw_wheel *w, u64 now_ns)
 	struct twheel_timer *t;
 	unsigned int k;
 
-	for (k = 0; k < TW_PRECISE_KINDS; k++) {
+	for (k = 0; k < TW_PRECISE_HARD; k++) {
 		const struct tw_precise_heap *h = &p->heap[k];
 
 		if (!h->n || READ_ONCE(h->slot[0].t->expires) > now_ns)
@@ -298,6 +306,29 @@ struct twheel_timer *tw_precise_pop_due(struct tw_wheel *w, u64 now_ns)
 EXPORT_SYMBOL_IF_KUNIT(tw_precise_pop_due);
 
 /**
+ * tw_precise_pop_hard - take the hard heap's first timer if its deadline
+ *	came
+ * @w: the wheel
+ * @now_ns: the current time
+ *
+ * As tw_precise_pop_due(), for the heap of %TWHEEL_F_HARDIRQ timers.
+ *
+ * Return: the timer, unlinked and uncounted, or NULL.
+ */
+struct twheel_timer *tw_precise_pop_hard(struct tw_wheel *w, u64 now_ns)
+{
+	const struct tw_precise_heap *h = &w->precise.heap[TW_PRECISE_HARD];
+	struct twheel_timer *t;
+
+	if (!h->n || READ_ONCE(h->slot[0].t->expires) > now_ns)
+		return NULL;
+	t = h->slot[0].t;
+	tw_wheel_unlink(w, t);
+	return t;
+}
+EXPORT_SYMBOL_IF_KUNIT(tw_precise_pop_hard);
+
+/**
  * tw_precise_pop_any - take any timer out of the heap, for emptying it
  * @w: the wheel
  *
@@ -311,8 +342,8 @@ struct twheel_timer *tw_precise_pop_any(struct tw_wheel *w)
 
 	if (!p->n)
 		return NULL;
-	h = &p->heap[p->heap[TW_PRECISE_KERNEL].n ? TW_PRECISE_KERNEL :
-		     TW_PRECISE_USER];
+	for (h = p->heap; !h->n; h++)
+		;
 	/* The last slot: nothing to sift. */
 	t = h->slot[h->n - 1].t;
 	tw_wheel_unlink(w, t);

@@ -14,10 +14,14 @@
  * never early. Like the rest of the wheel, no clocks, no CPUs, no locks:
  * time is an argument; the owner serialises every call.
  *
- * The stage has two heaps: one for the kernel's callers and one for the
+ * The stage has three heaps: one for the kernel's callers, one for the
  * timers of /dev/twheel (%TW_F_RATED), so that the core can space the runs
  * userspace causes (its coalescing floor, tw_hrtimer_fn()) without holding
- * back the kernel's, and so that userspace cannot fill the kernel's heap.
+ * back the kernel's, and so that userspace cannot fill the kernel's heap;
+ * and one for the kernel's timers whose callbacks may run in hard
+ * interrupt context (%TWHEEL_F_HARDIRQ), which the core fires from a hard
+ * hrtimer of its own (tw_hard_fn()): tw_precise_pop_due() and
+ * tw_precise_next() leave that heap to tw_precise_pop_hard().
  * Each holds at most TW_PRECISE_MAX timers: past that, a timer keeps the
  * wheel's precision (at most one tick late, never early), so no user makes
  * a section with interrupts off longer than log2(TW_PRECISE_MAX) steps of
@@ -38,7 +42,7 @@ struct tw_wheel;
 #define TW_PRECISE_MAX		4096
 /*
  * twheel_timer::bucket of a timer in a heap: TW_PRECISE_BASE, plus
- * TW_PRECISE_MAX for the user heap, plus its index.
+ * TW_PRECISE_MAX times its heap's kind, plus its index.
  */
 #define TW_PRECISE_BASE		0x8000
 
@@ -46,6 +50,7 @@ struct tw_wheel;
 enum tw_precise_kind {
 	TW_PRECISE_KERNEL,
 	TW_PRECISE_USER,
+	TW_PRECISE_HARD,	/* the kernel's, %TWHEEL_F_HARDIRQ */
 	TW_PRECISE_KINDS
 };
 
@@ -104,6 +109,7 @@ ktime_t tw_precise_link(struct tw_wheel *w, struct twheel_timer *t);
 void tw_precise_file(struct tw_wheel *w, struct twheel_timer *t);
 void tw_precise_del(struct tw_wheel *w, struct twheel_timer *t);
 struct twheel_timer *tw_precise_pop_due(struct tw_wheel *w, u64 now_ns);
+struct twheel_timer *tw_precise_pop_hard(struct tw_wheel *w, u64 now_ns);
 struct twheel_timer *tw_precise_pop_any(struct tw_wheel *w);
 
 /**
@@ -122,11 +128,25 @@ static inline ktime_t tw_precise_next_kind(const struct tw_precise *p,
 }
 
 /**
- * tw_precise_next - when the stage next wants the CPU
+ * tw_precise_in_hard - is a timer in the hard heap
+ * @t: a timer of the wheel that owns the stage
+ *
+ * Return: true if @t waits in the stage's %TW_PRECISE_HARD heap.
+ */
+static inline bool tw_precise_in_hard(const struct twheel_timer *t)
+{
+	unsigned int b = t->bucket - TW_PRECISE_BASE;
+
+	return b >= TW_PRECISE_HARD * TW_PRECISE_MAX &&
+	       b < TW_PRECISE_KINDS * TW_PRECISE_MAX;
+}
+
+/**
+ * tw_precise_next - when the stage next wants the wheel's own run
  * @p: the stage
  *
- * Return: the earlier key of the two heaps' tops, KTIME_MAX when both are
- * empty.
+ * Return: the earlier key of the kernel's and the user heap's tops,
+ * KTIME_MAX when both are empty (the hard heap has its own hrtimer).
  */
 static inline ktime_t tw_precise_next(const struct tw_precise *p)
 {

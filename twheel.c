@@ -102,7 +102,15 @@
  * besides the wheel's own, not one per timer, whoever arms them. The
  * kernel's heap is not held back: kernel callers are trusted with hrtimers
  * already, and a floor cost them hrtimer's precision (table 4 of
- * BENCHMARKS.md: lateness p50 3.0x hrtimer's with it).
+ * BENCHMARKS.md: lateness p50 3.0x hrtimer's with it). A kernel caller's
+ * timer initialised with TWHEEL_F_HARDIRQ goes to a third heap, fired by a
+ * second, hard hrtimer per CPU (tw_hard_fn()) in hard interrupt context,
+ * as an hrtimer started in a _HARD mode fires: without the softirq hop,
+ * which under emulation is most of what separated slack-0 timers from
+ * hrtimer's lateness. The wheel's run moves such a timer there at the tick
+ * before its deadline's, and fires it itself (in softirq) only when that
+ * run comes after its deadline. PREEMPT_RT drops the flag, as it moves
+ * hrtimers that do not ask for _HARD to softirq.
  *
  * Files. The core is four files that share core.h: this one (the per-CPU
  * wheels' data, the state machine, submission, arming and cancelling: the
@@ -146,6 +154,9 @@
  *                                      a timer keeps the wheel's
  *                                      precision); a move costs the run
  *                                      one unit of expire_batch
+ *   hard heap's hrtimer (hard         TW_HARD_BUDGET callbacks (16) per
+ *   interrupt; kernel callers'         interrupt, then the hrtimer comes
+ *   TWHEEL_F_HARDIRQ timers only)      back at once
  *   precise runs of /dev/twheel's     a tick / precise_per_tick (16)
  *   timers (interrupts)                between the end of a run and the
  *                                      next run for the user heap (the
@@ -176,6 +187,7 @@
  *   ------------------------------  ------------------------------------------
  *   twheel_cpu::wheel, ::backlog,   the owner CPU only, interrupts disabled
  *   ::deferred, ::programmed,       (tw_resume_fn(), a work item of a
+ *   ::hard_programmed,
  *   ::precise_floor, the wheel's    per-CPU workqueue, checks that it runs
  *   precise stage, twheel_timer::   on the owner: after the owner went
  *   entry, ::bucket, ::linked_seq   down it may run elsewhere); but
@@ -296,9 +308,9 @@
  * (128 bytes) the period, a work_struct, and the deadline, period and mode
  * of the expiry its work was queued for; a group member is a struct
  * twheel_group_member (24 bytes) that its user keeps beside it. Per CPU: struct
- * twheel_cpu (416 bytes), the buckets (16 bytes each; 8 levels of 64 with
+ * twheel_cpu (488 bytes), the buckets (16 bytes each; 8 levels of 64 with
  * the defaults: 8 KiB), a one-bit-per-bucket bitmap (64 bytes) and the
- * precise stage's two heaps (TW_PRECISE_MAX slots of 16 bytes each: 128
+ * precise stage's three heaps (TW_PRECISE_MAX slots of 16 bytes each: 192
  * KiB).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -1131,8 +1143,9 @@ ktime_t twheel_deadline(const struct twheel_timer *timer)
 
 		if (current_work() == &wt->work)
 			return wt->run_expires;
-	} else if (in_serving_softirq() &&
+	} else if ((in_serving_softirq() || in_hardirq()) &&
 		   this_cpu_read(twheel_cpus.running) == timer) {
+		/* A softirq callback, or a TWHEEL_F_HARDIRQ one (tw_hard_fn()). */
 		return this_cpu_read(twheel_cpus.running_expires);
 	}
 	return READ_ONCE(timer->expires);
@@ -1208,8 +1221,8 @@ static void tw_timer_setup(struct twheel_timer *timer, twheel_fn_t func,
  * __twheel_timer_init - initialise a timer; use twheel_timer_init()
  * @timer: the timer
  * @func: the callback
- * @flags: 0; %TWHEEL_F_PROCESS and %TWHEEL_F_PERIODIC are refused (see
- *	twheel_timer_init())
+ * @flags: 0 or %TWHEEL_F_HARDIRQ; %TWHEEL_F_PROCESS and %TWHEEL_F_PERIODIC
+ *	are refused (see twheel_timer_init())
  * @name: lockdep name
  * @key: lockdep class
  *
@@ -1225,10 +1238,12 @@ void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t func,
 	 * twheel_periodic_timer): on a plain timer it would write past the
 	 * object. Refuse them; the timer is a one-shot with a softirq callback.
 	 */
-	if (flags)
+	if (flags & ~TWHEEL_F_HARDIRQ)
 		pr_err("%s: flags %#x refused: use twheel_work_timer_init() or twheel_periodic_timer_init()\n",
-		       name, flags);
-	tw_timer_setup(timer, func, 0, name, key);
+		       name, flags & ~TWHEEL_F_HARDIRQ);
+	/* On PREEMPT_RT, callbacks stay out of hard interrupts (hrtimer's rule). */
+	flags &= IS_ENABLED(CONFIG_PREEMPT_RT) ? 0 : TWHEEL_F_HARDIRQ;
+	tw_timer_setup(timer, func, flags, name, key);
 }
 EXPORT_SYMBOL_GPL(__twheel_timer_init);
 

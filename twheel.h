@@ -28,8 +28,9 @@ struct twheel_timer;
  *	overrun count, as hrtimer_forward() gives); otherwise 0.
  *
  * Runs in softirq context, or in process context for a timer initialised
- * with %TWHEEL_F_PROCESS. A timer's callback never runs concurrently with
- * itself.
+ * with %TWHEEL_F_PROCESS; a timer initialised with %TWHEEL_F_HARDIRQ may
+ * have it run in hard interrupt context instead. A timer's callback never
+ * runs concurrently with itself.
  */
 typedef void (*twheel_fn_t)(struct twheel_timer *timer, u64 missed);
 
@@ -45,6 +46,18 @@ typedef void (*twheel_fn_t)(struct twheel_timer *timer, u64 missed);
 #define TWHEEL_F_PROCESS	0x1u	/* callback may sleep: runs on a workqueue */
 #define TWHEEL_F_PERIODIC	0x2u	/* embedder holds a period: may be periodic */
 #define TWHEEL_F_ALL		(TWHEEL_F_PROCESS | TWHEEL_F_PERIODIC)
+/*
+ * twheel_timer_init()'s one flag: the callback is safe in hard interrupt
+ * context (it takes no lock that is not irq-safe, and on PREEMPT_RT no
+ * sleeping one), so a precise timer (twheel_timer_set_slack() below the
+ * tick) may run it from its CPU's hrtimer interrupt, as an hrtimer started
+ * in a _HARD mode does: without the softirq hop. It always runs with
+ * interrupts off: in hard interrupt context, or in the wheel's softirq
+ * when that fired the timer (a default slack, or a run that came after
+ * the deadline). Without PREEMPT_RT only; there, as hrtimer does for its
+ * soft timers, the flag is dropped.
+ */
+#define TWHEEL_F_HARDIRQ	0x4u
 
 /* Periodic modes for twheel_arm(). */
 enum twheel_mode {
@@ -292,21 +305,28 @@ void __twheel_periodic_timer_init(struct twheel_periodic_timer *pt,
  * twheel_timer_init - initialise a timer before its first use
  * @timer: the timer
  * @func: the callback
- * @flags: 0. A timer whose callback may sleep is a struct
- *	twheel_work_timer, set up with twheel_work_timer_init(); a periodic
- *	one a struct twheel_periodic_timer, set up with
- *	twheel_periodic_timer_init(): %TWHEEL_F_PROCESS or %TWHEEL_F_PERIODIC
- *	here fails the build, or is ignored if not constant.
+ * @flags: 0, or %TWHEEL_F_HARDIRQ: the callback may run in hard interrupt
+ *	context when the timer has a slack below the tick (it then fires
+ *	from its CPU's hrtimer interrupt, as a _HARD hrtimer does; otherwise,
+ *	and always on PREEMPT_RT, in softirq context). A timer whose callback
+ *	may sleep is a struct twheel_work_timer, set up with
+ *	twheel_work_timer_init(); a periodic one a struct
+ *	twheel_periodic_timer, set up with twheel_periodic_timer_init():
+ *	%TWHEEL_F_PROCESS or %TWHEEL_F_PERIODIC here fails the build, or is
+ *	ignored if not constant.
  *
  * Context: any context. The timer must not be in use.
  */
 #define twheel_timer_init(timer, func, flags)				\
 	do {								\
-		static struct lock_class_key __key;			\
+		static struct lock_class_key __key, __hardirq_key;	\
+		unsigned int __flags = (flags);				\
 		BUILD_BUG_ON(__builtin_constant_p(flags) &&		\
 			     ((flags) & TWHEEL_F_ALL));			\
-		__twheel_timer_init((timer), (func), (flags), #timer,	\
-				    &__key);				\
+		/* Callbacks in hard interrupt context: a class apart. */ \
+		__twheel_timer_init((timer), (func), __flags, #timer,	\
+				    __flags & TWHEEL_F_HARDIRQ ?	\
+				    &__hardirq_key : &__key);		\
 	} while (0)
 
 /**

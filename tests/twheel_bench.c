@@ -141,23 +141,28 @@ MODULE_PARM_DESC(time_limit, "Seconds after which the run stops early (default 9
 /*
  * FAC_PRECISE is a twheel timer with slack 0 (twheel_timer_set_slack()):
  * tables 1, 4 and 5 measure it beside the others; tables 2, 3 and 6 keep
- * the first NR_BASE_FACS.
+ * the first NR_BASE_FACS. FAC_PRECISE_HARD is one that may fire in hard
+ * interrupt context as the hrtimers here do (TWHEEL_F_HARDIRQ): table 4
+ * only, as its arming and cancel are FAC_PRECISE's.
  */
 enum bench_fac {
 	FAC_TWHEEL, FAC_TIMER_LIST, FAC_HRTIMER, NR_BASE_FACS,
-	FAC_PRECISE = NR_BASE_FACS, NR_FACS
+	FAC_PRECISE = NR_BASE_FACS, NR_FACS,
+	FAC_PRECISE_HARD = NR_FACS, NR_T4_FACS
 };
 
-static const char *const fac_names[NR_FACS] = {
+static const char *const fac_names[NR_T4_FACS] = {
 	[FAC_TWHEEL] = "twheel",
 	[FAC_TIMER_LIST] = "timer_list",
 	[FAC_HRTIMER] = "hrtimer",
 	[FAC_PRECISE] = "twheel_slack0",
+	[FAC_PRECISE_HARD] = "twheel_slack0_hardirq",
 };
 
 static bool fac_is_tw(enum bench_fac fac)
 {
-	return fac == FAC_TWHEEL || fac == FAC_PRECISE;
+	return fac == FAC_TWHEEL || fac == FAC_PRECISE ||
+	       fac == FAC_PRECISE_HARD;
 }
 
 #define PROBES		1024	/* timers cycled through by measured loops */
@@ -348,6 +353,7 @@ static size_t fac_size(enum bench_fac fac)
 	switch (fac) {
 	case FAC_TWHEEL:
 	case FAC_PRECISE:
+	case FAC_PRECISE_HARD:
 		return sizeof(struct twheel_timer);
 	case FAC_TIMER_LIST:
 		return sizeof(struct timer_list);
@@ -362,10 +368,12 @@ static void fac_init(enum bench_fac fac, void *timer, bool pinned)
 	switch (fac) {
 	case FAC_TWHEEL:
 	case FAC_PRECISE:
-		twheel_timer_init((struct twheel_timer *)timer, bench_tw_fn, 0);
+	case FAC_PRECISE_HARD:
+		twheel_timer_init((struct twheel_timer *)timer, bench_tw_fn,
+				  fac == FAC_PRECISE_HARD ? TWHEEL_F_HARDIRQ : 0);
 		if (pinned)
 			twheel_timer_set_cpu(timer, raw_smp_processor_id());
-		if (fac == FAC_PRECISE)
+		if (fac != FAC_TWHEEL)
 			twheel_timer_set_slack(timer, 0);
 		break;
 	case FAC_TIMER_LIST:
@@ -384,6 +392,7 @@ static void fac_arm_rel(enum bench_fac fac, void *timer, u64 delay)
 	switch (fac) {
 	case FAC_TWHEEL:
 	case FAC_PRECISE:
+	case FAC_PRECISE_HARD:
 		twheel_schedule(timer, delay);
 		break;
 	case FAC_TIMER_LIST:
@@ -401,6 +410,7 @@ static void fac_stop(enum bench_fac fac, void *timer)
 	switch (fac) {
 	case FAC_TWHEEL:
 	case FAC_PRECISE:
+	case FAC_PRECISE_HARD:
 		twheel_cancel_sync(timer);
 		break;
 	case FAC_TIMER_LIST:
@@ -560,6 +570,7 @@ static u64 pair_loop(struct tset *p, unsigned int from, unsigned int n)
 	switch (p->fac) {
 	case FAC_TWHEEL:
 	case FAC_PRECISE:
+	case FAC_PRECISE_HARD:
 		for (i = from; i < from + n; i++) {
 			struct twheel_timer *t = &p->tw[i % PROBES];
 
@@ -598,6 +609,7 @@ static u64 arm_loop(struct tset *p, unsigned int from, unsigned int k,
 	switch (p->fac) {
 	case FAC_TWHEEL:
 	case FAC_PRECISE:
+	case FAC_PRECISE_HARD:
 		for (i = from; i < from + k; i++) {
 			j = i % PROBES;
 			twheel_schedule(&p->tw[j], dns[i % DELAYS]);
@@ -628,6 +640,7 @@ static u64 cancel_loop(struct tset *p, unsigned int from, unsigned int k)
 	switch (p->fac) {
 	case FAC_TWHEEL:
 	case FAC_PRECISE:
+	case FAC_PRECISE_HARD:
 		for (i = from; i < from + k; i++)
 			twheel_cancel(&p->tw[i % PROBES]);
 		break;
@@ -1383,6 +1396,7 @@ static int table4_rep(enum bench_fac fac, unsigned int rep)
 		switch (fac) {
 		case FAC_TWHEEL:
 		case FAC_PRECISE:
+		case FAC_PRECISE_HARD:
 			twheel_schedule_at(&s->tw[i], s->deadline[i]);
 			break;
 		case FAC_TIMER_LIST:
@@ -1428,7 +1442,7 @@ static int table4(void)
 	int ret = 0;
 
 	for (r = 0; r < reps && !ret && !stopping(); r++)
-		for (f = 0; f < NR_FACS && !ret; f++)
+		for (f = 0; f < NR_T4_FACS && !ret; f++)
 			ret = table4_rep(f, r);
 	return ret;
 }

@@ -625,6 +625,61 @@ static void tw_test_precise_kinds(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tw_wheel_next_ns(w), KTIME_MAX);
 }
 
+/*
+ * The hard heap (TWHEEL_F_HARDIRQ): a kernel timer that may fire in hard
+ * interrupt context goes to its own heap, near or moved from the wheel;
+ * the wheel's run neither fires it nor waits for it (tw_precise_next()
+ * and tw_wheel_pop_next() leave it), tw_precise_pop_hard() takes it at
+ * its deadline and not a nanosecond before, and only it.
+ */
+static void tw_test_precise_hard(struct kunit *test)
+{
+	u64 base = BASE_NS + 10 * GRAN, now;
+	struct tw_wheel *w = tw_test_wheel(test, base);
+	struct twheel_timer near, far, soft;
+	unsigned int budget;
+
+	tw_test_precise_timer(&near, base + GRAN / 2, 1, 0);
+	near.flags |= TWHEEL_F_HARDIRQ;
+	tw_test_precise_timer(&far, base + 5 * GRAN + 7, 2, 0);
+	far.flags |= TWHEEL_F_HARDIRQ;
+	tw_test_precise_timer(&soft, base + GRAN / 2 + 1, 3, 0);
+	KUNIT_EXPECT_EQ(test, tw_wheel_relink_ns(w, &near),
+			(ktime_t)(base + GRAN / 2));
+	KUNIT_EXPECT_TRUE(test, tw_precise_in_hard(&near));
+	tw_wheel_relink_ns(w, &far);
+	KUNIT_EXPECT_FALSE(test, tw_precise_in_hard(&far));
+	tw_wheel_relink_ns(w, &soft);
+	KUNIT_EXPECT_FALSE(test, tw_precise_in_hard(&soft));
+	KUNIT_EXPECT_EQ(test, tw_precise_next_kind(&w->precise, TW_PRECISE_HARD),
+			(ktime_t)(base + GRAN / 2));
+	/* The wheel's own run waits for the soft timer only. */
+	KUNIT_EXPECT_EQ(test, tw_precise_next(&w->precise),
+			(ktime_t)(base + GRAN / 2 + 1));
+	KUNIT_EXPECT_NULL(test, tw_precise_pop_hard(w, base + GRAN / 2 - 1));
+	now = base + GRAN / 2 + 1;
+	budget = UINT_MAX;
+	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
+	budget = UINT_MAX;
+	KUNIT_EXPECT_PTR_EQ(test, tw_wheel_pop_next(w, now, &budget), &soft);
+	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, now, &budget));
+	KUNIT_EXPECT_PTR_EQ(test, tw_precise_pop_hard(w, now), &near);
+	KUNIT_EXPECT_NULL(test, tw_precise_pop_hard(w, now));
+	/* The far one: the wheel moves it to the hard heap at its tick. */
+	now = base + 5 * GRAN;
+	budget = UINT_MAX;
+	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
+	budget = UINT_MAX;
+	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, now, &budget));
+	KUNIT_EXPECT_TRUE(test, tw_precise_in_hard(&far));
+	KUNIT_EXPECT_EQ(test, tw_precise_next(&w->precise), KTIME_MAX);
+	KUNIT_EXPECT_NULL(test, tw_precise_pop_hard(w, base + 5 * GRAN + 6));
+	KUNIT_EXPECT_PTR_EQ(test, tw_precise_pop_hard(w, base + 5 * GRAN + 7),
+			    &far);
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+	KUNIT_EXPECT_EQ(test, w->precise.n, 0U);
+}
+
 /* The slack classes: never more slack than asked, at least half of it. */
 static void tw_test_precise_slack_class(struct kunit *test)
 {
@@ -663,6 +718,7 @@ static struct kunit_case tw_wheel_cases[] = {
 	KUNIT_CASE(tw_test_precise_coalesce),
 	KUNIT_CASE(tw_test_precise_full),
 	KUNIT_CASE(tw_test_precise_kinds),
+	KUNIT_CASE(tw_test_precise_hard),
 	KUNIT_CASE(tw_test_precise_slack_class),
 	{}
 };
@@ -1838,6 +1894,106 @@ static void tw_test_precise_oneshot(struct kunit *test)
 	KUNIT_EXPECT_LT(test, med[0] + (s64)GRAN / 4, med[1]);
 }
 
+#define TW_HARD_N	8
+
+/* A TWHEEL_F_HARDIRQ timer, and where its callback ran. */
+struct tw_hard_probe {
+	struct twheel_timer	timer;
+	ktime_t			deadline;
+	ktime_t			fired;
+	atomic_t		runs;
+	bool			hardirq;
+	bool			softirq;
+	bool			irqs_off;
+	atomic_t		*left;
+};
+
+static void tw_hard_probe_fn(struct twheel_timer *t, u64 missed)
+{
+	struct tw_hard_probe *p = container_of(t, struct tw_hard_probe, timer);
+
+	p->fired = ktime_get();
+	p->hardirq = in_hardirq();
+	p->softirq = in_serving_softirq();
+	p->irqs_off = irqs_disabled();
+	atomic_inc(&p->runs);
+	atomic_dec(p->left);
+}
+
+/*
+ * TWHEEL_F_HARDIRQ: slack-0 timers, due within a tick or ticks away, reach
+ * the hard heap (straight, or through the wheel's run for the tick before
+ * theirs) and fire from the hard hrtimer, in hard interrupt context with
+ * interrupts off; the wheel's run fires one itself, in softirq, only if
+ * its deadline came while that run ran, and then with interrupts off as
+ * well. Each fires once, never early; a cancelled one never; and on
+ * PREEMPT_RT none in hard interrupt context.
+ */
+static void tw_test_precise_hardirq(struct kunit *test)
+{
+	struct tw_hard_probe *p = kunit_kcalloc(test, 2 * TW_HARD_N + 1,
+						sizeof(*p), GFP_KERNEL);
+	bool rt = IS_ENABLED(CONFIG_PREEMPT_RT);
+	atomic_t left = ATOMIC_INIT(2 * TW_HARD_N), c_left = ATOMIC_INIT(1);
+	struct tw_hard_probe *c;
+	bool cancelled;
+	unsigned int i, hard = 0;
+	unsigned long limit;
+	s64 late[2 * TW_HARD_N];
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	c = &p[2 * TW_HARD_N];
+	for (i = 0; i <= 2 * TW_HARD_N; i++) {
+		twheel_timer_init(&p[i].timer, tw_hard_probe_fn,
+				  TWHEEL_F_HARDIRQ);
+		KUNIT_EXPECT_EQ(test, !!(p[i].timer.flags & TWHEEL_F_HARDIRQ),
+				!rt);
+		twheel_timer_set_slack(&p[i].timer, 0);
+		p[i].left = i < 2 * TW_HARD_N ? &left : &c_left;
+	}
+	/*
+	 * One cancelled while it waits in the hard heap: it never runs, or
+	 * (a slow host) it ran before the cancel, which then says so.
+	 */
+	c->deadline = ktime_get() + GRAN / 2;
+	KUNIT_ASSERT_EQ(test, twheel_schedule_at(&c->timer, c->deadline), 0);
+	cancelled = twheel_cancel(&c->timer);
+	for (i = 0; i < 2 * TW_HARD_N; i++) {
+		u64 delay = i < TW_HARD_N ? GRAN / 4 : 5 * GRAN + GRAN / 3;
+
+		p[i].deadline = ktime_get() + delay + i * 1000;
+		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer,
+							 p[i].deadline), 0);
+	}
+	limit = jiffies + WAIT_MAX;
+	while (atomic_read(&left) > 0 && time_before(jiffies, limit))
+		msleep(20);
+	for (i = 0; i <= 2 * TW_HARD_N; i++)
+		twheel_cancel_sync(&p[i].timer);
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->runs), cancelled ? 0 : 1);
+	for (i = 0; i < 2 * TW_HARD_N; i++) {
+		KUNIT_EXPECT_EQ(test, atomic_read(&p[i].runs), 1);
+		KUNIT_EXPECT_GE(test, p[i].fired, p[i].deadline);
+		late[i] = p[i].fired - p[i].deadline;
+		KUNIT_EXPECT_LT(test, late[i], (s64)LATE_MAX_NS);
+		/* Hard or soft interrupt context, never a task's. */
+		KUNIT_EXPECT_TRUE(test, p[i].hardirq || p[i].softirq);
+		/* Interrupts off in either, but on PREEMPT_RT (no flag). */
+		KUNIT_EXPECT_EQ(test, p[i].irqs_off, !rt);
+		hard += p[i].hardirq;
+	}
+	/*
+	 * A wheel's run may fire one whose deadline came while it ran (a
+	 * slow host): in softirq. Most reach the hard heap in time.
+	 */
+	if (rt)
+		KUNIT_EXPECT_EQ(test, hard, 0U);
+	else
+		KUNIT_EXPECT_GT(test, hard, 0U);
+	kunit_info(test, "%u of %u in hard interrupt context, lateness median %lld ns",
+		   hard, 2 * TW_HARD_N, tw_median(late, 2 * TW_HARD_N));
+}
+
 /* A fixed-rate periodic precise timer: on its grid, never early. */
 static void tw_test_precise_periodic(struct kunit *test)
 {
@@ -1948,6 +2104,7 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE_SLOW(tw_test_cancel_sync_accounting),
 	KUNIT_CASE(tw_test_precise_oneshot),
 	KUNIT_CASE(tw_test_precise_periodic),
+	KUNIT_CASE(tw_test_precise_hardirq),
 	KUNIT_CASE_SLOW(tw_test_precise_hotplug),
 	{}
 };

@@ -145,6 +145,7 @@ struct tt_thread;
  * @live: periodic: armed and not quiesced yet (owner only)
  * @owner_cancelled: periodic: the owner's cancel returned true (owner only)
  * @self_cancelled: periodic: the callback cancelled its own timer
+ * @precise: armed with slack 0 (the precise stage); constant
  */
 struct tt_slot {
 	union {
@@ -167,6 +168,7 @@ struct tt_slot {
 	bool			live;
 	bool			owner_cancelled;
 	bool			self_cancelled;
+	bool			precise;
 };
 
 /**
@@ -199,6 +201,8 @@ static struct {
 	atomic64_t	fired;
 	atomic64_t	cancelled;
 	atomic64_t	periodic_runs;
+	atomic64_t	precise_runs;
+	atomic64_t	hardirq_runs;
 	atomic64_t	overruns;
 	atomic64_t	quiesced;
 	atomic64_t	group_cancels;
@@ -318,7 +322,15 @@ static void tt_oneshot_fn(struct tt_slot *s, struct twheel_timer *t,
 	if (s->kind != TT_REARM || READ_ONCE(s->stopping) ||
 	    atomic_dec_if_positive(&s->rearm_left) < 0)
 		return;
-	delay = get_random_u32_below(3 * NSEC_PER_MSEC);
+	/*
+	 * get_random_u32() takes a local lock, a sleeping one on
+	 * PREEMPT_RT: not from a TWHEEL_F_HARDIRQ callback, which hashes
+	 * the clock instead.
+	 */
+	if (t->flags & TWHEEL_F_HARDIRQ)
+		delay = (u32)(now * 2654435761ULL >> 16) % (3 * NSEC_PER_MSEC);
+	else
+		delay = get_random_u32_below(3 * NSEC_PER_MSEC);
 	tt_floor_min(s, now + delay);
 	atomic64_inc(&s->armed);
 	ret = twheel_schedule(t, delay);
@@ -389,6 +401,14 @@ static void tt_fn(struct twheel_timer *t, u64 missed)
 	struct tt_slot *s = tt_slot_of(t);
 	ktime_t now = ktime_get();
 
+	if (s->precise) {
+		atomic64_inc(&tt.precise_runs);
+		if (in_hardirq())
+			atomic64_inc(&tt.hardirq_runs);
+	}
+	if (in_hardirq() && !(t->flags & TWHEEL_F_HARDIRQ))
+		tt_err("slot %u: callback in hard interrupt context without TWHEEL_F_HARDIRQ",
+		       tt_slot_index(s));
 	switch (s->kind) {
 	case TT_ONESHOT:
 	case TT_ONESHOT_WORK:
@@ -838,12 +858,23 @@ static int tt_init_thread(struct tt_thread *th, int cpu, u64 s)
 
 		sl->th = th;
 		sl->kind = i % TT_NR_KINDS;
+		/*
+		 * A quarter of each kind is precise (slack 0), and half of
+		 * the plain one-shots among those may fire in hard interrupt
+		 * context (TWHEEL_F_HARDIRQ): the precise stage's heaps and
+		 * the hard hrtimer race the same operations as the wheel.
+		 */
+		sl->precise = (i / TT_NR_KINDS) % 4 == 1;
 		if (sl->kind == TT_ONESHOT_WORK || sl->kind == TT_DELAY)
 			twheel_work_timer_init(&sl->wt, tt_fn);
 		else if (sl->kind == TT_RATE)
 			twheel_periodic_timer_init(&sl->pt, tt_fn);
 		else
-			twheel_timer_init(&sl->wt.timer, tt_fn, 0);
+			twheel_timer_init(&sl->wt.timer, tt_fn,
+					  sl->precise && (i / TT_NR_KINDS) % 8 == 1 ?
+					  TWHEEL_F_HARDIRQ : 0);
+		if (sl->precise)
+			twheel_timer_set_slack(&sl->wt.timer, 0);
 		atomic64_set(&sl->floor, TT_FLOOR_NONE);
 		if (twheel_group_add(&th->group, &sl->member, &sl->wt.timer))
 			return -EINVAL;
@@ -926,6 +957,9 @@ static void tt_report(void)
 		atomic64_read(&tt.periodic_runs),
 		atomic64_read(&tt.overruns), atomic64_read(&tt.quiesced),
 		atomic64_read(&tt.group_cancels));
+	pr_info("precise (slack 0): %lld expiries, %lld in hard interrupt context\n",
+		atomic64_read(&tt.precise_runs),
+		atomic64_read(&tt.hardirq_runs));
 	pr_info("cpu hotplug: %d offline, %d online, %d refused\n",
 		atomic_read(&tt.offline), atomic_read(&tt.online),
 		atomic_read(&tt.onoff_failed));
