@@ -1994,6 +1994,57 @@ static void tw_test_precise_hardirq(struct kunit *test)
 		   hard, 2 * TW_HARD_N, tw_median(late, 2 * TW_HARD_N));
 }
 
+/*
+ * A CPU goes offline with TWHEEL_F_HARDIRQ timers pending, some in its
+ * hard heap (due within a tick), some in its wheel: every one moves to a
+ * live CPU and fires once, none early, in hard or soft interrupt context.
+ */
+static void tw_test_precise_hard_hotplug(struct kunit *test)
+{
+	unsigned int i, n = 64, runs = 0;
+	atomic_t left = ATOMIC_INIT(n);
+	struct tw_hard_probe *p;
+	unsigned long limit;
+	int victim, ret;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	victim = cpumask_last(cpu_online_mask);
+	if (!victim)
+		kunit_skip(test, "CPU 0 only");
+	p = kunit_kcalloc(test, n, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	for (i = 0; i < n; i++) {
+		u64 delay = (i % 2 ? 300 * NSEC_PER_MSEC : GRAN / 2) + i * 1000;
+
+		twheel_timer_init(&p[i].timer, tw_hard_probe_fn,
+				  TWHEEL_F_HARDIRQ);
+		twheel_timer_set_cpu(&p[i].timer, victim);
+		twheel_timer_set_slack(&p[i].timer, 0);
+		p[i].left = &left;
+		p[i].deadline = ktime_get() + delay;
+		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer,
+							 p[i].deadline), 0);
+	}
+	ret = remove_cpu(victim);
+	if (ret) {
+		for (i = 0; i < n; i++)
+			twheel_cancel_sync(&p[i].timer);
+		kunit_skip(test, "remove_cpu: %d", ret);
+	}
+	limit = jiffies + 30 * HZ;
+	while (atomic_read(&left) > 0 && time_before(jiffies, limit))
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, add_cpu(victim), 0);
+	for (i = 0; i < n; i++) {
+		twheel_cancel_sync(&p[i].timer);
+		runs += atomic_read(&p[i].runs);
+		KUNIT_EXPECT_GE(test, p[i].fired, p[i].deadline);
+		KUNIT_EXPECT_TRUE(test, p[i].hardirq || p[i].softirq);
+	}
+	KUNIT_EXPECT_EQ(test, runs, n);
+}
+
 /* A fixed-rate periodic precise timer: on its grid, never early. */
 static void tw_test_precise_periodic(struct kunit *test)
 {
@@ -2105,6 +2156,7 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_precise_oneshot),
 	KUNIT_CASE(tw_test_precise_periodic),
 	KUNIT_CASE(tw_test_precise_hardirq),
+	KUNIT_CASE_SLOW(tw_test_precise_hard_hotplug),
 	KUNIT_CASE_SLOW(tw_test_precise_hotplug),
 	{}
 };
