@@ -1393,6 +1393,22 @@ static void tw_test_run_budget(struct kunit *test)
 	kvfree(p);
 }
 
+/*
+ * The CPU a hotplug test takes down: the last online one, never CPU 0.
+ * Skips the test where there is none.
+ */
+static int tw_hotplug_victim(struct kunit *test)
+{
+	int victim;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	victim = cpumask_last(cpu_online_mask);
+	if (!victim)
+		kunit_skip(test, "CPU 0 only");
+	return victim;
+}
+
 /* Take a CPU down with timers pending on it: none lost, none twice. */
 static void tw_test_hotplug(struct kunit *test)
 {
@@ -1402,11 +1418,7 @@ static void tw_test_hotplug(struct kunit *test)
 	struct tw_probe *p;
 	int victim, ret;
 
-	if (num_online_cpus() < 2)
-		kunit_skip(test, "needs two CPUs");
-	victim = cpumask_last(cpu_online_mask);
-	if (!victim)
-		kunit_skip(test, "CPU 0 only");
+	victim = tw_hotplug_victim(test);
 	p = tw_probes(test, n);
 	for (i = 0; i < n; i++) {
 		p[i].fired = &fired;
@@ -2007,11 +2019,7 @@ static void tw_test_precise_hard_hotplug(struct kunit *test)
 	unsigned long limit;
 	int victim, ret;
 
-	if (num_online_cpus() < 2)
-		kunit_skip(test, "needs two CPUs");
-	victim = cpumask_last(cpu_online_mask);
-	if (!victim)
-		kunit_skip(test, "CPU 0 only");
+	victim = tw_hotplug_victim(test);
 	p = kunit_kcalloc(test, n, sizeof(*p), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	for (i = 0; i < n; i++) {
@@ -2087,11 +2095,7 @@ static void tw_test_precise_hotplug(struct kunit *test)
 	struct tw_probe *p;
 	int victim, ret;
 
-	if (num_online_cpus() < 2)
-		kunit_skip(test, "needs two CPUs");
-	victim = cpumask_last(cpu_online_mask);
-	if (!victim)
-		kunit_skip(test, "CPU 0 only");
+	victim = tw_hotplug_victim(test);
 	p = tw_probes(test, n);
 	for (i = 0; i < n; i++) {
 		u64 delay = (i % 2 ? 300 * NSEC_PER_MSEC : GRAN / 2) + i * 1000;
