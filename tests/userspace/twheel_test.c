@@ -1135,11 +1135,14 @@ TEST_F_TIMEOUT(twheel, precise_slack, 30)
 	int fd = tw_open(&tw);
 	struct twheel_event ev[3 * N];
 	u64 ids[3 * N], late[3][N], gran, base, id;
-	int n, got[3] = { 0 };
+	int n, got[3];
+	bool retried = false;
 
 	ASSERT_TRUE(fd >= 0);
 	ASSERT_TRUE(tw.info.flags & TWHEEL_INFO_SLACK);
 	gran = tw.info.granularity_ns;
+measure:
+	memset(got, 0, sizeof(got));
 	base = (now_ns() / gran + 20) * gran + 20000;
 	/* i % 3: 0 slack 0 by SCHEDULE, 1 slack 0 by MODIFY, 2 the default */
 	for (int i = 0; i < 3 * N; i++) {
@@ -1200,6 +1203,18 @@ TEST_F_TIMEOUT(twheel, precise_slack, 30)
 	if (late[2][N / 2] > 4 * gran) {
 		diag("precise_slack: default timers %llu us late, the guest does not keep up: lateness not compared",
 		     (unsigned long long)(late[2][N / 2] / 1000));
+	} else if (!retried && !(late[0][N / 2] + gran / 4 < late[2][N / 2] &&
+				 late[1][N / 2] < late[2][N / 2] + gran)) {
+		/*
+		 * Beside other guests (make check boots three at once on two
+		 * cores) one kind's timers were once all late together: 1906
+		 * us for slack 0 by SCHEDULE against the default's 1168, the
+		 * MODIFY ones 326. Measure once more; a real loss of
+		 * precision loses twice.
+		 */
+		retried = true;
+		diag("precise_slack: medians not as expected, measuring again");
+		goto measure;
 	} else {
 		EXPECT_TRUE(late[0][N / 2] + gran / 4 < late[2][N / 2])
 			TH_LOG("slack 0 by SCHEDULE: median lateness %llu ns, default %llu ns",
