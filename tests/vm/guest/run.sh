@@ -265,7 +265,15 @@ stall_scenario() {
 abuse_tests() {
 	[ -x /bin/twheel_abuse ] || { result skip abuse "twheel_abuse not built"; return; }
 	step "abuse: unread short-period timers, per-user cap, remote MODIFYs"
-	! want abuse-cpu || run abuse-cpu 300 /bin/twheel_abuse cpu 1000
+	# Beside other guests (make check boots three at once on two cores)
+	# a CPU's loop once kept 82% of its baseline: below the bound (exit
+	# status 1), it measures once more; a real theft loses twice.
+	# shellcheck disable=SC2016
+	! want abuse-cpu || run abuse-cpu 300 /bin/busybox sh -c '/bin/twheel_abuse cpu 1000
+		st=$?
+		[ "$st" -eq 1 ] || exit "$st"
+		echo "# abuse-cpu: below the bound, measuring again"
+		exec /bin/twheel_abuse cpu 1000'
 	# A MODIFY storm from CPU 1 on timers CPU 0's wheel holds: CPU 0's
 	# busy loop keeps 90% of what it keeps under the same storm on CPU
 	# 1's own timers, on every kernel (issue 29: 63% on distro, 7% on
