@@ -580,6 +580,7 @@ static int mode_close(uint64_t n)
 
 #define BURST_GAP_MAX_MS	100
 #define CLOSE_MAX_MS		2000
+#define CLOSE_ARM_DIV		8
 
 static atomic_int sampler_stop;
 static atomic_int sampler_up;
@@ -642,11 +643,11 @@ static void *sampler_thread(void *arg)
  * at one deadline, far enough ahead that the arming is over by then (a
  * first file of BURST_PROBE times the rate). Tells the parent the
  * deadline, waits on CPU 1 until every record is queued, then closes the
- * file and tells how long that took.
+ * file and tells how long that took, and the arming before.
  */
 static int burst_child(uint64_t n, int ready_fd, int done_fd)
 {
-	uint64_t t0, t1, deadline, got, close_ns, msg[3];
+	uint64_t t0, t1, deadline, got, close_ns, arm_ns, msg[4];
 	struct twheel_info info;
 	struct twheel tw;
 	int err;
@@ -663,7 +664,9 @@ static int burst_child(uint64_t n, int ready_fd, int done_fd)
 	deadline = now_ns() + 300000000ULL +
 		   2 * (t1 - t0) * (n / BURST_PROBE + 1);
 	tw_open(&tw);
+	t0 = now_ns();
 	got = fill_ops(&tw, n, deadline, 0, TWHEEL_TIMER_ABSTIME, &err);
+	arm_ns = now_ns() - t0;
 	if (got != n) {
 		printf("# armed %llu of %llu: %s\n", (unsigned long long)got,
 		       (unsigned long long)n, strerror(err));
@@ -688,6 +691,7 @@ static int burst_child(uint64_t n, int ready_fd, int done_fd)
 	twheel_close(&tw);
 	close_ns = now_ns() - t0;
 	msg[2] = close_ns;
+	msg[3] = arm_ns;
 	return write(done_fd, msg, sizeof(msg)) == sizeof(msg) ? 0 : 2;
 }
 
@@ -735,7 +739,7 @@ static long cpu0_yields(void)
 static int mode_burst(uint64_t n, int gap_max_ms)
 {
 	int ready[2], done[2], st, ok = 1;
-	uint64_t deadline, msg[3] = { 0 };
+	uint64_t deadline, close_max, msg[4] = { 0 };
 	struct sampler sm[2] = { { .cpu = 0 }, { .cpu = 2 } };
 	long y0, y1;
 	pthread_t th[2], hog;
@@ -802,13 +806,27 @@ static int mode_burst(uint64_t n, int gap_max_ms)
 	       (unsigned long long)sm[1].gap_ns / 1000000,
 	       (unsigned long long)sm[1].gap_ns / 1000 % 1000, gap_max_ms,
 	       gap_max_ms ? "" : " (0: reported only)");
-	printf("# close of the file with %llu records queued: %llu ms (goal: %d ms)\n",
+	/*
+	 * The close's bound: CLOSE_MAX_MS, or an eighth of what arming the
+	 * same timers took in this run if that is longer. Both are the
+	 * kernel's work on each of the n timers and stretch alike when the
+	 * host runs other guests beside this one (make check runs three).
+	 * On a quiet host the debug kernel arms them in 10.4 s and closes
+	 * the file in 0.27 s, so the eighth is below CLOSE_MAX_MS there; a
+	 * close that freed its objects inline again would cost about as much
+	 * as the arming and fail on any host.
+	 */
+	close_max = CLOSE_MAX_MS * 1000000ULL;
+	if (msg[3] / CLOSE_ARM_DIV > close_max)
+		close_max = msg[3] / CLOSE_ARM_DIV;
+	printf("# close of the file with %llu records queued: %llu ms (bound: %llu ms, the larger of %d ms and 1/%d of the arming's %llu ms)\n",
 	       (unsigned long long)msg[1], (unsigned long long)msg[2] / 1000000,
-	       CLOSE_MAX_MS);
+	       (unsigned long long)close_max / 1000000, CLOSE_MAX_MS,
+	       CLOSE_ARM_DIV, (unsigned long long)msg[3] / 1000000);
 	if (msg[1] != n || (gap_max_ms &&
 	    sm[0].gap_ns > gap_max_ms * 1000000ULL + sm[1].gap_ns))
 		ok = 0;
-	if (msg[2] > CLOSE_MAX_MS * 1000000ULL)
+	if (msg[2] > close_max)
 		ok = 0;
 	return ok ? 0 : 1;
 }
