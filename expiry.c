@@ -194,7 +194,9 @@ end_run:
 
 static void tw_run_callback(struct twheel_timer *t, const struct tw_shot *shot)
 {
+	bool hard = t->flags & TWHEEL_F_HARDIRQ;
 	struct twheel_cpu *tc = NULL;
+	unsigned long flags = 0;
 	ktime_t now = 0;
 	u64 missed = 0;
 
@@ -212,24 +214,19 @@ static void tw_run_callback(struct twheel_timer *t, const struct tw_shot *shot)
 		tc->running_expires = shot->expires;
 	}
 
-	if (unlikely(t->flags & TWHEEL_F_HARDIRQ)) {
-		unsigned long flags;
-
-		/*
-		 * Interrupts off wherever it runs: in tw_hard_fn(), or here
-		 * in the wheel's softirq when that fired it, so that its
-		 * locks are taken one way (lockdep: IN-HARDIRQ).
-		 */
+	/*
+	 * A TWHEEL_F_HARDIRQ timer's callback runs with interrupts off
+	 * wherever it runs: in tw_hard_fn(), or here in the wheel's softirq
+	 * when that fired it, so that its locks are taken one way (lockdep:
+	 * IN-HARDIRQ).
+	 */
+	if (unlikely(hard))
 		local_irq_save(flags);
-		lock_map_acquire(&t->lockdep_map);
-		t->func(t, missed);
-		lock_map_release(&t->lockdep_map);
+	lock_map_acquire(&t->lockdep_map);
+	t->func(t, missed);
+	lock_map_release(&t->lockdep_map);
+	if (unlikely(hard))
 		local_irq_restore(flags);
-	} else {
-		lock_map_acquire(&t->lockdep_map);
-		t->func(t, missed);
-		lock_map_release(&t->lockdep_map);
-	}
 
 	if (tc)
 		tc->running = NULL;
