@@ -183,6 +183,10 @@ T7_GOALS = [
 # after the others, and their goals: table7_ring().
 T7_RING_NAMES = {
     ("heap4", "64"): ("peer: in-process 4-ary heap insert + remove, 100,000 pending", 2),
+    ("heap4_wait", "64"): ("peer: the heap, waiting a tick after each chunk "
+                           "(the one-tick row's pattern)", 2),
+    ("heap4_split", "64"): ("peer: the heap, waiting a tick after the inserts and after "
+                            "the removes (the ring row's pattern)", 2),
     ("twheel_ring_prog", "64"): ("twheel ring arm + cancel: the program's CPU", 2),
     ("twheel_ring", "64"): ("twheel ring arm + cancel: program + kernel drain", 2),
     ("twheel_ring_enter", "64"): ("twheel ring arm + cancel, drained by RING_ENTER: "
