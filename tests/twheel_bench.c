@@ -122,9 +122,9 @@ static bool remote_only;
 module_param(remote_only, bool, 0444);
 MODULE_PARM_DESC(remote_only, "Table 2: only the rows that arm a timer another CPU owns (for profiling)");
 
-static unsigned int remote_ops = 0xf;
+static unsigned int remote_ops = 0x1f;
 module_param(remote_ops, uint, 0444);
-MODULE_PARM_DESC(remote_ops, "Table 2's remote rows to run, bit 0 = arm, 1 = rearm, 2 = rearm_pinned, 3 = arm_cancel (default 0xf)");
+MODULE_PARM_DESC(remote_ops, "Table 2's remote rows to run, bit 0 = arm, 1 = rearm, 2 = rearm_pinned, 3 = arm_cancel, 4 = arm_at (default 0x1f)");
 
 static unsigned int remote_facs = 0x7;
 module_param(remote_facs, uint, 0444);
@@ -983,13 +983,18 @@ static int table2(struct tset **probes, unsigned int pending)
  * there (armed on @peer_cpu first, then twheel_schedule(), mod_timer(),
  * hrtimer_start() here: all three move it here), RA_REARM_PIN re-arms
  * one pinned there (twheel only: it stays there), RA_ARM_CANCEL arms an
- * idle one as RA_ARM and cancels it at once.
+ * idle one as RA_ARM and cancels it at once. RA_ARM_AT (twheel only) is
+ * RA_ARM with twheel_schedule_at() and a deadline the caller has (the
+ * pass's start plus the delay), as add_timer_on() takes an expiry the
+ * caller computed from jiffies: the same arming without the clock read
+ * that twheel_schedule() makes.
  */
-enum { RA_ARM, RA_REARM, RA_REARM_PIN, RA_ARM_CANCEL, NR_RA };
+enum { RA_ARM, RA_REARM, RA_REARM_PIN, RA_ARM_CANCEL, RA_ARM_AT, NR_RA };
 
 static const char *const ra_names[NR_RA] = {
 	[RA_ARM] = "arm", [RA_REARM] = "rearm",
 	[RA_REARM_PIN] = "rearm_pinned", [RA_ARM_CANCEL] = "arm_cancel",
+	[RA_ARM_AT] = "arm_at",
 };
 
 /* One probe set per (facility, op) that makes sense; NULL for the others. */
@@ -1004,6 +1009,8 @@ static bool ra_makes_sense(unsigned int op, enum bench_fac fac)
 	if (fac == FAC_HRTIMER)		/* arms on the caller's CPU only */
 		return op == RA_REARM;
 	if (op == RA_REARM_PIN)		/* timer_list cannot re-arm in place */
+		return fac == FAC_TWHEEL;
+	if (op == RA_ARM_AT)		/* add_timer_on() is RA_ARM's row */
 		return fac == FAC_TWHEEL;
 	return true;
 }
@@ -1050,7 +1057,11 @@ static u64 ra_pass(struct tset *p, unsigned int op, unsigned int from)
 		j = i % PROBES;
 		switch (p->fac) {
 		case FAC_TWHEEL:
-			twheel_schedule(&p->tw[j], xprobe_ns[i % DELAYS]);
+			if (op == RA_ARM_AT)
+				twheel_schedule_at(&p->tw[j],
+						   t0 + xprobe_ns[i % DELAYS]);
+			else
+				twheel_schedule(&p->tw[j], xprobe_ns[i % DELAYS]);
 			if (op == RA_ARM_CANCEL)
 				twheel_cancel(&p->tw[j]);
 			break;
