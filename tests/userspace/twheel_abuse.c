@@ -637,6 +637,7 @@ static void *sampler_thread(void *arg)
  * make check.
  */
 #define BURST_PROBE	1000
+#define BURST_ATTEMPTS	3
 
 /*
  * The child, as uid 65534: @n one-shot timers on CPU 0's wheel, all due
@@ -647,10 +648,10 @@ static void *sampler_thread(void *arg)
  */
 static int burst_child(uint64_t n, int ready_fd, int done_fd)
 {
-	uint64_t t0, t1, deadline, got, close_ns, arm_ns, msg[4];
+	uint64_t t0, t1, deadline, margin, got, close_ns, arm_ns, msg[4];
 	struct twheel_info info;
 	struct twheel tw;
-	int err;
+	int err, attempt;
 
 	become(NOBODY);
 	pin(0);
@@ -661,20 +662,44 @@ static int burst_child(uint64_t n, int ready_fd, int done_fd)
 	twheel_close(&tw);
 	if (got != BURST_PROBE)
 		return 2;
-	deadline = now_ns() + 300000000ULL +
-		   2 * (t1 - t0) * (n / BURST_PROBE + 1);
-	tw_open(&tw);
-	t0 = now_ns();
-	got = fill_ops(&tw, n, deadline, 0, TWHEEL_TIMER_ABSTIME, &err);
-	arm_ns = now_ns() - t0;
-	if (got != n) {
-		printf("# armed %llu of %llu: %s\n", (unsigned long long)got,
-		       (unsigned long long)n, strerror(err));
-		return 2;
-	}
-	if (now_ns() >= deadline) {
-		printf("# arming took past the deadline\n");
-		return 2;
+	margin = 2 * (t1 - t0) * (n / BURST_PROBE + 1);
+	for (attempt = 1; ; attempt++) {
+		deadline = now_ns() + 300000000ULL + margin;
+		tw_open(&tw);
+		t0 = now_ns();
+		got = fill_ops(&tw, n, deadline, 0, TWHEEL_TIMER_ABSTIME, &err);
+		arm_ns = now_ns() - t0;
+		if (got != n) {
+			printf("# armed %llu of %llu: %s\n", (unsigned long long)got,
+			       (unsigned long long)n, strerror(err));
+			return 2;
+		}
+		if (now_ns() < deadline)
+			break;
+		/*
+		 * The arming outran the probe's estimate: the debug kernel's
+		 * cost per timer grows with the file, and a host running other
+		 * guests slows down unevenly. The timers fired while some were
+		 * still being armed, which is not the burst this test is
+		 * about: again, with twice this arming's time as the margin.
+		 */
+		printf("# attempt %d: arming took %llu ms, past the deadline (margin %llu ms)\n",
+		       attempt, (unsigned long long)arm_ns / 1000000,
+		       (unsigned long long)margin / 1000000);
+		twheel_close(&tw);
+		if (attempt == BURST_ATTEMPTS)
+			return 2;
+		/*
+		 * Its objects are freed by a work item: not beside the next
+		 * arming (see BURST_PROBE). Their units are counted until then.
+		 */
+		tw_open(&tw);
+		t0 = now_ns();
+		while (info_of(&tw).user_timers &&
+		       now_ns() - t0 < CLOSE_FREE_MAX_S * 1000000000ULL)
+			sleep_ns(10000000ULL);
+		twheel_close(&tw);
+		margin = 2 * arm_ns;
 	}
 	if (write(ready_fd, &deadline, sizeof(deadline)) != sizeof(deadline))
 		return 2;
