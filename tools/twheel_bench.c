@@ -628,27 +628,6 @@ static void heap_remove(struct heap4 *h, uint32_t id)
 		heap_down(h, i, last);
 }
 
-/* Insert @chunk timers, then remove them, with HEAP_PENDING others. */
-static int m_heap(struct ops_ctx *c, unsigned int chunk, unsigned int n)
-{
-	struct heap4 *h = &c->heap;
-	unsigned int i, j;
-	u64 now;
-
-	if (!h->e)
-		return -ENOMEM;
-	for (i = 0; i < n; i += chunk) {
-		/* the time read once per chunk, as a loop reads it per wake-up */
-		now = now_ns();
-		for (j = 0; j < chunk; j++)
-			heap_insert(h, HEAP_PENDING + j,
-				    now + c->delay[(c->base + i + j) % DELAYS]);
-		for (j = 0; j < chunk; j++)
-			heap_remove(h, HEAP_PENDING + j);
-	}
-	return h->n == HEAP_PENDING ? 0 : -EPROTO;
-}
-
 /*
  * Untimed (c->untimed): waits until the next millisecond of the clock
  * begins, spinning as ring_wait() does while the ring rows wait for the
@@ -673,15 +652,17 @@ static void heap_wait(struct ops_ctx *c)
 }
 
 /*
- * The heap row in the ring rows' patterns (issue 27's pattern, each part
- * timed alone):
- *   heap4_wait   insert @chunk and remove them, then wait: as
- *                twheel_ring_tick (arm and cancel in one publish)
- *   heap4_split  insert @chunk, wait, remove them, wait: as twheel_ring
- *                (every timer armed in one wake-up, cancelled in a later one)
+ * Insert @chunk timers, then remove them, with HEAP_PENDING others, in one
+ * of three rhythms (@waits):
+ *   0  heap4        back to back
+ *   1  heap4_wait   a wait after the removes: as twheel_ring_tick (arm and
+ *                   cancel in one publish)
+ *   2  heap4_split  a wait after the inserts and one after the removes: as
+ *                   twheel_ring (armed in one wake-up, cancelled in a later
+ *                   one)
  */
-static int heap_waits(struct ops_ctx *c, unsigned int chunk, unsigned int n,
-		      bool split)
+static int heap_rhythm(struct ops_ctx *c, unsigned int chunk, unsigned int n,
+		       unsigned int waits)
 {
 	struct heap4 *h = &c->heap;
 	unsigned int i, j;
@@ -690,27 +671,34 @@ static int heap_waits(struct ops_ctx *c, unsigned int chunk, unsigned int n,
 	if (!h->e)
 		return -ENOMEM;
 	for (i = 0; i < n; i += chunk) {
+		/* the time read once per chunk, as a loop reads it per wake-up */
 		now = now_ns();
 		for (j = 0; j < chunk; j++)
 			heap_insert(h, HEAP_PENDING + j,
 				    now + c->delay[(c->base + i + j) % DELAYS]);
-		if (split)
+		if (waits == 2)
 			heap_wait(c);
 		for (j = 0; j < chunk; j++)
 			heap_remove(h, HEAP_PENDING + j);
-		heap_wait(c);
+		if (waits)
+			heap_wait(c);
 	}
 	return h->n == HEAP_PENDING ? 0 : -EPROTO;
 }
 
+static int m_heap(struct ops_ctx *c, unsigned int chunk, unsigned int n)
+{
+	return heap_rhythm(c, chunk, n, 0);
+}
+
 static int m_heap_wait(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 {
-	return heap_waits(c, chunk, n, false);
+	return heap_rhythm(c, chunk, n, 1);
 }
 
 static int m_heap_split(struct ops_ctx *c, unsigned int chunk, unsigned int n)
 {
-	return heap_waits(c, chunk, n, true);
+	return heap_rhythm(c, chunk, n, 2);
 }
 
 static int heap_setup(struct heap4 *h)
