@@ -634,10 +634,11 @@ static void heap_remove(struct heap4 *h, uint32_t id)
  * poller's drain, which comes once per granule (1 ms). The heap rows with
  * waits have the same gaps between their timed parts as the ring rows, so
  * that the ring's program part is compared with a heap used in the same
- * rhythm: the gaps alone do not make the heap dearer (129-136 ns a timer
- * against 130 back to back in one run), while the ring's program part is
- * dearer after a drain that ran elsewhere meanwhile (110 ns, against 76
- * when the program drains with RING_ENTER itself).
+ * rhythm: the gaps alone make the heap little dearer (129-136 ns a timer
+ * against 130 back to back in one run, 91-103 against 87 in another),
+ * the ring's program part much more after a drain that ran elsewhere
+ * meanwhile (110 ns, against 76 when the program drains with RING_ENTER
+ * itself).
  */
 static void heap_wait(struct ops_ctx *c)
 {
