@@ -923,6 +923,25 @@ static void tw_test_cancel_in_llist(struct kunit *test)
  */
 #define LAZY_N	64
 
+static void tw_nop_fn(void *info)
+{
+}
+
+/*
+ * Waits until every IPI queued to @cpu before the call has run. The
+ * armings above can leave a redundant kick in flight (one sent after the
+ * owner cleared @kicked, whose drain had already taken the entry), and it
+ * would be counted after the test took its count. Two synchronous calls:
+ * a flush of @cpu's queue runs its synchronous entries before the others,
+ * so the first can return before an earlier kick has run; the second is
+ * taken by a later flush, after that kick.
+ */
+static void tw_settle_ipis(int cpu)
+{
+	smp_call_function_single(cpu, tw_nop_fn, NULL, 1);
+	smp_call_function_single(cpu, tw_nop_fn, NULL, 1);
+}
+
 static void tw_test_lazy_cancel(struct kunit *test)
 {
 	struct tw_probe *p, probe;
@@ -948,6 +967,7 @@ static void tw_test_lazy_cancel(struct kunit *test)
 	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&probe.done, WAIT_MAX), 0);
 	twheel_cancel_sync(&probe.timer);
 
+	tw_settle_ipis(other);
 	kicks = twheel_kicks(other);
 	for (i = 0; i < LAZY_N; i++)
 		KUNIT_EXPECT_TRUE(test, twheel_cancel(&p[i].timer));
