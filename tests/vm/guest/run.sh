@@ -306,7 +306,7 @@ abuse_tests() {
 	# within 100 ms of each wake-up, plus the gap of a control sampler on
 	# CPU 2 that a busy loop keeps as busy as CPU 0 (the host preempts a
 	# busy vCPU for longer than an idle one); the close takes at most
-	# 2 s, or an eighth of the arming of those timers in the same run if
+	# 2 s, or a quarter of the arming of those timers in the same run if
 	# longer (a host running three guests stretches both alike). The
 	# debug kernel's expiries take 30-40 s there, its close 0.5 s (its
 	# objects are freed after close()).
