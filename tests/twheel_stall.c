@@ -16,7 +16,8 @@
  *   echo probe > .../cmd    (re)start the latency probe on CPU 1
  *   echo wait > .../cmd     wait (at most 300 s) until every timer fired
  *   echo stop > .../cmd     twheel_group_shutdown_sync() of the group
- *   echo free > .../cmd     cancel_sync and free every timer
+ *   echo free > .../cmd     cancel_sync and free every timer (kept, poisoned,
+ *			    until the next arming checks it was not written)
  *
  * Each command blocks until done; "result" then holds a line the guest
  * prints: what was done, how many timers fired, how long it took.
@@ -162,6 +163,45 @@ static int stall_cmd_probe(void)
 	return 0;
 }
 
+/*
+ * The last array freed, kept and filled with STALL_POISON until the next
+ * command that arms or unloads: a byte changed meanwhile is a write by
+ * twheel to a timer after twheel_cancel_sync() said it let go of it.
+ */
+#define STALL_POISON	0x5a
+static void *stall_grave;
+static size_t stall_grave_len;
+
+static unsigned long after_free;
+module_param(after_free, ulong, 0444);
+MODULE_PARM_DESC(after_free, "bytes of freed timers written after their cancel_sync()");
+
+static void stall_grave_check(void)
+{
+	u8 *p = stall_grave, *end = p + stall_grave_len, *bad;
+	unsigned long n = 0;
+
+	if (!p)
+		return;
+	while ((bad = memchr_inv(p, STALL_POISON, end - p))) {
+		size_t off = bad - (u8 *)stall_grave;
+
+		if (!n)
+			pr_err("written after free: timer %zu, byte %zu of %zu: %*ph\n",
+			       off / sizeof(struct stall_timer),
+			       off % sizeof(struct stall_timer),
+			       sizeof(struct stall_timer),
+			       (int)min_t(size_t, 16, end - bad), bad);
+		n++;
+		p = bad + 1;
+	}
+	/* After unload too, where "after_free" is gone: the console's check. */
+	WARN_ON_ONCE(n);
+	after_free += n;
+	kvfree(stall_grave);
+	stall_grave = NULL;
+}
+
 static void stall_free(void)
 {
 	unsigned int i;
@@ -182,7 +222,10 @@ static void stall_free(void)
 		if (!(i % 1024))
 			cond_resched();
 	}
-	kvfree(stall_timers);
+	stall_grave_check();
+	stall_grave_len = array_size(stall_count, sizeof(*stall_timers));
+	memset(stall_timers, STALL_POISON, stall_grave_len);
+	stall_grave = stall_timers;
 	stall_timers = NULL;
 	stall_count = 0;
 }
@@ -195,6 +238,7 @@ static int stall_cmd_arm(unsigned int n, const char *kind)
 
 	if (stall_timers || !n || n > (16U << 20))
 		return -EINVAL;
+	stall_grave_check();
 	if (!tick && strcmp(kind, "far") && !a.group)
 		return -EINVAL;
 	a.deadline = t0 + 3600 * NSEC_PER_SEC;
@@ -303,6 +347,7 @@ static void __exit stall_exit(void)
 		hrtimer_cancel(&stall_probe);
 	if (stall_timers)
 		stall_free();
+	stall_grave_check();
 	mutex_unlock(&stall_mutex);
 }
 module_exit(stall_exit);
