@@ -29,8 +29,39 @@ static struct dentry *twheel_debugfs;
  * CPU hotplug
  */
 
-/* Owner, wheel offline: hand a timer taken off the wheel to a live CPU. */
-static void tw_evict(struct twheel_timer *t)
+/*
+ * Timers taken off an offline wheel for one live CPU, linked through their
+ * llnode, not yet on its submission list: handed off in one llist_add_batch()
+ * and one kick (tw_evict_flush()).
+ */
+struct tw_evict_batch {
+	struct llist_node	*first;
+	struct llist_node	*last;
+	int			dest;
+};
+
+/*
+ * Hand @b's timers to their CPU. One kick for the lot: a kick per timer
+ * sent a million timers' owner 79,499 IPIs in 950 ms.
+ */
+static void tw_evict_flush(struct tw_evict_batch *b)
+{
+	if (!b->first)
+		return;
+	llist_add_batch(b->first, b->last, &tw_cpu(b->dest)->submit);
+	tw_kick(b->dest);
+	b->first = NULL;
+	b->last = NULL;
+}
+
+/*
+ * Owner, wheel offline, interrupts off: add a timer taken off the wheel to
+ * @b, for a live CPU. Its TW_QUEUED and @cpu say where it goes before it is
+ * there: tw_evict_some() flushes @b before interrupts are on again, and
+ * until then nobody else can act on the timer but by queueing it (it stays
+ * here then) or by kicking @cpu (a kick early is only a wasted one).
+ */
+static void tw_evict(struct twheel_timer *t, struct tw_evict_batch *b)
 {
 	unsigned long old = atomic_long_read(&t->state);
 	int dest;
@@ -42,7 +73,13 @@ static void tw_evict(struct twheel_timer *t)
 	} while (!atomic_long_try_cmpxchg(&t->state, &old, old | TW_QUEUED));
 	dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
 	WRITE_ONCE(t->cpu, dest);
-	tw_push(t, dest, true);
+	if (b->first && b->dest != dest)
+		tw_evict_flush(b);
+	t->llnode.next = b->first;
+	b->first = &t->llnode;
+	if (!b->last)
+		b->last = &t->llnode;
+	b->dest = dest;
 }
 
 /*
@@ -51,18 +88,23 @@ static void tw_evict(struct twheel_timer *t)
  */
 static bool tw_evict_some(struct twheel_cpu *tc)
 {
+	struct tw_evict_batch batch = { };
 	unsigned int budget = TW_IRQ_CHUNK;
 	struct twheel_timer *t;
+	bool empty = false;
 
 	lockdep_assert_irqs_disabled();
 	tw_drain(tc, &budget);
 	while (budget--) {
 		t = tw_wheel_pop(&tc->wheel);
-		if (!t)
-			return !tc->backlog && llist_empty(&tc->submit);
-		tw_evict(t);
+		if (!t) {
+			empty = !tc->backlog && llist_empty(&tc->submit);
+			break;
+		}
+		tw_evict(t, &batch);
 	}
-	return false;
+	tw_evict_flush(&batch);
+	return empty;
 }
 
 /* Process context: a chunk at a time, rescheduling in between. */
