@@ -41,8 +41,9 @@ struct tw_evict_batch {
 };
 
 /*
- * Hand @b's timers to their CPU. One kick for the lot: a kick per timer
- * sent a million timers' owner 79,499 IPIs in 950 ms.
+ * Hand @b's timers to their CPU. At most one kick IPI for the lot (none if
+ * one is on its way): a kick per timer sent a million timers' new owner
+ * 79,499 IPIs in 950 ms.
  */
 static void tw_evict_flush(struct tw_evict_batch *b)
 {
@@ -56,10 +57,14 @@ static void tw_evict_flush(struct tw_evict_batch *b)
 
 /*
  * Owner, wheel offline, interrupts off: add a timer taken off the wheel to
- * @b, for a live CPU. Its TW_QUEUED and @cpu say where it goes before it is
- * there: tw_evict_some() flushes @b before interrupts are on again, and
- * until then nobody else can act on the timer but by queueing it (it stays
- * here then) or by kicking @cpu (a kick early is only a wasted one).
+ * @b, for a live CPU; a run of timers for one CPU goes in one batch. Its
+ * TW_QUEUED and @cpu say where it goes before it is there, until
+ * tw_evict_some() flushes @b, before interrupts are on again. Meanwhile
+ * others may change its state word as for any queued timer (a cancel
+ * clears TW_PENDING, a re-arm bumps the sequence and the CPU it wants) and
+ * kick @cpu, or this CPU if they read @cpu before we set it; none can
+ * queue it (TW_QUEUED is set) or let go of it (TW_HELD is, until @cpu's
+ * drain takes it). An early kick is only a wasted one.
  */
 static void tw_evict(struct twheel_timer *t, struct tw_evict_batch *b)
 {
@@ -72,6 +77,13 @@ static void tw_evict(struct twheel_timer *t, struct tw_evict_batch *b)
 			return;
 	} while (!atomic_long_try_cmpxchg(&t->state, &old, old | TW_QUEUED));
 	dest = tw_pick_cpu(READ_ONCE(t->target_cpu));
+	/*
+	 * No wheel online but ours: another CPU is held below our hotplug
+	 * state (a debug knob can). Its drain keeps the timer until it is
+	 * online (tw_dest()), then its wheel runs it.
+	 */
+	if (unlikely(dest < 0))
+		dest = cpumask_any_but(cpu_online_mask, smp_processor_id());
 	WRITE_ONCE(t->cpu, dest);
 	if (b->first && b->dest != dest)
 		tw_evict_flush(b);

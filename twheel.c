@@ -250,11 +250,11 @@
  *                                                          tw_claim() (owner,
  *                                                          cmpxchg)
  *   TW_QUEUED    on the submission  whoever needs the      the holder draining
- *                list of ::cpu      holder to look again:  it (tw_reconcile(),
- *                                   an arming, a remote    cmpxchg; a hand-off
- *                                   cancel, tw_end_run()   to another CPU keeps
- *                                   (cmpxchg)              it), or tw_drop() at
- *                                                          unload
+ *                list of ::cpu (or  holder to look again:  it (tw_reconcile(),
+ *                on its way there:  an arming, a remote    cmpxchg; a hand-off
+ *                an offline CPU's   cancel, tw_end_run()   to another CPU keeps
+ *                batch for it,      (cmpxchg)              it), or tw_drop() at
+ *                tw_evict())                               unload
  *   TW_RUNNING   the callback runs  tw_claim() (owner,     tw_end_run() and
  *                or is queued on    cmpxchg)               tw_finish() once its
  *                the workqueue                             callback returns
