@@ -165,7 +165,9 @@
  *   group cancel, close of a file     TW_IRQ_CHUNK members (256) under
  *                                      the group lock, then cond_resched()
  *   CPU offline, module unload        TW_IRQ_CHUNK timers (256) per
- *                                      interrupts-off step, cond_resched()
+ *                                      interrupts-off step, cond_resched();
+ *                                      offline: at most one kick IPI per
+ *                                      step and destination
  *   /dev/twheel's submission ring     TWHEEL_RING_ENTRIES ops (512) per
  *   drain (fd_ring.c: process          drain, whatever the ring's indices
  *   context, the poller once per       say; TWHEEL_RING_COALESCE (64) per
