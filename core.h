@@ -336,7 +336,15 @@ static inline void tw_wake_waiters(struct twheel_timer *t, unsigned long old)
 
 void tw_irq_enable_wake(struct twheel_cpu *tc);
 void tw_kick(int cpu);
-void tw_push(struct twheel_timer *t, int cpu, bool kick);
+void tw_push_list(struct llist_node *first, struct llist_node *last, int cpu,
+		  bool kick);
+
+/* tw_push_list() of one timer. */
+static inline void tw_push(struct twheel_timer *t, int cpu, bool kick)
+{
+	tw_push_list(&t->llnode, &t->llnode, cpu, kick);
+}
+
 void tw_release(struct twheel_timer *t);
 void tw_drain(struct twheel_cpu *tc, unsigned int *budget);
 int tw_publish_next(struct twheel_timer *t, int want);

@@ -31,8 +31,8 @@ static struct dentry *twheel_debugfs;
 
 /*
  * Timers taken off an offline wheel for one live CPU, linked through their
- * llnode, not yet on its submission list: handed off in one llist_add_batch()
- * and one kick (tw_evict_flush()).
+ * llnode, not yet on its submission list: handed off together by
+ * tw_evict_flush().
  */
 struct tw_evict_batch {
 	struct llist_node	*first;
@@ -41,16 +41,14 @@ struct tw_evict_batch {
 };
 
 /*
- * Hand @b's timers to their CPU. At most one kick IPI for the lot (none if
- * one is on its way): a kick per timer sent a million timers' new owner
- * 79,499 IPIs in 950 ms.
+ * Hand @b's timers to their CPU with at most one kick IPI for the lot: a
+ * kick per timer sent a million timers' new owner 79,499 IPIs in 950 ms.
  */
 static void tw_evict_flush(struct tw_evict_batch *b)
 {
 	if (!b->first)
 		return;
-	llist_add_batch(b->first, b->last, &tw_cpu(b->dest)->submit);
-	tw_kick(b->dest);
+	tw_push_list(b->first, b->last, b->dest, true);
 	b->first = NULL;
 	b->last = NULL;
 }

@@ -500,13 +500,16 @@ void tw_kick(int cpu)
 }
 
 /*
- * Queue @t for @cpu's wheel; the caller set TW_QUEUED. With @kick the owner
- * is made to look soon (an arming, a hand-off); without it (a cancel: the
- * timer cannot fire any more) the entry waits for the owner's next run.
+ * Queue the timers linked from @first to @last through their llnode for
+ * @cpu's wheel, in one llist_add_batch(); the caller set TW_QUEUED on each.
+ * With @kick the owner is made to look soon (an arming, a hand-off): one
+ * kick for them all; without it (a cancel: the timer cannot fire any more)
+ * the entries wait for the owner's next run.
  */
-void tw_push(struct twheel_timer *t, int cpu, bool kick)
+void tw_push_list(struct llist_node *first, struct llist_node *last, int cpu,
+		  bool kick)
 {
-	llist_add(&t->llnode, &tw_cpu(cpu)->submit);
+	llist_add_batch(first, last, &tw_cpu(cpu)->submit);
 	if (kick)
 		tw_kick(cpu);
 }
