@@ -1884,23 +1884,15 @@ static s64 tw_median(s64 *v, unsigned int n)
 
 #define TW_PRECISE_N	16
 /*
- * Slack 0 against the default, side by side: each deadline 10 us past a
- * tick boundary, where the wheel alone fires a tick later (990 us late);
- * the precise stage fires it at once. Both suffer the same latency (under
- * emulation, from 0.2 ms to several ms on a busy host), so the precise
- * timers' median lateness must beat the default timers' by a quarter of a
- * tick; without the precise stage it is the same. Never early.
+ * One round of tw_test_precise_oneshot(): TW_PRECISE_N timers of each
+ * kind, interleaved; their lateness in @late[0] (slack 0) and @late[1].
  */
-static void tw_test_precise_oneshot(struct kunit *test)
+static void tw_precise_oneshot_round(struct kunit *test, struct tw_probe *p,
+				     s64 late[2][TW_PRECISE_N])
 {
-	struct tw_probe *p = kunit_kcalloc(test, 2 * TW_PRECISE_N, sizeof(*p),
-					   GFP_KERNEL);
-	s64 late[2][TW_PRECISE_N], med[2];
-	ktime_t base;
+	ktime_t base = roundup(ktime_get(), GRAN);
 	unsigned int i;
 
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	base = roundup(ktime_get(), GRAN);
 	for (i = 0; i < 2 * TW_PRECISE_N; i++) {
 		tw_probe_init(&p[i]);
 		/* Even: slack 0; odd: the default, one tick. */
@@ -1919,10 +1911,38 @@ static void tw_test_precise_oneshot(struct kunit *test)
 		late[i % 2][i / 2] = p[i].ends[0] - p[i].deadlines[0];
 		KUNIT_EXPECT_LT(test, late[i % 2][i / 2], (s64)LATE_MAX_NS);
 	}
-	med[0] = tw_median(late[0], TW_PRECISE_N);
-	med[1] = tw_median(late[1], TW_PRECISE_N);
-	kunit_info(test, "lateness median: slack 0 %lld ns, default %lld ns",
-		   med[0], med[1]);
+}
+
+/*
+ * Slack 0 against the default, side by side: each deadline 10 us past a
+ * tick boundary, where the wheel alone fires a tick later (990 us late);
+ * the precise stage fires it at once. Both suffer the same latency (under
+ * emulation, from 0.2 ms to several ms on a busy host), so the precise
+ * timers' median lateness must beat the default timers' by a quarter of a
+ * tick; without the precise stage it is the same. Never early.
+ *
+ * The debug kernel right after tw_test_hotplug once had the slack-0
+ * timers' median at 1427 us against the default's 1625 (0.1-0.6 ms in
+ * other runs): measured once more before the medians are judged, as
+ * twheel_test's precise_slack is; a real loss of precision loses twice.
+ */
+static void tw_test_precise_oneshot(struct kunit *test)
+{
+	struct tw_probe *p = kunit_kcalloc(test, 2 * TW_PRECISE_N, sizeof(*p),
+					   GFP_KERNEL);
+	s64 late[2][TW_PRECISE_N], med[2];
+	unsigned int round;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	for (round = 0; round < 2; round++) {
+		tw_precise_oneshot_round(test, p, late);
+		med[0] = tw_median(late[0], TW_PRECISE_N);
+		med[1] = tw_median(late[1], TW_PRECISE_N);
+		kunit_info(test, "lateness median: slack 0 %lld ns, default %lld ns",
+			   med[0], med[1]);
+		if (med[0] + (s64)GRAN / 4 < med[1])
+			break;
+	}
 	KUNIT_EXPECT_LT(test, med[0] + (s64)GRAN / 4, med[1]);
 }
 
@@ -2014,15 +2034,12 @@ static void tw_test_precise_hardirq(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, p[i].irqs_off, !rt);
 		hard += p[i].hardirq;
 	}
-	/*
-	 * A wheel's run may fire one whose deadline came while it ran (a
-	 * slow host): in softirq. Most reach the hard heap in time.
-	 */
 	kunit_info(test, "%u of %u in hard interrupt context, lateness median %lld ns",
 		   hard, 2 * TW_HARD_N, tw_median(late, 2 * TW_HARD_N));
 	/*
-	 * On a host slow enough that the wheel's run fired every one of
-	 * them (seen once in a loaded make check), the hard path was not
+	 * A wheel's run may fire one whose deadline came while it ran (a
+	 * slow host): in softirq. Most reach the hard heap in time; where
+	 * none did (seen once in a loaded make check), the hard path was not
 	 * exercised: skipped, not failed; tw_test_precise_hard covers it on
 	 * the virtual clock.
 	 */
