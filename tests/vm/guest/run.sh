@@ -240,6 +240,9 @@ stall() {
 	echo "# twheel_stall: $(cat "$STALL/result")"
 }
 
+# Kick IPIs CPU 0 has taken (debugfs stats' "kicks" column).
+cpu0_kicks() { awk '$1 == 0 { print $9 }' "$STATS"; }
+
 stall_scenario() {
 	off_bad=
 	case "$1" in
@@ -252,12 +255,12 @@ stall_scenario() {
 	case "$1" in
 	tick) stall wait || return 1 ;;
 	offline)
-		kicks0=$(awk '$1 == 0 { print $9 }' "$STATS")
+		kicks0=$(cpu0_kicks)
 		uptime_ms
 		off_t0=$up_ms
 		echo 0 >/sys/devices/system/cpu/cpu1/online || return 1
 		uptime_ms
-		kicks=$(($(awk '$1 == 0 { print $9 }' "$STATS") - kicks0))
+		kicks=$(($(cpu0_kicks) - kicks0))
 		echo "# cpu1 offline with $2 timers on it in $((up_ms - off_t0)) ms; CPU 0 took $kicks kicks"
 		# One kick per 256 timers at most (a kick per timer once sent
 		# CPU 0 79,499 IPIs for a million, under which QEMU 7.2's TCG
