@@ -29,9 +29,9 @@
  *	on CPU 0's wheel, never read, while root's SCHED_FIFO thread on CPU 0
  *	sleeps 1 ms at a time. Its longest gap must stay within 100 ms on
  *	every kernel (the softirq's runs are bounded by run_budget_us and
- *	then wait for the CPU's SCHED_OTHER work), plus the longest gap of a
- *	control sampler on CPU 2, which holds no timers: under emulation on
- *	a busy host a vCPU can go unscheduled for longer than the bound.
+ *	then wait for the CPU's SCHED_OTHER work), plus twice the longest gap
+ *	of a control sampler on CPU 2, which holds no timers: under emulation
+ *	on a busy host a vCPU can go unscheduled for longer than the bound.
  *	GAP_MS replaces the 100; 0 only reports the gap. Then the file, with its N
  *	records queued, is closed: that must take at most 2 s on every
  *	kernel (the objects are freed after close() returns, see chardev.c).
@@ -579,6 +579,15 @@ static int mode_close(uint64_t n)
 /* ---- burst: many timers due at one deadline against a real-time task ---- */
 
 #define BURST_GAP_MAX_MS	100
+/*
+ * The control's gap counts twice: the two samplers' longest gaps are the
+ * worst of two minutes of a loaded host's descheduling each, not the same
+ * one. Debug kernel in fresh-clone make checks: CPU 0 161-249 ms against
+ * the control's 135-290; once 249 against 135. A burst run without its
+ * yields keeps CPU 0 for the whole expiry, 0.5-3 s on the distro kernel
+ * and 30-180 s on the debug one: far past either bound.
+ */
+#define BURST_CONTROL_MULT	2
 #define CLOSE_MAX_MS		2000
 #define CLOSE_ARM_DIV		4
 
@@ -827,10 +836,10 @@ static int mode_burst(uint64_t n, int gap_max_ms)
 	       (unsigned long long)sm[0].gap_ns / 1000 % 1000,
 	       ((long long)sm[0].gap_at - (long long)deadline) / 1000000,
 	       y0 >= 0 && y1 >= 0 ? y1 - y0 : -1);
-	printf("# control sampler on CPU 2 (no timers): longest gap %llu.%03llu ms; bound on CPU 0: %d ms + that%s\n",
+	printf("# control sampler on CPU 2 (no timers): longest gap %llu.%03llu ms; bound on CPU 0: %d ms + %d times that%s\n",
 	       (unsigned long long)sm[1].gap_ns / 1000000,
 	       (unsigned long long)sm[1].gap_ns / 1000 % 1000, gap_max_ms,
-	       gap_max_ms ? "" : " (0: reported only)");
+	       BURST_CONTROL_MULT, gap_max_ms ? "" : " (0: reported only)");
 	/*
 	 * The close's bound: CLOSE_MAX_MS, or a quarter of what arming the
 	 * same timers took in this run if that is longer. Both are the
@@ -850,7 +859,8 @@ static int mode_burst(uint64_t n, int gap_max_ms)
 	       (unsigned long long)close_max / 1000000, CLOSE_MAX_MS,
 	       CLOSE_ARM_DIV, (unsigned long long)msg[3] / 1000000);
 	if (msg[1] != n || (gap_max_ms &&
-	    sm[0].gap_ns > gap_max_ms * 1000000ULL + sm[1].gap_ns))
+	    sm[0].gap_ns > gap_max_ms * 1000000ULL +
+			   BURST_CONTROL_MULT * sm[1].gap_ns))
 		ok = 0;
 	if (msg[2] > close_max)
 		ok = 0;

@@ -327,7 +327,7 @@ abuse_tests() {
 	echo "$saved_cap" >"$cap"
 	# 65,536 timers of one user due at one deadline on CPU 0, then the
 	# close of their file: a SCHED_FIFO task on CPU 0 keeps the CPU
-	# within 100 ms of each wake-up, plus the gap of a control sampler on
+	# within 100 ms of each wake-up, plus twice the gap of a control sampler on
 	# CPU 2 that a busy loop keeps as busy as CPU 0 (the host preempts a
 	# busy vCPU for longer than an idle one); the close takes at most
 	# 2 s, or a quarter of the arming of those timers in the same run if
