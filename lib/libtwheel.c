@@ -19,13 +19,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libtwheel.h"
-
 /*
  * Exported; everything else is hidden (-fvisibility=hidden), and the map
- * gives the exported names their version.
+ * gives the exported names their version. The header's inline ring ops
+ * are built here as exported functions too (libtwheel 1.4's symbols).
  */
 #define TWHEEL_API __attribute__((visibility("default")))
+#define LIBTWHEEL_RING_INLINE TWHEEL_API
+
+#include "libtwheel.h"
 
 #define NSEC_PER_SEC	1000000000ull
 
@@ -558,18 +560,17 @@ TWHEEL_API int twheel_eventfd(struct twheel *tw, unsigned int flags)
 }
 
 /*
- * Arming by slot: the library's state, in tw->resv[0]. With the kernel's
- * ring: the mapping and the tail not yet published. Without: the id behind
- * each slot, for the system calls that stand in for the ring.
+ * Arming by slot: the library's state, in tw->resv[0]. @sq first: the
+ * header's inline ops read it there (struct twheel_ring_sq). With the
+ * kernel's ring: the mapping; without: the id behind each slot, for the
+ * system calls that stand in for the ring, and @sq.tail == @sq.limit for
+ * good, so that every op comes to twheel_ring_op_slow().
  */
 struct ring_state {
+	struct twheel_ring_sq sq;
 	struct twheel_ring_hdr *hdr;
-	struct twheel_ring_op *sq;
 	struct twheel_ring_cqe *cq;
 	size_t len;
-	uint32_t tail;
-	uint32_t limit;	/* tail may reach this without a look at sq_head */
-	uint32_t nslots;
 	uint64_t *ids;
 };
 
@@ -602,7 +603,7 @@ TWHEEL_API int twheel_ring_init(struct twheel *tw)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->nslots = tw->info.max_timers;
+	r->sq.nslots = tw->info.max_timers;
 	if (page <= 0)
 		page = 4096;
 	if (tw->info.flags & TWHEEL_INFO_RING) {
@@ -617,12 +618,13 @@ TWHEEL_API int twheel_ring_init(struct twheel *tw)
 			return -err;
 		}
 		r->hdr = p;
-		r->sq = (void *)((char *)p + TWHEEL_RING_SQ_OFF);
+		r->sq.ops = (void *)((char *)p + TWHEEL_RING_SQ_OFF);
 		r->cq = (void *)((char *)p + TWHEEL_RING_CQ_OFF);
-		r->tail = __atomic_load_n(&r->hdr->sq_tail, __ATOMIC_RELAXED);
-		r->limit = r->tail;	/* the first op looks at sq_head */
+		r->sq.tail = __atomic_load_n(&r->hdr->sq_tail, __ATOMIC_RELAXED);
+		r->sq.limit = r->sq.tail;	/* the first op looks at sq_head */
 	} else {
-		r->ids = calloc(r->nslots ? r->nslots : 1, sizeof(*r->ids));
+		r->ids = calloc(r->sq.nslots ? r->sq.nslots : 1,
+				sizeof(*r->ids));
 		if (!r->ids) {
 			free(r);
 			return -ENOMEM;
@@ -633,103 +635,35 @@ TWHEEL_API int twheel_ring_init(struct twheel *tw)
 }
 
 /*
- * Room for one op once the room the kernel last gave (r->limit) is used
+ * Room for one op once the room the kernel last gave (sq.limit) is used
  * up: sq_head read again, and the ring published and drained by the
- * kernel if need be. Out of line: the ops take it once per
- * TWHEEL_RING_ENTRIES at most.
+ * kernel if need be. The ops come here once per TWHEEL_RING_ENTRIES at
+ * most.
  */
-static __attribute__((noinline)) int ring_room(struct twheel *tw,
-					       struct ring_state *r)
+static int ring_room(struct twheel *tw, struct ring_state *r)
 {
 	uint32_t head;
 
 	/* Pairs with the kernel's release store of sq_head. */
 	head = __atomic_load_n(&r->hdr->sq_head, __ATOMIC_ACQUIRE);
-	if (r->tail - head >= TWHEEL_RING_ENTRIES) {
-		__atomic_store_n(&r->hdr->sq_tail, r->tail, __ATOMIC_RELEASE);
+	if (r->sq.tail - head >= TWHEEL_RING_ENTRIES) {
+		__atomic_store_n(&r->hdr->sq_tail, r->sq.tail,
+				 __ATOMIC_RELEASE);
 		if (ioctl(tw->fd, TWHEEL_IOC_RING_ENTER) < 0)
 			return -errno;
 		head = __atomic_load_n(&r->hdr->sq_head, __ATOMIC_ACQUIRE);
 		/* A drain consumes nothing only if sq_tail was overwritten. */
-		if (r->tail - head >= TWHEEL_RING_ENTRIES)
+		if (r->sq.tail - head >= TWHEEL_RING_ENTRIES)
 			return -EIO;
 	}
-	r->limit = head + TWHEEL_RING_ENTRIES;
-	return 0;
-}
-
-/* The first 8 bytes of a struct twheel_ring_op, as one word. */
-union ring_op_head {
-	struct {
-		uint8_t op;
-		uint8_t flags;
-		uint16_t pad;
-		uint32_t slot;
-	} f;
-	uint64_t word;
-};
-
-/*
- * Writes an op at the tail, not yet published: four 8-byte stores of
- * general registers (no zeroing of the entry first, no vector registers:
- * under emulation each costs more than the op's own stores).
- */
-static inline void ring_write(struct ring_state *r, uint8_t op,
-			      uint32_t slot, uint64_t value,
-			      unsigned int flags, uint64_t user_data)
-{
-	union ring_op_head head = {
-		.f = { .op = op, .flags = (uint8_t)flags, .slot = slot },
-	};
-	uint64_t *e = (uint64_t *)&r->sq[r->tail % TWHEEL_RING_ENTRIES];
-
-	/* Relaxed atomics: one plain 8-byte store each, never merged. */
-	__atomic_store_n(&e[0], head.word, __ATOMIC_RELAXED);
-	__atomic_store_n(&e[1], value, __ATOMIC_RELAXED);
-	__atomic_store_n(&e[2], user_data, __ATOMIC_RELAXED);
-	__atomic_store_n(&e[3], 0, __ATOMIC_RELAXED);
-	r->tail++;
-}
-
-/* ring_put() once the room is used up: out of line, a tail call. */
-static __attribute__((noinline)) int ring_put_slow(struct twheel *tw,
-						   struct ring_state *r,
-						   uint8_t op, uint32_t slot,
-						   uint64_t value,
-						   unsigned int flags,
-						   uint64_t user_data)
-{
-	int ret = ring_room(tw, r);
-
-	if (ret < 0)
-		return ret;
-	ring_write(r, op, slot, value, flags, user_data);
-	return 0;
-}
-
-/*
- * An op at the tail: a compare with r->limit and the stores. The
- * kernel's sq_head is not read: it lies on the kernel's cache line of
- * the header, which every drain writes.
- */
-static inline int ring_put(struct twheel *tw, struct ring_state *r,
-			   uint8_t op, uint32_t slot, uint64_t value,
-			   unsigned int flags, uint64_t user_data)
-{
-	if (__builtin_expect(r->tail == r->limit, 0))
-		return ring_put_slow(tw, r, op, slot, value, flags,
-				     user_data);
-	ring_write(r, op, slot, value, flags, user_data);
+	r->sq.limit = head + TWHEEL_RING_ENTRIES;
 	return 0;
 }
 
 /* twheel_ring_arm() without the kernel's ring: a system call. */
-static __attribute__((noinline)) int ring_arm_call(struct twheel *tw,
-						   struct ring_state *r,
-						   uint32_t slot,
-						   uint64_t value,
-						   unsigned int flags,
-						   uint64_t user_data)
+static int ring_arm_call(struct twheel *tw, struct ring_state *r,
+			 uint32_t slot, uint64_t value, unsigned int flags,
+			 uint64_t user_data)
 {
 	uint64_t id;
 	int ret;
@@ -748,28 +682,9 @@ static __attribute__((noinline)) int ring_arm_call(struct twheel *tw,
 	return 0;
 }
 
-/*
- * The ring's way is the common one: a leaf with no frame of its own, the
- * system calls out of line.
- */
-TWHEEL_API int twheel_ring_arm(struct twheel *tw, uint32_t slot,
-			       uint64_t value, unsigned int flags,
-			       uint64_t user_data)
-{
-	struct ring_state *r = ring_of(tw);
-
-	if (!r || slot >= r->nslots || (flags & ~TWHEEL_TIMER_ABSTIME))
-		return -EINVAL;
-	if (__builtin_expect(!r->hdr, 0))
-		return ring_arm_call(tw, r, slot, value, flags, user_data);
-	return ring_put(tw, r, TWHEEL_RING_ARM, slot, value, flags,
-			user_data);
-}
-
 /* twheel_ring_cancel() without the kernel's ring: a system call. */
-static __attribute__((noinline)) int ring_cancel_call(struct twheel *tw,
-						      struct ring_state *r,
-						      uint32_t slot)
+static int ring_cancel_call(struct twheel *tw, struct ring_state *r,
+			    uint32_t slot)
 {
 	int ret;
 
@@ -782,15 +697,37 @@ static __attribute__((noinline)) int ring_cancel_call(struct twheel *tw,
 	return 0;
 }
 
-TWHEEL_API int twheel_ring_cancel(struct twheel *tw, uint32_t slot)
+TWHEEL_API int twheel_ring_op_slow(struct twheel *tw, unsigned int op,
+				   uint32_t slot, uint64_t value,
+				   unsigned int flags, uint64_t user_data)
 {
 	struct ring_state *r = ring_of(tw);
+	int ret;
 
-	if (!r || slot >= r->nslots)
+	if (!r || slot >= r->sq.nslots)
 		return -EINVAL;
-	if (__builtin_expect(!r->hdr, 0))
-		return ring_cancel_call(tw, r, slot);
-	return ring_put(tw, r, TWHEEL_RING_CANCEL, slot, 0, 0, 0);
+	if (op == TWHEEL_RING_ARM) {
+		if (flags & ~(unsigned int)TWHEEL_TIMER_ABSTIME)
+			return -EINVAL;
+		if (!r->hdr)
+			return ring_arm_call(tw, r, slot, value, flags,
+					     user_data);
+	} else if (op == TWHEEL_RING_CANCEL) {
+		if (!r->hdr)
+			return ring_cancel_call(tw, r, slot);
+		value = 0;
+		flags = 0;
+		user_data = 0;
+	} else {
+		return -EINVAL;
+	}
+	if (r->sq.tail == r->sq.limit) {
+		ret = ring_room(tw, r);
+		if (ret < 0)
+			return ret;
+	}
+	twheel_ring_sq_write(&r->sq, op, slot, value, flags, user_data);
+	return 0;
 }
 
 TWHEEL_API int twheel_ring_submit(struct twheel *tw)
@@ -802,7 +739,7 @@ TWHEEL_API int twheel_ring_submit(struct twheel *tw)
 	if (!r->hdr)
 		return 0;
 	/* Pairs with the kernel's acquire load of sq_tail. */
-	__atomic_store_n(&r->hdr->sq_tail, r->tail, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->hdr->sq_tail, r->sq.tail, __ATOMIC_RELEASE);
 	/* Pairs with the kernel's smp_mb() before it rechecks sq_tail. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&r->hdr->flags, __ATOMIC_RELAXED) &

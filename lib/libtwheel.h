@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define LIBTWHEEL_VERSION_MAJOR	1
-#define LIBTWHEEL_VERSION_MINOR	4
+#define LIBTWHEEL_VERSION_MINOR	5
 
 /* twheel_open() flags */
 #define LIBTWHEEL_OPEN_MAP	0x1u	/* also twheel_map() */
@@ -41,7 +41,8 @@ extern "C" {
  * @map: the deadline array, @info.max_timers slots, once twheel_map() has
  *	succeeded; NULL before.
  * @map_len: bytes mapped at @map (a whole number of pages), or 0.
- * @resv: reserved for the library; zero.
+ * @resv: reserved for the library; zero until twheel_ring_init(), which
+ *	points @resv[0] to the ring's struct twheel_ring_sq.
  *
  * The caller owns the memory of the struct; twheel_open() fills it and
  * twheel_close() releases what it holds. The fields may be read.
@@ -531,6 +532,96 @@ int twheel_extend(struct twheel *tw, uint64_t id, uint64_t deadline);
 int twheel_ring_init(struct twheel *tw);
 
 /**
+ * struct twheel_ring_sq - where the next ring op goes (libtwheel 1.5)
+ * @ops: the ring's entries in the mapping; NULL without the kernel's ring
+ * @tail: the entry the next op is written to; not yet published
+ * @limit: @tail may reach this without a look at the kernel's sq_head;
+ *	equal to @tail for good without the kernel's ring
+ * @nslots: the slots are 0 to @nslots - 1
+ * @resv: the library's
+ *
+ * The library's state, not the program's: after twheel_ring_init(),
+ * @tw->resv[0] points to it, and the inline twheel_ring_arm() and
+ * twheel_ring_cancel() below read and advance it. Only they and the
+ * library may write it. It is in this header, as liburing's submission
+ * queue is in liburing.h, so that an op costs a program a few stores, not
+ * a call into the library; the layout is part of libtwheel's ABI from
+ * version 1.5 on.
+ */
+struct twheel_ring_sq {
+	struct twheel_ring_op *ops;
+	uint32_t tail;
+	uint32_t limit;
+	uint32_t nslots;
+	uint32_t resv;
+};
+
+/**
+ * twheel_ring_op_slow() - a ring op the inline path does not take
+ *	(libtwheel 1.5)
+ * @tw: the handle
+ * @op: TWHEEL_RING_ARM or TWHEEL_RING_CANCEL
+ * @slot: as for twheel_ring_arm()
+ * @value: as for twheel_ring_arm(); 0 for a cancel
+ * @flags: as for twheel_ring_arm(); 0 for a cancel
+ * @user_data: as for twheel_ring_arm(); 0 for a cancel
+ *
+ * What twheel_ring_arm() and twheel_ring_cancel() call when the op is not
+ * a plain write at the tail: no twheel_ring_init() yet, a bad slot or
+ * flag, no kernel ring (a system call per op), or the room the kernel
+ * last gave used up. Programs call those two, not this.
+ *
+ * Return: as twheel_ring_arm(); -EINVAL for an unknown @op.
+ */
+int twheel_ring_op_slow(struct twheel *tw, unsigned int op, uint32_t slot,
+			uint64_t value, unsigned int flags, uint64_t user_data);
+
+/*
+ * The library builds the two functions below as exported ones too (for
+ * programs that do not use this header, and for those built against
+ * libtwheel 1.4), by defining LIBTWHEEL_RING_INLINE before including it.
+ */
+#ifndef LIBTWHEEL_RING_INLINE
+#define LIBTWHEEL_RING_INLINE static inline
+#endif
+LIBTWHEEL_RING_INLINE int twheel_ring_arm(struct twheel *tw, uint32_t slot,
+					  uint64_t value, unsigned int flags,
+					  uint64_t user_data);
+LIBTWHEEL_RING_INLINE int twheel_ring_cancel(struct twheel *tw,
+					     uint32_t slot);
+
+/*
+ * Writes an op at the tail, not yet published: four 8-byte stores of
+ * general registers. Relaxed atomics: one plain store each, never merged
+ * into vector stores or a zeroing of the entry first, which under
+ * emulation cost more than the op's own stores. The caller checked that
+ * the tail may move (sq->tail != sq->limit).
+ */
+static inline void twheel_ring_sq_write(struct twheel_ring_sq *sq,
+					unsigned int op, uint32_t slot,
+					uint64_t value, unsigned int flags,
+					uint64_t user_data)
+{
+	uint64_t *e = (uint64_t *)(void *)
+		&sq->ops[sq->tail % TWHEEL_RING_ENTRIES];
+	/* struct twheel_ring_op's first 8 bytes: op, flags, pad, slot */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	uint64_t head = (uint64_t)(uint8_t)op << 56 |
+			(uint64_t)(uint8_t)flags << 48 | slot;
+#else
+	uint64_t head = (uint64_t)(uint8_t)op |
+			(uint64_t)(uint8_t)flags << 8 |
+			(uint64_t)slot << 32;
+#endif
+
+	__atomic_store_n(&e[0], head, __ATOMIC_RELAXED);
+	__atomic_store_n(&e[1], value, __ATOMIC_RELAXED);
+	__atomic_store_n(&e[2], user_data, __ATOMIC_RELAXED);
+	__atomic_store_n(&e[3], (uint64_t)0, __ATOMIC_RELAXED);
+	sq->tail++;
+}
+
+/**
  * twheel_ring_arm() - arm the timer of a slot
  * @tw: the handle, set up with twheel_ring_init()
  * @slot: the caller's name for the timer
@@ -541,16 +632,32 @@ int twheel_ring_init(struct twheel *tw);
  * Arms the slot's timer, or moves it if it is armed. With a ring the op
  * takes effect once submitted (twheel_ring_submit()); a delay then counts
  * from when the kernel takes the op, so ABSTIME is the precise choice.
+ * Inline since libtwheel 1.5: with the kernel's ring, a compare and the
+ * op's stores; everything else in twheel_ring_op_slow().
  *
- * Return: 0, or a negative errno: -EINVAL for a bad slot or flag; without
- * a ring the errors of twheel_schedule() and twheel_modify(); with one, the
- * kernel reports a failed op as a completion (twheel_ring_reap()), and
- * the call fails only if the ring is full and the kernel took none of it
- * when asked: -EIO (the mapping's sq_tail was overwritten), or the errno
- * of that system call.
+ * Return: 0, or a negative errno: -EINVAL for a bad slot or flag, or
+ * before twheel_ring_init(); without a ring the errors of
+ * twheel_schedule() and twheel_modify(); with one, the kernel reports a
+ * failed op as a completion (twheel_ring_reap()), and the call fails only
+ * if the ring is full and the kernel took none of it when asked: -EIO (the
+ * mapping's sq_tail was overwritten), or the errno of that system call.
  */
-int twheel_ring_arm(struct twheel *tw, uint32_t slot, uint64_t value,
-		    unsigned int flags, uint64_t user_data);
+LIBTWHEEL_RING_INLINE int twheel_ring_arm(struct twheel *tw, uint32_t slot,
+					  uint64_t value, unsigned int flags,
+					  uint64_t user_data)
+{
+	struct twheel_ring_sq *sq =
+		(struct twheel_ring_sq *)(uintptr_t)tw->resv[0];
+
+	if (__builtin_expect(!sq || sq->tail == sq->limit ||
+			     slot >= sq->nslots ||
+			     (flags & ~(unsigned int)TWHEEL_TIMER_ABSTIME), 0))
+		return twheel_ring_op_slow(tw, TWHEEL_RING_ARM, slot, value,
+					   flags, user_data);
+	twheel_ring_sq_write(sq, TWHEEL_RING_ARM, slot, value, flags,
+			     user_data);
+	return 0;
+}
 
 /**
  * twheel_ring_cancel() - cancel the timer of a slot, if it has one
@@ -558,11 +665,22 @@ int twheel_ring_arm(struct twheel *tw, uint32_t slot, uint64_t value,
  * @slot: the timer
  *
  * The slot is free afterwards. A record of an expiry that won the race
- * stays readable.
+ * stays readable. Inline since libtwheel 1.5, as twheel_ring_arm().
  *
  * Return: 0, or a negative errno as twheel_ring_arm().
  */
-int twheel_ring_cancel(struct twheel *tw, uint32_t slot);
+LIBTWHEEL_RING_INLINE int twheel_ring_cancel(struct twheel *tw, uint32_t slot)
+{
+	struct twheel_ring_sq *sq =
+		(struct twheel_ring_sq *)(uintptr_t)tw->resv[0];
+
+	if (__builtin_expect(!sq || sq->tail == sq->limit ||
+			     slot >= sq->nslots, 0))
+		return twheel_ring_op_slow(tw, TWHEEL_RING_CANCEL, slot, 0, 0,
+					   0);
+	twheel_ring_sq_write(sq, TWHEEL_RING_CANCEL, slot, 0, 0, 0);
+	return 0;
+}
 
 /**
  * twheel_ring_submit() - publish the ops armed and cancelled so far

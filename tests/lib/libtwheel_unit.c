@@ -5,7 +5,9 @@
  * the library's calls bind to instead of libc's, and answers with a model
  * of the ABI that checks every struct the library hands it (clock,
  * reserved fields, padding, batch sizes) and records what it was given.
- * Records are read from a pipe standing in for the file.
+ * Records are read from a pipe standing in for the file, and mmap() of the
+ * file's submission ring gets a buffer that the model drains on
+ * TWHEEL_IOC_RING_ENTER.
  *
  *   libtwheel_unit        prints "# ok NAME" / "# not ok NAME" lines;
  *                         exit status 0 iff all passed
@@ -18,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <libtwheel.h>
@@ -39,7 +43,54 @@ static struct {
 	int set_eventfd_err;		/* make SET_EVENTFD fail with it */
 	int bad;			/* a struct broke the ABI */
 	uint64_t next_id;
+	void *ring;			/* the ring's mapping, or NULL */
+	unsigned int ring_enters;	/* TWHEEL_IOC_RING_ENTER calls */
+	int ring_stuck;			/* RING_ENTER consumes nothing */
 } m;
+
+/*
+ * The library's own exports of the header's inline ring ops: what a
+ * program built against libtwheel 1.4, or in another language, calls.
+ */
+int exported_ring_arm(struct twheel *tw, uint32_t slot, uint64_t value,
+		      unsigned int flags, uint64_t user_data)
+	__asm__("twheel_ring_arm");
+int exported_ring_cancel(struct twheel *tw, uint32_t slot)
+	__asm__("twheel_ring_cancel");
+
+/* mmap() of the fake file's ring: a buffer of the model's; else the kernel's. */
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (fd != FAKE_FD)
+		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	if (off != (off_t)TWHEEL_RING_OFFSET || len < TWHEEL_RING_MAP_BYTES ||
+	    m.ring) {
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	m.ring = calloc(1, len);
+	return m.ring ? m.ring : MAP_FAILED;
+}
+
+int munmap(void *addr, size_t len)
+{
+	if (addr && addr == m.ring) {
+		free(m.ring);
+		m.ring = NULL;
+		return 0;
+	}
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+/* The kernel's drain, as far as the library sees it: sq_head = sq_tail. */
+static void model_ring_enter(void)
+{
+	struct twheel_ring_hdr *h = m.ring;
+
+	m.ring_enters++;
+	if (h && !m.ring_stuck)
+		__atomic_store_n(&h->sq_head, h->sq_tail, __ATOMIC_RELEASE);
+}
 
 static int failed;
 
@@ -142,6 +193,9 @@ int ioctl(int fd, unsigned long req, ...)
 	}
 	case TWHEEL_IOC_INFO:
 		memset(arg, 0, sizeof(struct twheel_info));
+		return 0;
+	case TWHEEL_IOC_RING_ENTER:
+		model_ring_enter();
 		return 0;
 	}
 	errno = ENOTTY;
@@ -445,6 +499,83 @@ static void test_ring_fallback(void)
 	check(tw.resv[0] == 0, "ring_freed_by_close");
 }
 
+/* Does the ring's entry @i hold this op, with every other byte 0? */
+static int ring_op_is(unsigned int i, unsigned int op, unsigned int flags,
+		      uint32_t slot, uint64_t value, uint64_t user_data)
+{
+	const struct twheel_ring_op *sq = (const void *)((char *)m.ring +
+							 TWHEEL_RING_SQ_OFF);
+	const struct twheel_ring_op *e = &sq[i % TWHEEL_RING_ENTRIES];
+
+	return e->op == op && e->flags == flags && !e->pad && e->slot == slot &&
+	       e->value == value && e->user_data == user_data && !e->reserved;
+}
+
+/*
+ * With the kernel's ring: the header's inline ops and the library's
+ * exports write the same entries; a bad slot or flag writes nothing; a full
+ * ring is published and drained (RING_ENTER) before the next op, or -EIO
+ * if the kernel took none of it.
+ */
+static void test_ring_inline(void)
+{
+	struct twheel tw = fake_handle();
+	struct twheel_ring_hdr *h;
+	unsigned int i, n;
+	int ok = 1;
+
+	reset_model();
+	tw.info.flags |= TWHEEL_INFO_RING;
+	check(twheel_ring_init(&tw) == 0 && m.ring, "ring_init_maps");
+	if (!m.ring)
+		return;
+	h = m.ring;
+	check(twheel_ring_arm(&tw, 1, 77, TWHEEL_TIMER_ABSTIME, 5) == 0 &&
+	      ring_op_is(0, TWHEEL_RING_ARM, TWHEEL_TIMER_ABSTIME, 1, 77, 5),
+	      "ring_inline_arm_entry");
+	check(twheel_ring_cancel(&tw, 1) == 0 &&
+	      ring_op_is(1, TWHEEL_RING_CANCEL, 0, 1, 0, 0),
+	      "ring_inline_cancel_entry");
+	check(exported_ring_arm(&tw, 3, 88, 0, 6) == 0 &&
+	      ring_op_is(2, TWHEEL_RING_ARM, 0, 3, 88, 6) &&
+	      exported_ring_cancel(&tw, 3) == 0 &&
+	      ring_op_is(3, TWHEEL_RING_CANCEL, 0, 3, 0, 0),
+	      "ring_exported_ops_same_entries");
+	check(twheel_ring_op_slow(&tw, 3, 1, 0, 0, 0) == -EINVAL &&
+	      twheel_ring_arm(&tw, 4, 1, 0, 0) == -EINVAL &&
+	      exported_ring_arm(&tw, 4, 1, 0, 0) == -EINVAL &&
+	      twheel_ring_arm(&tw, 0, 1, TWHEEL_TIMER_PERIODIC, 0) == -EINVAL &&
+	      twheel_ring_cancel(&tw, UINT32_MAX) == -EINVAL &&
+	      ((struct twheel_ring_sq *)(uintptr_t)tw.resv[0])->tail == 4 &&
+	      ring_op_is(4, 0, 0, 0, 0, 0), "ring_bad_op_slot_flag_writes_nothing");
+	check(h->sq_tail == 0 && twheel_ring_submit(&tw) == 0 &&
+	      h->sq_tail == 4 && m.ring_enters == 0, "ring_submit_publishes");
+	h->flags = TWHEEL_RING_NEED_WAKEUP;
+	check(twheel_ring_submit(&tw) == 0 && m.ring_enters == 1 &&
+	      h->sq_head == 4, "ring_submit_rings_doorbell");
+	h->flags = 0;
+	/* Fill the ring: the kernel took the first 4, so 512 fit. */
+	for (i = 0, n = 4; i < TWHEEL_RING_ENTRIES; i++, n++)
+		ok &= twheel_ring_arm(&tw, i & 3, i, 0, i) == 0;
+	check(ok && m.ring_enters == 1 && h->sq_tail == 4,
+	      "ring_fills_without_call");
+	check(twheel_ring_cancel(&tw, 2) == 0 && m.ring_enters == 2 &&
+	      h->sq_tail == n && h->sq_head == n &&
+	      ring_op_is(n, TWHEEL_RING_CANCEL, 0, 2, 0, 0) &&
+	      ring_op_is(n - 1, TWHEEL_RING_ARM, 0, 3, TWHEEL_RING_ENTRIES - 1,
+			 TWHEEL_RING_ENTRIES - 1), "ring_full_enters_then_writes");
+	n++;
+	m.ring_stuck = 1;
+	for (i = 0, ok = 1; i < TWHEEL_RING_ENTRIES - 1; i++, n++)
+		ok &= twheel_ring_cancel(&tw, 0) == 0;
+	check(ok && twheel_ring_cancel(&tw, 0) == -EIO &&
+	      exported_ring_cancel(&tw, 0) == -EIO && h->sq_tail == n,
+	      "ring_full_kernel_took_nothing_eio");
+	tw.fd = -1;
+	twheel_close(&tw);
+	check(tw.resv[0] == 0 && !m.ring, "ring_unmapped_by_close");
+}
+
 int main(void)
 {
 	reset_model();
@@ -456,6 +587,7 @@ int main(void)
 	test_read();
 	test_eventfd();
 	test_ring_fallback();
+	test_ring_inline();
 	printf("# libtwheel_unit: %s\n", failed ? "FAILED" : "all passed");
 	return failed;
 }
