@@ -735,7 +735,9 @@ class Report(Raw):
               "every request, a 5 s deadline per request), then a quiet phase where a tenth "
               "of the connections go silent: how late their idle closes came (ms after "
               "last request + idle timeout), and none early, lost or twice. CPU: the "
-              "server's utime + stime per request; timer %: the share of the server's perf samples "
+              "server's utime + stime per request; machine: the whole guest's busy CPU "
+              "per request (/proc/stat), wrk's share and the kernel's uncharged work (the "
+              "ring's drain runs in a kworker) included; timer %: the share of the server's perf samples "
               "(the keep-alive load again, under perf's cpu-clock at 999 Hz) in timer work, kernel and user "
               "(examples/httpd-load.sh says which symbols). tw KiB: twheel's kernel memory for the "
               "server's timers (its slab units); slab KiB: the slab growth of the whole "
@@ -752,6 +754,9 @@ class Report(Raw):
                          ratio(med(k.get("rps")), med(tk.get("rps"))),
                          num(med(k.get("cpu_us_per_req"))),
                          ratio(med(k.get("cpu_us_per_req")), med(tk.get("cpu_us_per_req"))),
+                         num(med(k.get("machine_us_per_req"))),
+                         ratio(med(k.get("machine_us_per_req")),
+                               med(tk.get("machine_us_per_req"))),
                          num(med(prof.get((b, n), {}).get("timer_pct"))),
                          num(med(k.get("tw_kb"))) if b == "twheel" else "-",
                          num(med(k.get("slab_kb"))),
@@ -762,7 +767,8 @@ class Report(Raw):
                          (k.get("check") or ["-"])[0] + "/" + (q.get("check") or ["-"])[0]])
         self.grid(10, ["backend", "conns",
                        "requests wrk/server, wrk latency p50/p99, socket errors/non-2xx",
-                       "req/s", "vs twheel", "CPU us/req", "vs twheel", "timer %",
+                       "req/s", "vs twheel", "CPU us/req", "vs twheel",
+                       "machine us/req", "vs twheel", "timer %",
                        "tw KiB", "slab KiB", "idle late p50/p99/max ms", "early/lost/twice",
                        "checks"], grid)
 

@@ -24,7 +24,9 @@
 #              server's.
 # One line per phase, "load: key=value ...": requests/s (wrk's) and its
 # p50/p99 latency, the server's CPU time per request (getrusage(), user +
-# system, over the phase, divided by the requests it answered), the
+# system, over the phase, divided by the requests it answered), the whole
+# machine's busy CPU time per request (/proc/stat: the load's share too,
+# and kernel work no process is charged for, such as the ring's drain), the
 # kernel's slab growth at mid-phase (/proc/meminfo Slab; sockets
 # included: compare backends) and, for twheel, the kernel memory its
 # files are charged (TWHEEL_IOC_INFO's user_timers units of 256 B) and
@@ -229,6 +231,15 @@ profile() {
 
 cpu_us() { echo $(($(field "$1" utime_us) + $(field "$1" stime_us))); }
 
+# The whole machine's busy CPU time in µs (/proc/stat's first line: user,
+# nice, system, irq and softirq, in USER_HZ ticks, 100 a second): the
+# server's, the load's (the same per request whatever the backend) and the
+# kernel's work for either that no process is charged for, such as the
+# kworker that drains twheel's submission ring.
+busy_us() {
+	awk '/^cpu / { printf "%.0f", ($2 + $3 + $4 + $7 + $8) * 10000; exit }' /proc/stat
+}
+
 # per_req US REQUESTS: µs per request, 3 decimals
 per_req() { awk -v u="$1" -v r="$2" 'BEGIN { printf "%.3f", r ? u / r : 0 }'; }
 
@@ -274,17 +285,19 @@ server_problems() {
 }
 
 keepalive() {
-	local b=$1 n=$2 c0 c1 cm s0 sm w t0 t1 req wreq why tw_kb
+	local b=$1 n=$2 c0 c1 cm s0 sm w t0 t1 req wreq why tw_kb u0 u1
 	start_server "$b" 30000 "$n"
 	s0=$(slab_kb)
 	t0=$(tw_ops)
 	c0=$(counters)
+	u0=$(busy_us)
 	$NICE "$WRK" -t"$wrk_threads" -c"$n" -d"${dur}s" --latency --timeout 30s \
 		"http://127.0.0.1:$port/" >"$tmp/wrk.out" 2>&1 &
 	sleep "$(awk -v d="$dur" 'BEGIN { print d / 2 }')"
 	cm=$(counters)
 	sm=$(slab_kb)
 	wait $!
+	u1=$(busy_us)
 	c1=$(counters)
 	t1=$(tw_ops)
 	stop_server
@@ -300,6 +313,7 @@ keepalive() {
 	report "load: backend=$b phase=keepalive conns=$n threads=$threads $w" \
 		"requests=$req open_mid=$(field "$cm" open)" \
 		"cpu_us_per_req=$(per_req $(($(cpu_us "$c1") - $(cpu_us "$c0"))) "$req")" \
+		"machine_us_per_req=$(per_req $((u1 - u0)) "$req")" \
 		"slab_kb=$((sm - s0)) tw_kb=$tw_kb tw_timers_mid=$(field "$cm" tw_timers)" \
 		"tw_ops_per_req=$(awk -v a="$t0" -v b="$t1" -v r="$req" 'BEGIN {
 			split(a, x, " "); split(b, y, " ")
@@ -311,19 +325,21 @@ keepalive() {
 }
 
 quiet() {
-	local b=$1 n=$2 k busy c0 c1 s0 sm q req why closes t0 t1 pid
+	local b=$1 n=$2 k busy c0 c1 s0 sm q req why closes t0 t1 pid u0 u1
 	k=$((n / 10))
 	busy=$((n - k))
 	start_server "$b" "$idle_ms" "$n"
 	s0=$(slab_kb)
 	c0=$(counters)
 	t0=$(uptime_ms)
+	u0=$(busy_us)
 	$NICE "$IDLE" -p "$port" -n "$k" -b "$busy" -B "$busy_ms" \
 		-i "$idle_ms" -g "$grace_ms" >"$tmp/idle.out" 2>&1 &
 	pid=$!
 	sleep "$(awk -v i="$idle_ms" 'BEGIN { print i / 1000 + 0.5 }')"
 	sm=$(slab_kb)
 	wait "$pid"
+	u1=$(busy_us)
 	t1=$(uptime_ms)
 	c1=$(counters)
 	stop_server
@@ -344,6 +360,7 @@ quiet() {
 		"rps=$(awk -v r="$req" -v t=$((t1 - t0)) 'BEGIN { printf "%.0f", t ? r / (t / 1e3) : 0 }')" \
 		"requests=$req" \
 		"cpu_us_per_req=$(per_req $(($(cpu_us "$c1") - $(cpu_us "$c0"))) "$req")" \
+		"machine_us_per_req=$(per_req $((u1 - u0)) "$req")" \
 		"slab_kb=$((sm - s0))" \
 		"late_p50_ms=$(field "$q" late_p50_ms) late_p99_ms=$(field "$q" late_p99_ms)" \
 		"late_max_ms=$(field "$q" late_max_ms) early=$(field "$q" early)" \
