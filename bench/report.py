@@ -771,6 +771,23 @@ class Report(Raw):
                        "machine us/req", "vs twheel", "timer %",
                        "tw KiB", "slab KiB", "idle late p50/p99/max ms", "early/lost/twice",
                        "checks"], grid)
+        # Issue 27: the ring backend's CPU per request against the heap's,
+        # paired by repetition (httpd-load.sh -r: the order reversed in
+        # every other one, so a drifting host weighs on both alike).
+        goals = []
+        for n in sorted({n for _, n in rows}):
+            ring, heap = keep.get(("twheel-ring", n)), keep.get(("heap", n))
+            if not ring or not heap:
+                continue
+            for metric, what in (("cpu_us_per_req", "server's"),
+                                 ("machine_us_per_req", "machine's")):
+                rs = paired(nums(ring.get(metric)), nums(heap.get(metric)))
+                if rs:
+                    goals.append(goal(f"{n:,} connections, twheel-ring / heap, {what} CPU "
+                                      "per request", rs, "<=", 1))
+        if goals:
+            print()
+            self.grid(10, ["goal (issue 27)", "ratio", "per repetition", "goal", ""], goals)
 
     def report(self, elapsed, parts="main scale"):
         m, info = self.meta, self.find(0, part="main") or {}

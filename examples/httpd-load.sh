@@ -6,7 +6,7 @@
 #   examples/httpd-load.sh [-b "heap timerfd twheel twheel-ring"] [-c "1000 10000"]
 #                          [-d seconds] [-t threads] [-i idle_ms]
 #                          [-g grace_ms] [-p port] [-w wrk_threads]
-#                          [-B busy_ms] [-T table]
+#                          [-B busy_ms] [-T table] [-r reps]
 #
 # For each backend (default: heap and timerfd, and twheel and twheel-ring
 # if /dev/twheel exists) and each connection count N:
@@ -37,8 +37,13 @@
 # non-2xx, or the server answered fewer than wrk counted), an early or
 # lost close, twice, idle_early, a request deadline fired, or a timer error.
 #
-# With -T N the lines are "table=N backend=B phase=P conns=C rep=0 ...",
-# as make bench collects them (tests/vm/guest/run.sh, bench part httpd).
+# With -r R the keep-alive and quiet phases run R times per connection
+# count, the backends in the order given and then in the reverse order
+# (heap ring ring heap ...), so that a host that speeds up or slows down
+# over the run weighs on every backend alike; the profile phase runs
+# once. With -T N the lines are "table=N backend=B phase=P conns=C rep=K
+# ...", K from 0, as make bench collects them (tests/vm/guest/run.sh,
+# bench part httpd).
 # POSIX sh with local and ulimit -n (dash, busybox ash): it runs in the VM.
 # HTTPD, IDLE and WRK name the programs.
 #
@@ -76,8 +81,10 @@ grace_ms=2000
 port=18080
 table=
 busy_ms=
+reps=1
+rep=0
 
-while getopts "b:c:d:t:i:g:p:w:B:T:" o; do
+while getopts "b:c:d:t:i:g:p:w:B:T:r:" o; do
 	case "$o" in
 	b) backends=$OPTARG ;;
 	c) conns=$OPTARG ;;
@@ -89,6 +96,7 @@ while getopts "b:c:d:t:i:g:p:w:B:T:" o; do
 	w) wrk_threads=$OPTARG ;;
 	B) busy_ms=$OPTARG ;;
 	T) table=$OPTARG ;;
+	r) reps=$OPTARG ;;
 	*) sed -n '4,9p' "$0" >&2; exit 2 ;;
 	esac
 done
@@ -262,7 +270,7 @@ wrk_summary() {
 # report LINE: print a phase's line and keep it for the summary
 report() {
 	if [ -n "$table" ]; then
-		echo "$*" | sed "s/^load: \(backend=[^ ]* phase=[^ ]* conns=[^ ]*\)/table=$table \1 rep=0/"
+		echo "$*" | sed "s/^load: \(backend=[^ ]* phase=[^ ]* conns=[^ ]*\)/table=$table \1 rep=$rep/"
 	else
 		echo "$*"
 	fi
@@ -374,14 +382,34 @@ quiet() {
 	[ -z "${VERBOSE:-}" ] || cat "$tmp/idle.out" "$tmp/server.out"
 }
 
-echo "# httpd-load: $(uname -r), $(nproc) cpus, backends: $backends; conns: $conns; ${dur}s per phase"
-for b in $backends; do
-	for want in $conns; do
-		n=$(fit "$b" "$want")
-		[ "$n" -gt 0 ] || continue
-		keepalive "$b" "$n"
-		quiet "$b" "$n"
-		profile "$b" "$n"
+# reverse WORD...: the words in the reverse order
+reverse() {
+	local out='' w
+	for w in "$@"; do
+		out="$w${out:+ $out}"
+	done
+	echo "$out"
+}
+
+case "$reps" in
+''|*[!0-9]*|0) echo "httpd-load: -r wants a count from 1" >&2; exit 2 ;;
+esac
+echo "# httpd-load: $(uname -r), $(nproc) cpus, backends: $backends; conns: $conns; ${dur}s per phase; $reps rep(s)"
+# shellcheck disable=SC2086 # a list of words
+backwards=$(reverse $backends)
+for want in $conns; do
+	rep=0
+	while [ "$rep" -lt "$reps" ]; do
+		order=$backends
+		[ $((rep % 2)) -eq 0 ] || order=$backwards
+		for b in $order; do
+			n=$(fit "$b" "$want")
+			[ "$n" -gt 0 ] || continue
+			keepalive "$b" "$n"
+			quiet "$b" "$n"
+			[ "$rep" -gt 0 ] || profile "$b" "$n"
+		done
+		rep=$((rep + 1))
 	done
 done
 failed=$(grep -c 'check=FAIL' "$tmp/lines")

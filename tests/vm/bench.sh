@@ -23,6 +23,8 @@
 # TWHEEL_BENCH_HTTPD_CONNS=1000,10000, TWHEEL_BENCH_HTTPD_SECONDS (table 10's
 # connection counts and seconds per phase: 5 and 20 at 10,000) and
 # TWHEEL_BENCH_HTTPD_BACKENDS=heap,timerfd,twheel,twheel-ring,
+# TWHEEL_BENCH_HTTPD_REPS=2 (table 10's repetitions, the backends' order
+# reversed in every other one),
 # TWHEEL_BENCH_PARTS="main scale httpd", TWHEEL_BENCH_KERNEL=distro (or distro61,
 # rt), TWHEEL_ACCEL=kvm|tcg.
 # The figures are never judged: the exit status is 1 only if a part did not
@@ -62,6 +64,8 @@ for part in ${TWHEEL_BENCH_PARTS:-main scale httpd}; do
 		args+=(--env "TWHEEL_BENCH_HTTPD_SECONDS=$TWHEEL_BENCH_HTTPD_SECONDS")
 	[ -z "${TWHEEL_BENCH_HTTPD_BACKENDS:-}" ] ||
 		args+=(--env "TWHEEL_BENCH_HTTPD_BACKENDS=$TWHEEL_BENCH_HTTPD_BACKENDS")
+	[ -z "${TWHEEL_BENCH_HTTPD_REPS:-}" ] ||
+		args+=(--env "TWHEEL_BENCH_HTTPD_REPS=$TWHEEL_BENCH_HTTPD_REPS")
 	[ -z "${TWHEEL_BENCH_PERF:-}" ] || args+=(--env "TWHEEL_BENCH_PERF=1")
 	[ -z "${TWHEEL_BENCH_PERF_SYMS:-}" ] ||
 		args+=(--env "TWHEEL_BENCH_PERF_SYMS=$TWHEEL_BENCH_PERF_SYMS")

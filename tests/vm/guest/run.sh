@@ -25,8 +25,8 @@
 # TWHEEL_TEST_FILTER (make check T=), TWHEEL_KUNIT_GLOB, TWHEEL_DURATION,
 # TWHEEL_PART (check: all, core or reliability, the debug kernel's halves),
 # TWHEEL_KCSAN=1, TWHEEL_BENCH_{PART,REPS,SCALE_REPS,ARGS},
-# TWHEEL_BENCH_HTTPD_{CONNS,SECONDS,BACKENDS} (table 10: 1000,10000, the
-# phases' seconds, heap,timerfd,twheel,twheel-ring),
+# TWHEEL_BENCH_HTTPD_{CONNS,SECONDS,BACKENDS,REPS} (table 10: 1000,10000,
+# the phases' seconds, heap,timerfd,twheel,twheel-ring, 2 repetitions),
 # TWHEEL_IRQSOFF_SCENS (abuse-irqsoff's scenarios, comma-separated, in
 # order, repeats allowed: tick,offline,group,close), TWHEEL_IRQSOFF_BIG (its
 # larger count of timers).
@@ -889,6 +889,7 @@ mode_bench() {
 			# shellcheck disable=SC2086 # $ha is several words
 			COMMENT='' run "table-10-$hn" 1500 env HTTPD=/bin/twheel_httpd \
 				IDLE=/bin/httpd_idle NICE= PERF="$h_perf" sh /twheel/httpd-load.sh -T 10 \
+				-r "${TWHEEL_BENCH_HTTPD_REPS:-2}" \
 				-b "$(echo "${TWHEEL_BENCH_HTTPD_BACKENDS:-heap,timerfd,twheel,twheel-ring}" | tr , ' ')" \
 				-c "$hn" $ha
 		done
