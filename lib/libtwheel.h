@@ -621,6 +621,23 @@ static inline void twheel_ring_sq_write(struct twheel_ring_sq *sq,
 	sq->tail++;
 }
 
+/*
+ * The handle's ring state if an op on @slot may be written at its tail
+ * without the library: a kernel ring with room the kernel gave, and a
+ * slot in range. NULL sends the op to twheel_ring_op_slow().
+ */
+static inline struct twheel_ring_sq *twheel_ring_sq_room(struct twheel *tw,
+							  uint32_t slot)
+{
+	struct twheel_ring_sq *sq =
+		(struct twheel_ring_sq *)(uintptr_t)tw->resv[0];
+
+	if (__builtin_expect(!sq || sq->tail == sq->limit ||
+			     slot >= sq->nslots, 0))
+		return NULL;
+	return sq;
+}
+
 /**
  * twheel_ring_arm() - arm the timer of a slot
  * @tw: the handle, set up with twheel_ring_init()
@@ -646,11 +663,9 @@ LIBTWHEEL_RING_INLINE int twheel_ring_arm(struct twheel *tw, uint32_t slot,
 					  uint64_t value, unsigned int flags,
 					  uint64_t user_data)
 {
-	struct twheel_ring_sq *sq =
-		(struct twheel_ring_sq *)(uintptr_t)tw->resv[0];
+	struct twheel_ring_sq *sq = twheel_ring_sq_room(tw, slot);
 
-	if (__builtin_expect(!sq || sq->tail == sq->limit ||
-			     slot >= sq->nslots ||
+	if (__builtin_expect(!sq ||
 			     (flags & ~(unsigned int)TWHEEL_TIMER_ABSTIME), 0))
 		return twheel_ring_op_slow(tw, TWHEEL_RING_ARM, slot, value,
 					   flags, user_data);
@@ -671,11 +686,9 @@ LIBTWHEEL_RING_INLINE int twheel_ring_arm(struct twheel *tw, uint32_t slot,
  */
 LIBTWHEEL_RING_INLINE int twheel_ring_cancel(struct twheel *tw, uint32_t slot)
 {
-	struct twheel_ring_sq *sq =
-		(struct twheel_ring_sq *)(uintptr_t)tw->resv[0];
+	struct twheel_ring_sq *sq = twheel_ring_sq_room(tw, slot);
 
-	if (__builtin_expect(!sq || sq->tail == sq->limit ||
-			     slot >= sq->nslots, 0))
+	if (__builtin_expect(!sq, 0))
 		return twheel_ring_op_slow(tw, TWHEEL_RING_CANCEL, slot, 0, 0,
 					   0);
 	twheel_ring_sq_write(sq, TWHEEL_RING_CANCEL, slot, 0, 0, 0);
