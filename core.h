@@ -89,7 +89,10 @@ extern unsigned int run_budget_us;
  *	timers down the levels, sorting the due ones)
  * @expire_ns: time they spent claiming, running and finishing due timers
  * @yields: runs that went over run_budget_us and left the rest to a later
- *	run, after the tasks that outrank SCHED_OTHER (tw_hrtimer_fn())
+ *	run (tw_hrtimer_fn())
+ * @deferrals: of those, the ones whose next run waited for the tasks that
+ *	outrank SCHED_OTHER (tw_resume_fn()): a task was waiting for the CPU
+ *	or the run had interrupted a real-time one (tw_must_defer())
  *
  * Written by this CPU only; read racily for display.
  */
@@ -103,6 +106,7 @@ struct twheel_stats {
 	u64	advance_ns;
 	u64	expire_ns;
 	u64	yields;
+	u64	deferrals;
 	u32	max_batch;
 };
 

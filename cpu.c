@@ -174,7 +174,7 @@ static int tw_stats_show(struct seq_file *m, void *unused)
 {
 	int cpu;
 
-	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch kicks advance_ns expire_ns yields\n");
+	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch kicks advance_ns expire_ns yields deferrals\n");
 	for_each_possible_cpu(cpu) {
 		struct twheel_cpu *tc = tw_cpu(cpu);
 		/* Other CPUs' counters, read racily: a snapshot for people. */
@@ -182,11 +182,11 @@ static int tw_stats_show(struct seq_file *m, void *unused)
 		/* Likewise: the owner changes it with interrupts off. */
 		unsigned long pending = data_race(tc->wheel.count);
 
-		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u %llu %llu %llu %llu\n",
+		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u %llu %llu %llu %llu %llu\n",
 			   cpu, READ_ONCE(tc->online), pending, st.scheduled,
 			   st.expired, st.cancelled, st.max_lateness_ns,
 			   st.max_batch, st.kicks, st.advance_ns, st.expire_ns,
-			   st.yields);
+			   st.yields, st.deferrals);
 	}
 	return 0;
 }
@@ -221,6 +221,14 @@ u64 twheel_yields(int cpu)
 	return data_race(tw_cpu(cpu)->stats.yields);
 }
 EXPORT_SYMBOL_IF_KUNIT(twheel_yields);
+
+/* For the KUnit tests: of those, the runs that waited for tw_resume_fn(). */
+u64 twheel_deferrals(int cpu)
+{
+	/* As twheel_yields(). */
+	return data_race(tw_cpu(cpu)->stats.deferrals);
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_deferrals);
 
 /* ---------------------------------------------------------------------
  * Module load and unload

@@ -16,6 +16,9 @@
 #include <linux/lockdep.h>
 #include <linux/math64.h>
 #include <linux/overflow.h>
+#include <linux/sched.h>
+#include <linux/sched/deadline.h>
+#include <linux/sched/rt.h>
 #include <linux/workqueue.h>
 
 #include "compat.h"
@@ -317,6 +320,26 @@ void tw_resume_fn(struct work_struct *work)
 	tw_irq_enable_wake(tc);
 }
 
+/*
+ * A run over its time budget: must the rest wait for tw_resume_fn()?
+ * Yes if a task waits for this CPU (an RT task waking here sets
+ * TIF_NEED_RESCHED on the task we interrupted), or if the task we
+ * interrupted is itself real-time (or deadline): a run coming back at once
+ * would interrupt it again, and on PREEMPT_RT, where soft hrtimers expire
+ * in a SCHED_FIFO thread, that is always so. Otherwise nobody is kept
+ * waiting (the CPU was idle, or its SCHED_OTHER task is not due to be
+ * preempted) and the run comes back at once: one interrupt, not a work
+ * item's wake-up and two context switches. A SCHED_OTHER task that had
+ * the CPU gets it back between the two runs either way. Under lazy
+ * preemption a SCHED_OTHER task that wakes sets only the lazy flag, which
+ * need_resched() does not see: it is seen at the next tick, when the
+ * scheduler makes it a full one, as the scheduler itself would preempt.
+ */
+static bool tw_must_defer(void)
+{
+	return need_resched() || rt_task(current) || dl_task(current);
+}
+
 /* The wheel's hrtimer: runs in softirq context on the owner CPU. */
 enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 {
@@ -488,15 +511,19 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	    !llist_empty(&tc->submit) ||
 	    tw_precise_next(&w->precise) <= now) {
 		next = t_end + 1;		/* more to do: yield, come back */
-		/*
-		 * Over the time budget: come back only once the CPU's
-		 * SCHED_OTHER tasks may run, so a burst cannot keep a
-		 * real-time task off the CPU for more than about one budget.
-		 * Not while the CPU goes down (its wheel is being emptied) or
-		 * the module goes away (nothing may be queued then).
-		 */
-		if (over && READ_ONCE(tc->online) && !READ_ONCE(tw_stopping)) {
+		if (over)
 			tc->stats.yields++;
+		/*
+		 * Over the time budget with a task that outranks the next run:
+		 * come back only once the CPU's SCHED_OTHER tasks may run, so
+		 * a burst cannot keep a real-time task off the CPU for more
+		 * than about one budget (tw_must_defer()). Not while the CPU
+		 * goes down (its wheel is being emptied) or the module goes
+		 * away (nothing may be queued then).
+		 */
+		if (over && tw_must_defer() && READ_ONCE(tc->online) &&
+		    !READ_ONCE(tw_stopping)) {
+			tc->stats.deferrals++;
 			tc->deferred = true;
 			queue_work_on(tc->cpu, twheel_wq, &tc->resume);
 		}

@@ -43,6 +43,7 @@ u64 twheel_kicks(int cpu);
 u64 twheel_parks(void);
 /* twheel.c, for the KUnit tests only: runs of @cpu's wheel that yielded. */
 u64 twheel_yields(int cpu);
+u64 twheel_deferrals(int cpu);
 
 /*
  * twheel_arm() and twheel_clock_arm_periodic(): @period matches @mode (0 for

@@ -16,6 +16,7 @@
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/random.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/sort.h>
@@ -1347,11 +1348,13 @@ static void tw_test_same_instant_fifo(struct kunit *test)
 }
 
 /*
- * Issue 29: a wheel run stops after run_budget_us (default 2 ms), and the
- * rest waits for a work item on the CPU, which any real-time task outranks.
- * 64 timers due at one instant on this CPU, each callback spinning 1 ms:
- * the runs yield, and the timers still fire once each, in arming order,
- * none early, all in softirq context.
+ * Issue 29: a wheel run stops after run_budget_us (default 2 ms); the rest
+ * comes in later runs (at once if nobody waits for the CPU, after a work
+ * item on the CPU if a task does or a real-time one was interrupted: see
+ * tw_test_run_budget_rt()). 64 timers due at one instant on this CPU,
+ * each callback spinning 1 ms: the runs stop at the budget, and the timers
+ * still fire once each, in arming order, none early, all in softirq
+ * context.
  */
 static atomic_t tw_budget_wrong_ctx;
 
@@ -1410,6 +1413,99 @@ static void tw_test_run_budget(struct kunit *test)
 	 */
 	KUNIT_EXPECT_GE(test, twheel_yields(cpu) - yields, 4ULL);
 	kunit_info(test, "%llu runs yielded\n", twheel_yields(cpu) - yields);
+	kvfree(p);
+}
+
+/* A SCHED_FIFO task that spins on one CPU until @until (tw_test_run_budget_rt()). */
+struct tw_rt_spinner {
+	ktime_t			until;
+	ktime_t			began;
+	atomic_t		*fired;
+	int			fired_during;
+	struct completion	done;
+};
+
+static int tw_rt_spin_fn(void *arg)
+{
+	struct tw_rt_spinner *sp = arg;
+
+	sched_set_fifo(current);
+	sp->began = ktime_get();
+	while (ktime_get() < sp->until)
+		cpu_relax();
+	sp->fired_during = atomic_read(sp->fired);
+	complete(&sp->done);
+	/* Wait for kthread_stop(): the test holds no reference to us. */
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+/*
+ * Issue 29, the real-time side: the same burst as tw_test_run_budget(),
+ * due while a SCHED_FIFO task spins on that CPU for 100 ms. A run may
+ * interrupt it (a softirq on interrupt exit), but once over the budget it
+ * must leave the rest to the work item, which the spinner outranks: at
+ * most one run's claims (TW_CLOCK_EVERY, 8) fire while it spins, that run
+ * counts a deferral, and the rest fire once it stops.
+ */
+static void tw_test_run_budget_rt(struct kunit *test)
+{
+	unsigned int i, n = 64, runs = 0, early = 0;
+	atomic_t fired = ATOMIC_INIT(0);
+	struct tw_rt_spinner sp = { .fired = &fired };
+	struct task_struct *task;
+	unsigned long limit;
+	struct tw_probe *p;
+	ktime_t deadline;
+	unsigned long ran;
+	u64 deferrals;
+	int cpu;
+
+	p = tw_probes(test, n);
+	init_completion(&sp.done);
+	cpu = raw_smp_processor_id();
+	deferrals = twheel_deferrals(cpu);
+	task = kthread_create(tw_rt_spin_fn, &sp, "twheel_rt_spin");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	kthread_bind(task, cpu);
+	deadline = ktime_get() + 300 * NSEC_PER_MSEC;
+	sp.until = deadline + 100 * NSEC_PER_MSEC;
+	for (i = 0; i < n; i++) {
+		twheel_timer_init(&p[i].timer, tw_budget_fn, 0);
+		p[i].fired = &fired;
+		twheel_timer_set_cpu(&p[i].timer, cpu);
+		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer, deadline), 0);
+	}
+	wake_up_process(task);
+	/* Bounded: the spinner stops at @until, whatever the test sees. */
+	ran = wait_for_completion_timeout(&sp.done, 60 * HZ);
+	kthread_stop(task);
+	KUNIT_EXPECT_TRUE(test, ran);
+	limit = jiffies + 60 * HZ;
+	while (atomic_read(&fired) < n && time_before(jiffies, limit))
+		msleep(20);
+	for (i = 0; i < n; i++) {
+		twheel_cancel_sync(&p[i].timer);
+		runs += atomic_read(&p[i].runs);
+		early += atomic_read(&p[i].early);
+	}
+	KUNIT_EXPECT_EQ(test, runs, n);
+	KUNIT_EXPECT_EQ(test, early, 0U);
+	kunit_info(test, "%d of %u fired while a SCHED_FIFO task spun, %llu runs deferred\n",
+		   sp.fired_during, n, twheel_deferrals(cpu) - deferrals);
+	/* The emulator kept the spinner from starting before the deadline. */
+	if (!ran || sp.began > deadline)
+		kunit_skip(test, "the spinner began %lld us after the deadline",
+			   ktime_us_delta(sp.began, deadline));
+	KUNIT_EXPECT_LE(test, sp.fired_during, 8);
+	if (sp.fired_during)
+		KUNIT_EXPECT_GE(test, twheel_deferrals(cpu) - deferrals, 1ULL);
 	kvfree(p);
 }
 
@@ -2193,6 +2289,7 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE_SLOW(tw_test_mass_same_instant),
 	KUNIT_CASE(tw_test_same_instant_fifo),
 	KUNIT_CASE(tw_test_run_budget),
+	KUNIT_CASE_SLOW(tw_test_run_budget_rt),
 	KUNIT_CASE_SLOW(tw_test_hotplug),
 	KUNIT_CASE(tw_test_cancel_sync_self_rearm),
 	KUNIT_CASE(tw_test_remote_cancel_free),
