@@ -369,11 +369,14 @@ class Report(Raw):
     def table3(self):
         n = self.first(3, "timers") or "?"
         self.table(3, f"{int(n):,} timers expiring in the same granule" if n != "?" else "expiry",
-                   "CPU time per expired timer (all the time a task on that CPU lost), and the "
-                   "longest single stretch the expiry took the CPU away from it.",
+                   "CPU time per expired timer (all the time a task on that CPU lost), the "
+                   "longest single stretch the expiry took the CPU away from it, and the "
+                   "longest wait between two of its callbacks.",
                    [("facility", facility), ("ns/expired timer", spread("ns_per_timer")),
                     ("vs twheel", vs("ns_per_timer")),
                     ("longest run ms", spread("max_run_us", 1e-3)), ("vs twheel", vs("max_run_us")),
+                    ("longest gap between callbacks us", spread("cb_gap_us")),
+                    ("vs twheel", vs("cb_gap_us")),
                     ("all done after ms", spread("span_us", 1e-3)),
                     ("first callback late ms", spread("first_late_us", 1e-3))],
                    ordered(e for e in self.select(3) if "timers" in e[0]),
@@ -635,7 +638,7 @@ class Report(Raw):
             self.grid(8, ["goal (issue 27)", "ratio", "per repetition", "goal", ""], rows)
 
     def goals28(self):
-        """The goals of precise timers and remote arming (issue 28), tables 1, 2, 4, 5, 8."""
+        """The goals of precise timers, expiry and remote arming (issue 28), tables 1-5, 8."""
         def ser(n, metric, fac, **want):
             return self.series(n, metric, facility=fac, **want)
 
@@ -683,6 +686,14 @@ class Report(Raw):
             e8 = ser(8, "early", "twheel_slack0")
             goals.append(("slack 0: early expiries (table 8, all reps)",
                           [sum(e8)] if e8 else [], "<=", 0))
+        n3 = self.first(3, "timers")
+        if n3 and self.series(3, "cb_gap_us", facility="twheel", timers=n3):
+            goals += [("expiry, timer_list / twheel, ns per expired timer (table 3)",
+                       paired(ser(3, "ns_per_timer", "timer_list", timers=n3),
+                              ser(3, "ns_per_timer", "twheel", timers=n3)), ">=", 1),
+                      ("expiry, longest gap between two callbacks, timer_list / twheel",
+                       paired(ser(3, "cb_gap_us", "timer_list", timers=n3),
+                              ser(3, "cb_gap_us", "twheel", timers=n3)), ">=", 1)]
         for d, m in self.remote():
             # arm_at is shown beside add_timer_on() in table 2, not a goal:
             # the goal is the relative arming.
