@@ -812,7 +812,13 @@ class Report(Raw):
         print(f"{head}.  \n{vm}." if self.markdown else f"{head}\n{vm}")
         sep = "\n" if self.markdown else ""
         accel = m.get("accel", "?")
-        if accel != "kvm":
+        if accel == "icount":
+            print(sep + ("> " if self.markdown else "") +
+                  "Under ICOUNT the guest's clocks count the instructions it executes, one "
+                  "ns each: every ns figure of tables 1-3 is a count of guest instructions, "
+                  "the same in every repetition, whatever the host does; what an instruction "
+                  "costs (an atomic, a cache miss, an emulated clock read) is not in it.")
+        elif accel != "kvm":
             print(sep + ("> " if self.markdown else "") +
                   f"Under {accel.upper()} emulation absolute times mean little: every "
                   "instruction, timer interrupt and IPI is emulated. Compare the ratios of rows "

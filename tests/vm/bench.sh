@@ -26,7 +26,9 @@
 # TWHEEL_BENCH_HTTPD_REPS=2 (table 10's repetitions, the backends' order
 # reversed in every other one),
 # TWHEEL_BENCH_PARTS="main scale httpd", TWHEEL_BENCH_KERNEL=distro (or distro61,
-# rt), TWHEEL_ACCEL=kvm|tcg.
+# rt), TWHEEL_ACCEL=kvm|tcg|icount (icount: the guest's clocks count its
+# instructions, 1 ns each; deterministic; for tables 1-3 alone:
+# TWHEEL_BENCH_PARTS=kernel TWHEEL_BENCH_ARGS=tables=0x7).
 # The figures are never judged: the exit status is 1 only if a part did not
 # run to its end or a table has no data.
 set -euo pipefail
@@ -45,8 +47,8 @@ commit=$(git -C "$TWHEEL_ROOT" rev-parse --short HEAD 2>/dev/null || echo none)
 	commit+="+changes"
 # Other work on the host slows the emulated CPUs unevenly: record it.
 load=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' '/')
-TWHEEL_ACCEL=$(accel_args | sed 's/-accel \([a-z]*\).*/\1/')
-export TWHEEL_ACCEL
+# Sets and exports TWHEEL_ACCEL (kvm, tcg or icount) for every part.
+accel_args >/dev/null
 build=
 for part in ${TWHEEL_BENCH_PARTS:-main scale httpd}; do
 	args=(--name "$K-bench-$part" --timeout 1800 ${build:+"$build"}

@@ -77,7 +77,7 @@ seconds() {
 	esac
 }
 
-# QEMU's accelerator: $TWHEEL_ACCEL (kvm or tcg), else KVM if a kernel
+# QEMU's accelerator: $TWHEEL_ACCEL (kvm, tcg or icount), else KVM if a kernel
 # boots under it until it panics for lack of an init (a few seconds; at
 # most 20), else TCG. The answer is cached per host kernel and QEMU.
 accel_args() {
@@ -101,7 +101,11 @@ accel_args() {
 	case "$TWHEEL_ACCEL" in
 	kvm) echo "-accel kvm -cpu max" ;;
 	tcg) echo "-accel tcg,thread=multi -cpu max" ;;
-	*) die "TWHEEL_ACCEL must be kvm or tcg, not '$TWHEEL_ACCEL'" ;;
+	# Deterministic: one thread runs every vCPU, and the guest's clocks
+	# count its instructions (1 ns each): BENCHMARKS.md's instruction
+	# counts. Only for make bench's tables 1-3; nothing else keeps time.
+	icount) echo "-accel tcg,thread=single -icount shift=0,sleep=off -cpu max" ;;
+	*) die "TWHEEL_ACCEL must be kvm, tcg or icount, not '$TWHEEL_ACCEL'" ;;
 	esac
 }
 
