@@ -37,8 +37,9 @@ struct tw_shot {
  * racing cancel. Interrupts are off.
  * Return: true if the callback is to run; TW_RUNNING is then set.
  */
-static bool tw_claim(struct twheel_cpu *tc, struct twheel_timer *t,
-		     struct tw_shot *shot)
+static __always_inline bool tw_claim(struct twheel_cpu *tc,
+				     struct twheel_timer *t,
+				     struct tw_shot *shot)
 {
 	unsigned long old, new;
 
@@ -143,11 +144,14 @@ static void tw_end_run(struct twheel_timer *t)
 	tw_wake_waiters(t, old);
 }
 
-static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
-		      u64 missed)
+static void tw_finish_slow(struct twheel_timer *t, const struct tw_shot *shot,
+			   u64 missed);
+
+/* Inline for the one-shot's fast path, which every expiry of a burst takes. */
+static __always_inline void tw_finish(struct twheel_timer *t,
+				      const struct tw_shot *shot, u64 missed)
 {
-	unsigned long flags, old;
-	u64 next;
+	unsigned long old;
 
 	if (shot->mode == TWHEEL_ONESHOT) {
 		/* Fast path: one atomic, interrupts left alone. */
@@ -161,6 +165,16 @@ static void tw_finish(struct twheel_timer *t, const struct tw_shot *shot,
 			}
 		}
 	}
+	tw_finish_slow(t, shot, missed);
+}
+
+/* tw_finish() of a periodic timer, or of a one-shot parked meanwhile. */
+static noinline void tw_finish_slow(struct twheel_timer *t,
+				    const struct tw_shot *shot, u64 missed)
+{
+	unsigned long flags, old;
+	u64 next;
+
 	local_irq_save(flags);
 	if (shot->mode == TWHEEL_ONESHOT)
 		goto end_run;
@@ -195,7 +209,8 @@ end_run:
 	local_irq_restore(flags);
 }
 
-static void tw_run_callback(struct twheel_timer *t, const struct tw_shot *shot)
+static __always_inline void tw_run_callback(struct twheel_timer *t,
+					    const struct tw_shot *shot)
 {
 	bool hard = t->flags & TWHEEL_F_HARDIRQ;
 	struct twheel_cpu *tc = NULL;

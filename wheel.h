@@ -283,7 +283,15 @@ static __always_inline struct twheel_timer *tw_wheel_pop_due(struct tw_wheel *w)
 	struct twheel_timer *t = list_first_entry(&w->expired,
 						  struct twheel_timer, entry);
 
-	tw_wheel_unlink(w, t);
+	/*
+	 * tw_wheel_unlink() for the expired list: its timers are in no
+	 * bucket (a level-0 bucket moved here whole had its bit cleared,
+	 * tw_collect(), and its timers' stale index is not looked at) and
+	 * in no heap.
+	 */
+	tw_list_del_init(&t->entry);
+	t->bucket = TW_NO_BUCKET;
+	w->count--;
 	return t;
 }
 
