@@ -1232,6 +1232,27 @@ static struct tw_probe *tw_probes(struct kunit *test, unsigned int n)
 	return p;
 }
 
+/*
+ * Wait (60 s at most) until @n probes armed once each have fired, then
+ * cancel them: each must have run once, none early.
+ */
+static void tw_probes_settle(struct kunit *test, struct tw_probe *p,
+			     unsigned int n, atomic_t *fired)
+{
+	unsigned long limit = jiffies + 60 * HZ;
+	unsigned int i, runs = 0, early = 0;
+
+	while (atomic_read(fired) < n && time_before(jiffies, limit))
+		msleep(20);
+	for (i = 0; i < n; i++) {
+		twheel_cancel_sync(&p[i].timer);
+		runs += atomic_read(&p[i].runs);
+		early += atomic_read(&p[i].early);
+	}
+	KUNIT_EXPECT_EQ(test, runs, n);
+	KUNIT_EXPECT_EQ(test, early, 0U);
+}
+
 static void tw_test_group_cancel(struct kunit *test)
 {
 	unsigned int i, n = 10000, runs = 0;
@@ -1302,11 +1323,10 @@ static void tw_test_million(struct kunit *test)
 static void tw_mass_same_instant(struct kunit *test, unsigned int n,
 				 bool ordered)
 {
-	unsigned int i, runs = 0, early = 0;
 	atomic_t order = ATOMIC_INIT(0), disorder = ATOMIC_INIT(0);
 	atomic_t fired = ATOMIC_INIT(0);
-	unsigned long limit;
 	struct tw_probe *p;
+	unsigned int i;
 	ktime_t deadline;
 	int cpu;
 
@@ -1322,16 +1342,7 @@ static void tw_mass_same_instant(struct kunit *test, unsigned int n,
 		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer, deadline), 0);
 	}
 	put_cpu();
-	limit = jiffies + 60 * HZ;
-	while (atomic_read(&fired) < n && time_before(jiffies, limit))
-		msleep(20);
-	for (i = 0; i < n; i++) {
-		twheel_cancel_sync(&p[i].timer);
-		runs += atomic_read(&p[i].runs);
-		early += atomic_read(&p[i].early);
-	}
-	KUNIT_EXPECT_EQ(test, runs, n);
-	KUNIT_EXPECT_EQ(test, early, 0U);
+	tw_probes_settle(test, p, n, &fired);
 	if (ordered)
 		KUNIT_EXPECT_EQ(test, atomic_read(&disorder), 0);
 	kvfree(p);
@@ -1372,10 +1383,9 @@ static void tw_budget_fn(struct twheel_timer *t, u64 missed)
 
 static void tw_test_run_budget(struct kunit *test)
 {
-	unsigned int i, n = 64, runs = 0, early = 0;
 	atomic_t order = ATOMIC_INIT(0), disorder = ATOMIC_INIT(0);
 	atomic_t fired = ATOMIC_INIT(0);
-	unsigned long limit;
+	unsigned int i, n = 64;
 	struct tw_probe *p;
 	ktime_t deadline;
 	u64 yields;
@@ -1395,16 +1405,7 @@ static void tw_test_run_budget(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer, deadline), 0);
 	}
 	put_cpu();
-	limit = jiffies + 60 * HZ;
-	while (atomic_read(&fired) < n && time_before(jiffies, limit))
-		msleep(20);
-	for (i = 0; i < n; i++) {
-		twheel_cancel_sync(&p[i].timer);
-		runs += atomic_read(&p[i].runs);
-		early += atomic_read(&p[i].early);
-	}
-	KUNIT_EXPECT_EQ(test, runs, n);
-	KUNIT_EXPECT_EQ(test, early, 0U);
+	tw_probes_settle(test, p, n, &fired);
 	KUNIT_EXPECT_EQ(test, atomic_read(&disorder), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&tw_budget_wrong_ctx), 0);
 	/*
@@ -1456,11 +1457,10 @@ static int tw_rt_spin_fn(void *arg)
  */
 static void tw_test_run_budget_rt(struct kunit *test)
 {
-	unsigned int i, n = 64, runs = 0, early = 0;
 	atomic_t fired = ATOMIC_INIT(0);
 	struct tw_rt_spinner sp = { .fired = &fired };
 	struct task_struct *task;
-	unsigned long limit;
+	unsigned int i, n = 64;
 	struct tw_probe *p;
 	ktime_t deadline;
 	unsigned long ran;
@@ -1487,16 +1487,7 @@ static void tw_test_run_budget_rt(struct kunit *test)
 	ran = wait_for_completion_timeout(&sp.done, 60 * HZ);
 	kthread_stop(task);
 	KUNIT_EXPECT_TRUE(test, ran);
-	limit = jiffies + 60 * HZ;
-	while (atomic_read(&fired) < n && time_before(jiffies, limit))
-		msleep(20);
-	for (i = 0; i < n; i++) {
-		twheel_cancel_sync(&p[i].timer);
-		runs += atomic_read(&p[i].runs);
-		early += atomic_read(&p[i].early);
-	}
-	KUNIT_EXPECT_EQ(test, runs, n);
-	KUNIT_EXPECT_EQ(test, early, 0U);
+	tw_probes_settle(test, p, n, &fired);
 	kunit_info(test, "%d of %u fired while a SCHED_FIFO task spun, %llu runs deferred\n",
 		   sp.fired_during, n, twheel_deferrals(cpu) - deferrals);
 	/* The emulator kept the spinner from starting before the deadline. */
