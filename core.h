@@ -90,9 +90,9 @@ extern unsigned int run_budget_us;
  * @expire_ns: time they spent claiming, running and finishing due timers
  * @yields: runs that went over run_budget_us and left the rest to a later
  *	run (tw_hrtimer_fn())
- * @deferrals: of those, the ones whose next run waited for the tasks that
- *	outrank SCHED_OTHER (tw_resume_fn()): a task was waiting for the CPU
- *	or the run had interrupted a real-time one (tw_must_defer())
+ * @deferrals: of those, the ones whose next run waited for the work item
+ *	(tw_resume_fn()): all but those that interrupted an idle CPU
+ *	(tw_must_defer())
  *
  * Written by this CPU only; read racily for display.
  */

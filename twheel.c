@@ -75,12 +75,12 @@
  * remain it re-arms itself at once, so a million timers expiring together
  * never stall the CPU. A run on interrupt exit cannot be preempted, and the
  * kernel's own hand-off of softirqs to ksoftirqd never sees one that keeps
- * re-arming its hrtimer, so a run that goes over its time budget while a
- * task waits for the CPU (need_resched()), or that interrupted a real-time
- * task, does not re-arm: it queues a work item bound to its CPU
- * (tw_resume_fn()), run by a SCHED_OTHER worker, which re-arms the hrtimer
- * for at once. (If nobody waits, the run re-arms at once itself: one
- * interrupt rather than a wake-up and two context switches.) Until then
+ * re-arming its hrtimer, so a run that goes over its time budget does not
+ * re-arm: it queues a work item bound to its CPU (tw_resume_fn()), run by
+ * a SCHED_OTHER worker, which re-arms the hrtimer for at once. (Only a run
+ * that interrupted the idle task, with no task woken since, re-arms at
+ * once itself: one interrupt rather than a wake-up and two context
+ * switches, and nobody kept waiting.) Until then
  * nothing programs it (twheel_cpu::deferred), so the next run waits for
  * every real-time task that wants the CPU: a burst costing seconds of
  * callbacks keeps such a task waiting about one budget, and the callbacks
@@ -151,8 +151,7 @@
  *                                      take over run_budget_us / 16; past
  *                                      it the next run waits for a
  *                                      SCHED_OTHER work item on the CPU
- *                                      if a task waits or a real-time one
- *                                      was interrupted
+ *                                      (at once if the CPU was idle)
  *   precise stage: arming, cancel,    one heap operation, log2 of
  *   move from the wheel, expiry        TW_PRECISE_MAX (4096): 12 steps;
  *   (interrupts off)                   the heap never holds more (past it

@@ -1360,9 +1360,8 @@ static void tw_test_same_instant_fifo(struct kunit *test)
 
 /*
  * Issue 29: a wheel run stops after run_budget_us (default 2 ms); the rest
- * comes in later runs (at once if nobody waits for the CPU, after a work
- * item on the CPU if a task does or a real-time one was interrupted: see
- * tw_test_run_budget_rt()). 64 timers due at one instant on this CPU,
+ * comes in later runs (after a work item on the CPU, or at once if the run
+ * interrupted an idle CPU: see tw_test_run_budget_rt()). 64 timers due at one instant on this CPU,
  * each callback spinning 1 ms: the runs stop at the budget, and the timers
  * still fire once each, in arming order, none early, all in softirq
  * context.
