@@ -207,11 +207,16 @@ end_run:
 	local_irq_restore(flags);
 }
 
-static __always_inline void tw_run_callback(struct twheel_timer *t,
+/*
+ * Run @t's callback for the expiry @shot. @tc: the owner's wheel when the
+ * callback runs on it in interrupt context (softirq or hard), which then
+ * records it as running; NULL in process context (a work timer's).
+ */
+static __always_inline void tw_run_callback(struct twheel_cpu *tc,
+					    struct twheel_timer *t,
 					    const struct tw_shot *shot)
 {
 	bool hard = t->flags & TWHEEL_F_HARDIRQ;
-	struct twheel_cpu *tc = NULL;
 	unsigned long flags = 0;
 	ktime_t now = 0;
 	u64 missed = 0;
@@ -223,9 +228,8 @@ static __always_inline void tw_run_callback(struct twheel_timer *t,
 		missed = div64_u64(now - shot->expires, shot->period);
 	trace_twheel_expire(t, shot->expires, now, missed);
 
-	if (!(t->flags & TWHEEL_F_PROCESS)) {
-		/* Softirq: this CPU runs nothing else of ours meanwhile. */
-		tc = this_cpu_ptr(&twheel_cpus);
+	if (tc) {
+		/* Interrupt context: this CPU runs nothing else of ours meanwhile. */
 		tc->running = t;
 		tc->running_expires = shot->expires;
 	}
@@ -263,7 +267,7 @@ void tw_work_fn(struct work_struct *work)
 		.mode = wt->run_mode,
 	};
 
-	tw_run_callback(&wt->timer, &shot);
+	tw_run_callback(NULL, &wt->timer, &shot);
 }
 
 /* Owner, TW_RUNNING claimed: hand the expiry to the workqueue. */
@@ -465,7 +469,6 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 			if (!tw_claim(tc, t, shot))
 				continue;
 			fired++;
-			tc->stats.expired++;
 			if (now - (ktime_t)shot->expires > (ktime_t)tc->stats.max_lateness_ns)
 				tc->stats.max_lateness_ns = now - shot->expires;
 			if (t->flags & TWHEEL_F_PROCESS) {
@@ -479,7 +482,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 
 			local_irq_enable();
 			for (i = 0; i < n; i++)
-				tw_run_callback(due[i].t, &due[i].shot);
+				tw_run_callback(tc, due[i].t, &due[i].shot);
 			local_irq_disable();
 			/*
 			 * Callbacks too slow for TW_CLOCK_EVERY of them to fit
@@ -502,6 +505,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 			over = true;
 	}
 	tc->clock_each = slow;
+	tc->stats.expired += fired;
 	if (fired > tc->stats.max_batch)
 		tc->stats.max_batch = fired;
 	t_end = ktime_get();
@@ -589,7 +593,7 @@ enum hrtimer_restart tw_hard_fn(struct hrtimer *hrt)
 		tc->stats.expired++;
 		if (now - (ktime_t)shot.expires > (ktime_t)tc->stats.max_lateness_ns)
 			tc->stats.max_lateness_ns = now - shot.expires;
-		tw_run_callback(t, &shot);
+		tw_run_callback(tc, t, &shot);
 	}
 	tc->running = interrupted;
 	tc->running_expires = interrupted_expires;
