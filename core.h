@@ -232,13 +232,33 @@ int tw_pick_cpu_slow(int want);
 
 /*
  * A CPU whose wheel takes timers; interrupts are off (RCU read side). The
- * common case, a timer for whichever CPU arms it, inline: one per-CPU load.
+ * common cases inline: a timer for whichever CPU arms it (one per-CPU
+ * load), or one pinned to a CPU that is up.
  */
 static __always_inline int tw_pick_cpu(int want)
 {
-	if (want < 0 && likely(this_cpu_read(twheel_cpus.online)))
-		return smp_processor_id();
+	if (want < 0) {
+		if (likely(this_cpu_read(twheel_cpus.online)))
+			return smp_processor_id();
+	} else if (likely(READ_ONCE(tw_cpu(want)->online))) {
+		return want;	/* pinned, and that CPU takes timers */
+	}
 	return tw_pick_cpu_slow(want);
+}
+
+/*
+ * llist_add() inline, as 7.x has it (6.x calls llist_add_batch()): a
+ * successful try_cmpxchg() is fully ordered, the barrier that
+ * tw_push_arming() pairs with.
+ */
+static __always_inline void tw_llist_add(struct llist_node *n,
+					 struct llist_head *head)
+{
+	struct llist_node *first = READ_ONCE(head->first);
+
+	do {
+		n->next = first;
+	} while (!try_cmpxchg(&head->first, &first, n));
 }
 
 /*

@@ -653,10 +653,10 @@ static __always_inline void tw_push_arming(struct twheel_timer *t, int cpu,
 		tw_push(t, cpu, true);
 		return;
 	}
-	llist_add(&t->llnode, &tc->submit);
+	tw_llist_add(&t->llnode, &tc->submit);
 	/*
 	 * Pairs with the run's store of KTIME_MAX to @programmed before its
-	 * llist_del_all() (tw_hrtimer_fn()): llist_add() and that xchg are
+	 * llist_del_all() (tw_hrtimer_fn()): tw_llist_add() and that xchg are
 	 * full barriers, so either we read KTIME_MAX (or a time after
 	 * @expires) and kick, or the run's drain sees our entry. A time
 	 * before @expires read here is one the run will come at: only a run
