@@ -83,10 +83,6 @@ static __always_inline bool tw_claim(struct twheel_cpu *tc,
 }
 
 /*
- * After the callback: re-arm a periodic timer unless it was cancelled or
- * re-armed meanwhile, then let go of TW_RUNNING.
- */
-/*
  * Let go of TW_RUNNING. A timer parked meanwhile (tw_claim()) goes back to
  * a wheel if it is still pending, or is released if it was cancelled.
  * Interrupts are off.
@@ -145,7 +141,11 @@ static void tw_end_run(struct twheel_timer *t)
 static void tw_finish_slow(struct twheel_timer *t, const struct tw_shot *shot,
 			   u64 missed);
 
-/* Inline for the one-shot's fast path, which every expiry of a burst takes. */
+/*
+ * After the callback: re-arm a periodic timer unless it was cancelled or
+ * re-armed meanwhile, then let go of TW_RUNNING. Inline for the one-shot's
+ * fast path, which every expiry of a burst takes.
+ */
 static __always_inline void tw_finish(struct twheel_timer *t,
 				      const struct tw_shot *shot, u64 missed)
 {
