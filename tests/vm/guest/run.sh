@@ -303,10 +303,15 @@ abuse_tests() {
 	# 1's own timers, on every kernel (issue 29: 63% on distro, 7% on
 	# the debug kernel when the holder did each MODIFY's work).
 	# The host may take CPU 0's vCPU away for a while when other VMs run:
-	# a shortfall must show in each of 3 tries to fail (the old code kept
-	# 10-12% in every try).
+	# a shortfall must show in each of 5 tries to fail (the old code kept
+	# 10-12% in every try, the relinking one 63%). On an AMD host under
+	# make check's three guests one try of the debug kernel ranged 78-104%
+	# (alone 101-107%, beside two busy host threads 93-107%, the same for
+	# the code before and after 2026-11-27's changes): 4 of 7 tries failed
+	# in that day's last three make checks, so 3 tries would all fail
+	# about one run in five.
 	if want abuse-modify; then
-		for try in 1 2 3; do
+		for try in 1 2 3 4 5; do
 			timeout 300 /bin/twheel_abuse modify >/tmp/modify.out 2>&1
 			m_st=$?
 			sed 's/^/# /' /tmp/modify.out
@@ -315,7 +320,7 @@ abuse_tests() {
 		if [ "$m_st" = 0 ]; then
 			result ok abuse-modify
 		else
-			result "not ok" abuse-modify "'twheel_abuse modify' exited with $m_st (try $try of 3)"
+			result "not ok" abuse-modify "'twheel_abuse modify' exited with $m_st (try $try of 5)"
 		fi
 	fi
 	# The debug kernel schedules ~40 times slower: a smaller cap there
