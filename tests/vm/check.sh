@@ -10,7 +10,7 @@
 #                   reliability parts by name
 #   KUNIT_GLOB=<glob>  KUnit's filter_glob, overriding the one from T
 #   STYLE=0         skip checkpatch
-#   TWHEEL_ACCEL=kvm|tcg  skip the KVM probe
+#   TWHEEL_ACCEL=kvm|tcg|icount  skip the KVM probe
 # Every result is a "PASS|FAIL|SKIP name [# why]" line of
 # build/logs/results.txt; the last line printed is "N passed, N failed".
 set -euo pipefail
@@ -68,8 +68,9 @@ bg='' built=''
 mkdir -p "$LOGS"
 : >"$TWHEEL_RESULTS"
 : >"$TIMINGS"
-TWHEEL_ACCEL=$(accel_args | sed 's/-accel \([a-z]*\).*/\1/')
-export TWHEEL_ACCEL
+# Sets and exports TWHEEL_ACCEL, as in bench.sh: keeping only the -accel
+# word of its output would turn icount back into multi-threaded TCG.
+accel_args >/dev/null
 msg "accelerator: $TWHEEL_ACCEL"
 KERNELS=${KERNELS:-distro distro61 rt v72 debug}
 for k in $KERNELS; do
