@@ -535,9 +535,9 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		 * only once the CPU's SCHED_OTHER tasks may run, so a burst
 		 * cannot keep a real-time task off the CPU for more than about
 		 * one budget, nor a SCHED_OTHER one from its share
-		 * (tw_must_defer()). Not while the CPU
-		 * goes down (its wheel is being emptied) or the module goes
-		 * away (nothing may be queued then).
+		 * (tw_must_defer()). Not while the CPU goes down (its wheel
+		 * is being emptied) or the module goes away (nothing may be
+		 * queued then).
 		 */
 		if (over && tw_must_defer() && READ_ONCE(tc->online) &&
 		    !READ_ONCE(tw_stopping)) {

@@ -313,9 +313,9 @@ static void bench_note(struct tset *s, unsigned long i)
 	if (s->lat)
 		s->lat[i] = now - s->deadline[i];
 	atomic64_try_cmpxchg(&s->first, &old, now);
-	if (s->home >= 0 && s->home != raw_smp_processor_id())
-		atomic_inc(&s->away);
 	if (s->home >= 0) {
+		if (s->home != raw_smp_processor_id())
+			atomic_inc(&s->away);
 		if (s->prev_cb && now - s->prev_cb > s->max_cb_gap)
 			s->max_cb_gap = now - s->prev_cb;
 		s->prev_cb = now;

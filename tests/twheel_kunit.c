@@ -1361,10 +1361,10 @@ static void tw_test_same_instant_fifo(struct kunit *test)
 /*
  * Issue 29: a wheel run stops after run_budget_us (default 2 ms); the rest
  * comes in later runs (after a work item on the CPU, or at once if the run
- * interrupted an idle CPU: see tw_test_run_budget_rt()). 64 timers due at one instant on this CPU,
- * each callback spinning 1 ms: the runs stop at the budget, and the timers
- * still fire once each, in arming order, none early, all in softirq
- * context.
+ * interrupted an idle CPU: see tw_test_run_budget_rt()). 64 timers due at
+ * one instant on this CPU, each callback spinning 1 ms: the runs stop at
+ * the budget, and the timers still fire once each, in arming order, none
+ * early, all in softirq context.
  */
 static atomic_t tw_budget_wrong_ctx;
 
@@ -1416,7 +1416,7 @@ static void tw_test_run_budget(struct kunit *test)
 	kvfree(p);
 }
 
-/* A SCHED_FIFO task that spins on one CPU until @until (tw_test_run_budget_rt()). */
+/* tw_test_run_budget_rt(): a SCHED_FIFO task spinning until @until. */
 struct tw_rt_spinner {
 	ktime_t			until;
 	ktime_t			began;
