@@ -150,5 +150,13 @@ echo
 echo "twheel: timings: $(tr '\n' ' ' <"$TIMINGS")"
 ! grep -q '^FAIL' "$TWHEEL_RESULTS" || { echo "twheel: failed tests:"; sed -n 's/^FAIL /  /p' "$TWHEEL_RESULTS"; }
 echo "twheel: all results in $TWHEEL_RESULTS, logs in $LOGS/"
+# A guest whose kernel reported a problem: the report's first lines and the
+# functions of its backtraces, last, where the tail of a CI log shows them.
+sed -n 's#^FAIL \([^/ ]*\)/\(console\|boot\) .*#\1#p' "$TWHEEL_RESULTS" | sort -u |
+	while IFS= read -r g; do
+		[ -f "$LOGS/$g.log" ] || continue
+		echo "twheel: $g's kernel report ($LOGS/$g.log):"
+		console_report "$LOGS/$g.log" | head -n 24 | sed 's/^/  | /'
+	done || true
 echo "$(grep -c '^PASS' "$TWHEEL_RESULTS") passed, $(grep -c '^FAIL' "$TWHEEL_RESULTS") failed"
 ! grep -q '^FAIL' "$TWHEEL_RESULTS" && grep -q '^PASS' "$TWHEEL_RESULTS"

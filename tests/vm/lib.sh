@@ -138,6 +138,17 @@ console_problems() {
 	tr -d '\r' <"$1" | grep -aE "$KMSG_RE" | grep -aE "$PROBLEM_RE" || true
 }
 
+# The kernel's first report of a console log, condensed: its first line,
+# RCU's lines (a stall's ticks and CPUs), the CPU and RIP lines, the
+# <IRQ>/<TASK> marks and one "function+offset" line per backtrace frame
+# (no addresses, registers nor timestamps).
+console_report() {
+	tr -d '\r' <"$1" | grep -aE "$KMSG_RE" | sed -E "s/$KMSG_RE//" |
+		sed -E -n "/$CAUSE_RE/,\$p" |
+		grep -aE "$CAUSE_RE|^rcu: |^[[:space:]]*\\(t=[0-9]|^CPU: |^RIP: |^ *</?[A-Z]+>\$|^ *(\\? )?[A-Za-z_][A-Za-z0-9_.]*\+0x" |
+		sed -E 's/^ *(\? )?([A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+)\/0x[0-9a-f]+/  \1\2/' || true
+}
+
 # One phrase naming the problem of a console log: the earliest report
 # (sanitizer, debugobjects, lockdep, WARN, BUG, ...) and the panic it caused.
 problem_cause() {
