@@ -365,6 +365,12 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	ktime_t now, next, t_start, t_due, t_mark, t_end, t_stop, slow_ns;
 	struct tw_wheel *w = &tc->wheel;
 	bool done, over = false, rated, slow = false;
+	/*
+	 * One batch's claimed expiries. Here, not in the loop: a kernel that
+	 * zeroes its stack variables (CONFIG_INIT_STACK_ALL_ZERO, Debian's)
+	 * would clear it for every batch, 4 stores a timer.
+	 */
+	struct tw_due due[TW_CLOCK_EVERY];
 
 	local_irq_disable();
 	/*
@@ -428,7 +434,6 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	/* The clock's last reading: where the next callbacks' time starts. */
 	t_mark = t_due;
 	while (!over && budget) {
-		struct tw_due due[TW_CLOCK_EVERY];
 		unsigned int i, n = 0, k;
 		bool empty = false;
 
