@@ -208,11 +208,13 @@ end_run:
 }
 
 /*
- * Run @t's callback for the expiry @shot. @tc: the owner's wheel when the
- * callback runs on it in interrupt context (softirq or hard), which then
- * records it as running; NULL in process context (a work timer's).
+ * Run @t's callback for the expiry @shot. @in_irq: it runs on the owner in
+ * interrupt context (softirq or hard), and @tc, the owner's wheel, records
+ * it as running; else in process context (a work timer's), @tc unused. A
+ * constant at every call, so the fast path tests neither.
  */
 static __always_inline void tw_run_callback(struct twheel_cpu *tc,
+					    bool in_irq,
 					    struct twheel_timer *t,
 					    const struct tw_shot *shot)
 {
@@ -228,7 +230,7 @@ static __always_inline void tw_run_callback(struct twheel_cpu *tc,
 		missed = div64_u64(now - shot->expires, shot->period);
 	trace_twheel_expire(t, shot->expires, now, missed);
 
-	if (tc) {
+	if (in_irq) {
 		/* Interrupt context: this CPU runs nothing else of ours meanwhile. */
 		tc->running = t;
 		tc->running_expires = shot->expires;
@@ -248,7 +250,7 @@ static __always_inline void tw_run_callback(struct twheel_cpu *tc,
 	if (unlikely(hard))
 		local_irq_restore(flags);
 
-	if (tc)
+	if (in_irq)
 		tc->running = NULL;
 	tw_finish(t, shot, missed);
 }
@@ -267,7 +269,7 @@ void tw_work_fn(struct work_struct *work)
 		.mode = wt->run_mode,
 	};
 
-	tw_run_callback(NULL, &wt->timer, &shot);
+	tw_run_callback(NULL, false, &wt->timer, &shot);
 }
 
 /* Owner, TW_RUNNING claimed: hand the expiry to the workqueue. */
@@ -363,6 +365,8 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	struct twheel_cpu *tc = container_of(hrt, struct twheel_cpu, hrt);
 	unsigned int budget = expire_batch, fired = 0, every, unadvanced;
 	ktime_t now, next, t_start, t_due, t_mark, t_end, t_stop, slow_ns;
+	/* The run's longest lateness, for the statistics. */
+	ktime_t late = 0;
 	struct tw_wheel *w = &tc->wheel;
 	bool done, over = false, rated, slow = false;
 	/*
@@ -434,7 +438,9 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	/* The clock's last reading: where the next callbacks' time starts. */
 	t_mark = t_due;
 	while (!over && budget) {
-		unsigned int i, n = 0, k;
+		/* Each timer looked at takes one from @budget. */
+		unsigned int floor = budget > every ? budget - every : 0;
+		struct tw_due *d = due, *e;
 		bool empty = false;
 
 		/*
@@ -443,11 +449,14 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		 * window per batch rather than per timer. A claimed timer's
 		 * callback will run (TW_RUNNING is set), so a cancel from a
 		 * callback earlier in the batch returns false for it, as it
-		 * would once that callback had begun.
+		 * would once that callback had begun. The timers looked at
+		 * are counted, claimed or not: an interrupts-off step looks at
+		 * no more than TW_CLOCK_EVERY, however many claims fail.
 		 */
-		for (k = 0; k < every && budget; k++) {
-			struct twheel_timer *t = tw_wheel_pop_next(w, now, &budget);
-			struct tw_shot *shot = &due[n].shot;
+		while (budget > floor) {
+			struct twheel_timer *t;
+
+			t = tw_wheel_pop_next(w, now, &budget, floor);
 
 			if (!t) {
 				/*
@@ -458,10 +467,10 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 				ktime_t later;
 
 				/* After the callbacks claimed so far. */
-				if (n)
+				if (d != due)
 					break;
 				empty = true;
-				if (!budget || !w->precise.n)
+				if (budget <= floor || !w->precise.n)
 					break;
 				later = ktime_get();
 				t = tw_precise_pop_due(w, later);
@@ -471,23 +480,24 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 				now = later;
 			}
 			budget--;
-			if (!tw_claim(tc, t, shot))
+			if (!tw_claim(tc, t, &d->shot))
 				continue;
-			fired++;
-			if (now - (ktime_t)shot->expires > (ktime_t)tc->stats.max_lateness_ns)
-				tc->stats.max_lateness_ns = now - shot->expires;
+			late = max(late, now - (ktime_t)d->shot.expires);
 			if (t->flags & TWHEEL_F_PROCESS) {
-				tw_queue_work(t, shot);
+				fired++;
+				tw_queue_work(t, &d->shot);
 				continue;
 			}
-			due[n++].t = t;
+			d->t = t;
+			d++;
 		}
-		if (n) {
+		if (d != due) {
 			ktime_t t_cb = t_mark, t_now;
 
+			fired += d - due;
 			local_irq_enable();
-			for (i = 0; i < n; i++)
-				tw_run_callback(tc, due[i].t, &due[i].shot);
+			for (e = due; e < d; e++)
+				tw_run_callback(tc, true, e->t, &e->shot);
 			local_irq_disable();
 			/*
 			 * Callbacks too slow for TW_CLOCK_EVERY of them to fit
@@ -496,19 +506,21 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 			 * for this run and the next.
 			 */
 			t_now = ktime_get();
-			if (t_now - t_cb > (ktime_t)n * slow_ns) {
+			if (t_now - t_cb > (ktime_t)(d - due) * slow_ns) {
 				every = 1;
 				slow = true;
 			}
 			t_mark = t_now;
 			if (t_now > t_stop)
 				over = true;
+		} else if (!empty && ktime_get() > t_stop) {
+			over = true;
 		}
 		if (empty)
 			break;
-		if (!n && ktime_get() > t_stop)
-			over = true;
 	}
+	if (late > (ktime_t)tc->stats.max_lateness_ns)
+		tc->stats.max_lateness_ns = late;
 	tc->clock_each = slow;
 	tc->stats.expired += fired;
 	if (fired > tc->stats.max_batch)
@@ -598,7 +610,7 @@ enum hrtimer_restart tw_hard_fn(struct hrtimer *hrt)
 		tc->stats.expired++;
 		if (now - (ktime_t)shot.expires > (ktime_t)tc->stats.max_lateness_ns)
 			tc->stats.max_lateness_ns = now - shot.expires;
-		tw_run_callback(tc, t, &shot);
+		tw_run_callback(tc, true, t, &shot);
 	}
 	tc->running = interrupted;
 	tc->running_expires = interrupted_expires;

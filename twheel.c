@@ -139,9 +139,10 @@
  *   --------------------------------  ------------------------------------
  *   wheel run: drain, move down,      TW_IRQ_CHUNK timers (256) per
  *   sort, claim (interrupts on         interrupts-off step, expire_batch
- *   between steps and around the       (8192) per softirq run, claims in
- *   callbacks of each TW_CLOCK_EVERY   steps of TW_CLOCK_EVERY; a tick with
- *   (8) claims)                        more than TW_SORT_MAX (4096) due
+ *   between steps and around the       (8192) per softirq run, claims and
+ *   callbacks of each TW_CLOCK_EVERY   moves to the precise stage in steps
+ *   (8) claims)                        of TW_CLOCK_EVERY; a tick with
+ *                                      more than TW_SORT_MAX (4096) due
  *                                      timers is not sorted (a sort of up
  *                                      to 4096 is the longest step)
  *   wheel run, by time (softirq:       run_budget_us (2000 us), the clock

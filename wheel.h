@@ -300,6 +300,9 @@ static __always_inline struct twheel_timer *tw_wheel_pop_due(struct tw_wheel *w)
  * @w: the wheel
  * @now_ns: the current time
  * @budget: how many timers may be moved to the precise stage; decremented
+ * @floor: below @budget; where @budget stops this call: one call moves at
+ *	most @budget - @floor timers, which the caller's interrupts-off step
+ *	bounds
  *
  * First a timer of the precise stage whose deadline has come, then the
  * expired list's first. A precise timer taken off the expired list before
@@ -307,10 +310,11 @@ static __always_inline struct twheel_timer *tw_wheel_pop_due(struct tw_wheel *w)
  * instead, for one unit of @budget.
  *
  * Return: the timer, unlinked, due at @now_ns; NULL when none is (or
- * @budget ran out).
+ * @budget came down to @floor).
  */
 static __always_inline struct twheel_timer *
-tw_wheel_pop_next(struct tw_wheel *w, u64 now_ns, unsigned int *budget)
+tw_wheel_pop_next(struct tw_wheel *w, u64 now_ns, unsigned int *budget,
+		  unsigned int floor)
 {
 	struct twheel_timer *t;
 
@@ -325,7 +329,7 @@ tw_wheel_pop_next(struct tw_wheel *w, u64 now_ns, unsigned int *budget)
 		if (likely(READ_ONCE(t->expires) <= now_ns))
 			return t;
 		tw_precise_file(w, t);
-		if (!*budget || !--*budget)
+		if (*budget <= floor || --*budget <= floor)
 			break;
 	}
 	return NULL;

@@ -398,7 +398,7 @@ static u64 tw_precise_run(struct kunit *test, struct tw_wheel *w,
 		KUNIT_ASSERT_LT(test, when, (u64)KTIME_MAX);
 		KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
 		budget = UINT_MAX;
-		while ((x = tw_wheel_pop_next(w, now, &budget))) {
+		while ((x = tw_wheel_pop_next(w, now, &budget, 0))) {
 			KUNIT_EXPECT_LE(test, x->expires, now);
 			if (x == t)
 				return now;
@@ -502,16 +502,57 @@ static void tw_test_precise_coalesce(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, when, (ktime_t)(base + 10000 + 65536));
 	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, when, &budget));
 	budget = UINT_MAX;
-	x = tw_wheel_pop_next(w, when, &budget);
+	x = tw_wheel_pop_next(w, when, &budget, 0);
 	KUNIT_EXPECT_PTR_EQ(test, x, &a);
 	/* b's deadline came too: served by the same run. */
-	x = tw_wheel_pop_next(w, when, &budget);
+	x = tw_wheel_pop_next(w, when, &budget, 0);
 	KUNIT_EXPECT_PTR_EQ(test, x, &b);
-	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, when, &budget));
+	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, when, &budget, 0));
 	KUNIT_EXPECT_EQ(test, tw_wheel_next_ns(w), (ktime_t)(base + 100000));
 	tw_wheel_unlink(w, &c);
 	KUNIT_EXPECT_EQ(test, w->count, 0UL);
 	KUNIT_EXPECT_EQ(test, tw_wheel_next_ns(w), KTIME_MAX);
+}
+
+/*
+ * One tw_wheel_pop_next() moves precise timers to the stage only down to
+ * its @floor: a run's interrupts-off step moves at most TW_CLOCK_EVERY,
+ * however many precise timers one tick brings. None is lost or early.
+ */
+static void tw_test_precise_move_floor(struct kunit *test)
+{
+	u64 base = BASE_NS + 10 * GRAN, when = base + 5 * GRAN;
+	struct tw_wheel *w = tw_test_wheel(test, base);
+	unsigned int i, n = 64, budget = UINT_MAX, fired = 0;
+	struct twheel_timer *t = kunit_kcalloc(test, n, sizeof(*t), GFP_KERNEL);
+	struct twheel_timer *x;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	for (i = 0; i < n; i++) {
+		tw_test_precise_timer(&t[i], when + 1000 + i, i, 0);
+		tw_wheel_relink_ns(w, &t[i]);
+	}
+	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, when, &budget));
+	KUNIT_ASSERT_TRUE(test, tw_wheel_has_due(w));
+	budget = 100;
+	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, when, &budget, 92));
+	KUNIT_EXPECT_EQ(test, budget, 92U);
+	KUNIT_EXPECT_EQ(test, w->precise.n, 8U);
+	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, when, &budget, 84));
+	KUNIT_EXPECT_EQ(test, budget, 84U);
+	KUNIT_EXPECT_EQ(test, w->precise.n, 16U);
+	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, when, &budget, 0));
+	KUNIT_EXPECT_EQ(test, w->precise.n, n);
+	KUNIT_EXPECT_FALSE(test, tw_wheel_has_due(w));
+	/* Each at its deadline, in order. */
+	for (i = 0; i < n; i++) {
+		budget = UINT_MAX;
+		x = tw_wheel_pop_next(w, when + 1000 + i, &budget, 0);
+		KUNIT_EXPECT_PTR_EQ(test, x, &t[i]);
+		fired += x == &t[i];
+	}
+	KUNIT_EXPECT_EQ(test, fired, n);
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
 }
 
 /*
@@ -537,7 +578,7 @@ static void tw_test_precise_full(struct kunit *test)
 
 		KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, when, &budget));
 		budget = UINT_MAX;
-		while ((x = tw_wheel_pop_next(w, when, &budget))) {
+		while ((x = tw_wheel_pop_next(w, when, &budget, 0))) {
 			KUNIT_EXPECT_LE(test, x->expires, when);
 			KUNIT_EXPECT_LT(test, when - x->expires, (u64)GRAN);
 			late += when != x->expires;
@@ -606,7 +647,7 @@ static void tw_test_precise_kinds(struct kunit *test)
 	budget = UINT_MAX;
 	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
 	budget = UINT_MAX;
-	while ((x = tw_wheel_pop_next(w, now, &budget))) {
+	while ((x = tw_wheel_pop_next(w, now, &budget, 0))) {
 		KUNIT_EXPECT_TRUE(test, x->flags & TW_F_RATED);
 		KUNIT_EXPECT_LE(test, x->expires, now);
 		KUNIT_EXPECT_GE(test, x->expires, prev);
@@ -621,7 +662,7 @@ static void tw_test_precise_kinds(struct kunit *test)
 	budget = UINT_MAX;
 	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
 	budget = UINT_MAX;
-	KUNIT_EXPECT_PTR_EQ(test, tw_wheel_pop_next(w, now, &budget), &k);
+	KUNIT_EXPECT_PTR_EQ(test, tw_wheel_pop_next(w, now, &budget, 0), &k);
 	KUNIT_EXPECT_EQ(test, w->count, 0UL);
 	KUNIT_EXPECT_EQ(test, tw_wheel_next_ns(w), KTIME_MAX);
 }
@@ -662,8 +703,8 @@ static void tw_test_precise_hard(struct kunit *test)
 	budget = UINT_MAX;
 	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
 	budget = UINT_MAX;
-	KUNIT_EXPECT_PTR_EQ(test, tw_wheel_pop_next(w, now, &budget), &soft);
-	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, now, &budget));
+	KUNIT_EXPECT_PTR_EQ(test, tw_wheel_pop_next(w, now, &budget, 0), &soft);
+	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, now, &budget, 0));
 	KUNIT_EXPECT_PTR_EQ(test, tw_precise_pop_hard(w, now), &near);
 	KUNIT_EXPECT_NULL(test, tw_precise_pop_hard(w, now));
 	/* The far one: the wheel moves it to the hard heap at its tick. */
@@ -671,7 +712,7 @@ static void tw_test_precise_hard(struct kunit *test)
 	budget = UINT_MAX;
 	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
 	budget = UINT_MAX;
-	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, now, &budget));
+	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, now, &budget, 0));
 	KUNIT_EXPECT_TRUE(test, tw_precise_in_hard(&far));
 	KUNIT_EXPECT_EQ(test, tw_precise_next(&w->precise), KTIME_MAX);
 	KUNIT_EXPECT_NULL(test, tw_precise_pop_hard(w, base + 5 * GRAN + 6));
@@ -717,6 +758,7 @@ static struct kunit_case tw_wheel_cases[] = {
 	KUNIT_CASE(tw_test_sort_bounded),
 	KUNIT_CASE_PARAM(tw_test_precise_edge, tw_precise_edge_gen_params),
 	KUNIT_CASE(tw_test_precise_coalesce),
+	KUNIT_CASE(tw_test_precise_move_floor),
 	KUNIT_CASE(tw_test_precise_full),
 	KUNIT_CASE(tw_test_precise_kinds),
 	KUNIT_CASE(tw_test_precise_hard),
