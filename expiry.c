@@ -466,11 +466,15 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 				 */
 				ktime_t later;
 
-				/* After the callbacks claimed so far. */
-				if (d != due)
+				/*
+				 * After the callbacks claimed so far, or once
+				 * moves to the precise stage took this step's
+				 * share of @budget: the next step goes on.
+				 */
+				if (d != due || budget <= floor)
 					break;
 				empty = true;
-				if (budget <= floor || !w->precise.n)
+				if (!w->precise.n)
 					break;
 				later = ktime_get();
 				t = tw_precise_pop_due(w, later);

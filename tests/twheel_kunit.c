@@ -2074,6 +2074,42 @@ static void tw_test_precise_oneshot(struct kunit *test)
 	KUNIT_EXPECT_LT(test, med[0] + (s64)GRAN / 4, med[1]);
 }
 
+#define TW_ONE_TICK_N	64
+
+/*
+ * TW_ONE_TICK_N slack-0 timers of one CPU due within one tick: when it
+ * comes, the run moves them to the precise stage TW_CLOCK_EVERY per
+ * interrupts-off step (the floor of tw_wheel_pop_next()) and goes on with
+ * the next step. Each fires once, none early.
+ */
+static void tw_test_precise_one_tick(struct kunit *test)
+{
+	struct tw_probe *p = kunit_kcalloc(test, TW_ONE_TICK_N, sizeof(*p),
+					   GFP_KERNEL);
+	ktime_t base = roundup(ktime_get(), GRAN) + 10 * GRAN;
+	int cpu = raw_smp_processor_id();
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	for (i = 0; i < TW_ONE_TICK_N; i++) {
+		tw_probe_init(&p[i]);
+		KUNIT_EXPECT_EQ(test, twheel_timer_set_slack(&p[i].timer, 0), 0ULL);
+		KUNIT_ASSERT_EQ(test, twheel_timer_set_cpu(&p[i].timer, cpu), 0);
+		/* 10 us apart: all within the tick that starts at @base. */
+		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer,
+				base + (i + 1) * 10 * NSEC_PER_USEC), 0);
+	}
+	for (i = 0; i < TW_ONE_TICK_N; i++) {
+		KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p[i].done,
+								  WAIT_MAX), 0);
+		twheel_cancel_sync(&p[i].timer);
+		KUNIT_EXPECT_EQ(test, atomic_read(&p[i].runs), 1);
+		KUNIT_EXPECT_EQ(test, atomic_read(&p[i].early), 0);
+		KUNIT_EXPECT_LT(test, p[i].ends[0] - p[i].deadlines[0],
+				(s64)LATE_MAX_NS);
+	}
+}
+
 #define TW_HARD_N	8
 
 /* A TWHEEL_F_HARDIRQ timer, and where its callback ran. */
@@ -2330,6 +2366,7 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_wake_from_kick),
 	KUNIT_CASE_SLOW(tw_test_cancel_sync_accounting),
 	KUNIT_CASE(tw_test_precise_oneshot),
+	KUNIT_CASE(tw_test_precise_one_tick),
 	KUNIT_CASE(tw_test_precise_periodic),
 	KUNIT_CASE(tw_test_precise_hardirq),
 	KUNIT_CASE_SLOW(tw_test_precise_hard_hotplug),
