@@ -344,11 +344,15 @@ void tw_resume_fn(struct work_struct *work)
  * Yes unless the run interrupted this CPU's idle task and no task has
  * woken since (need_resched()). A task the run interrupted, of any class,
  * is owed the CPU: a real-time one must not be interrupted again at once,
- * and a SCHED_OTHER one gets its share against the work item's worker, as
- * it would against ksoftirqd (under the abuse tests' MODIFY storm CPU 0's
+ * and a SCHED_OTHER one runs between two runs. That is little in a long
+ * burst: the runs are softirqs on its interrupt exits, charged to it, and
+ * the worker preempts it at once (table 3's watcher had 0.2 ms of a 20.6
+ * ms burst); a run the worker made itself, charged to the worker, gave it
+ * whole scheduler slices but chained the runs and left gaps of ms between
+ * callbacks (BENCHMARKS.md). Under the abuse tests' MODIFY storm CPU 0's
  * busy loop must keep 90% of its throughput; with runs coming back at once
  * whenever no task waited, a fresh-clone make check's debug kernel kept
- * 83-89% three times in a row, though the test alone passed). On
+ * 83-89% three times in a row, though the test alone passed. On
  * PREEMPT_RT soft hrtimers expire in a SCHED_FIFO thread, so there the run
  * always defers. An idle CPU loses nothing to a run that comes back at
  * once: one interrupt rather than a work item's wake-up and two context
