@@ -2092,12 +2092,13 @@ static void tw_test_precise_one_tick(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	for (i = 0; i < TW_ONE_TICK_N; i++) {
+		/* 10 us apart: all within the tick that starts at @base. */
+		ktime_t at = base + (i + 1) * 10 * NSEC_PER_USEC;
+
 		tw_probe_init(&p[i]);
 		KUNIT_EXPECT_EQ(test, twheel_timer_set_slack(&p[i].timer, 0), 0ULL);
 		KUNIT_ASSERT_EQ(test, twheel_timer_set_cpu(&p[i].timer, cpu), 0);
-		/* 10 us apart: all within the tick that starts at @base. */
-		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer,
-				base + (i + 1) * 10 * NSEC_PER_USEC), 0);
+		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer, at), 0);
 	}
 	for (i = 0; i < TW_ONE_TICK_N; i++) {
 		KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&p[i].done,
