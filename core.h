@@ -125,6 +125,14 @@ struct twheel_stats {
  *	@kick, as smp_call_function_single_async() requires
  * @programmed: ns the hrtimer is set for, KTIME_MAX if idle or while a run
  *	is under way; written by the owner, read from afar by tw_push_arming()
+ * @courier: kicks the owner shortly before the earliest deadline queued on
+ *	@submit without a kick (tw_push_far(), tw_courier_fn()); hard, not
+ *	pinned: it runs on the CPU that armed it last
+ * @courier_lock: serialises the armings of @courier (tw_push_far()) with
+ *	its callback's reset of @courier_by; a leaf lock, taken with
+ *	interrupts off, only on the slow path of a remote arming
+ * @courier_by: ns by which @courier will have run, KTIME_MAX if it is not
+ *	set: written under @courier_lock, read locklessly by tw_push_arming()
  * @hard_programmed: ns @hrt_hard is set for, KTIME_MAX if idle or while
  *	it runs; owner, interrupts disabled
  * @online: accepts new timers; see the hotplug callbacks
@@ -160,6 +168,9 @@ struct twheel_cpu {
 	call_single_data_t	kick;
 	atomic_t		kicked;
 	ktime_t			programmed;
+	struct hrtimer		courier;
+	raw_spinlock_t		courier_lock;
+	ktime_t			courier_by;
 	ktime_t			hard_programmed;
 	bool			online;
 	u32			order;
@@ -360,6 +371,7 @@ static inline void tw_wake_waiters(struct twheel_timer *t, unsigned long old)
 
 void tw_irq_enable_wake(struct twheel_cpu *tc);
 void tw_kick(int cpu);
+enum hrtimer_restart tw_courier_fn(struct hrtimer *hrt);
 void tw_push_list(struct llist_node *first, struct llist_node *last, int cpu,
 		  bool kick);
 

@@ -340,6 +340,10 @@ int __init twheel_core_init(void)
 		INIT_CSD(&tc->kick, tw_kick_fn, tc);
 		INIT_WORK(&tc->resume, tw_resume_fn);
 		tc->programmed = KTIME_MAX;
+		twheel_hrtimer_setup(&tc->courier, tw_courier_fn,
+				     CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
+		raw_spin_lock_init(&tc->courier_lock);
+		tc->courier_by = KTIME_MAX;
 		tc->cpu = cpu;
 	}
 
@@ -392,6 +396,7 @@ void twheel_core_exit(void)
 	 */
 	WRITE_ONCE(tw_stopping, true);
 	for_each_possible_cpu(cpu) {
+		hrtimer_cancel(&tw_cpu(cpu)->courier);
 		hrtimer_cancel(&tw_cpu(cpu)->hrt);
 		hrtimer_cancel(&tw_cpu(cpu)->hrt_hard);
 	}
@@ -409,6 +414,7 @@ void twheel_core_exit(void)
 	cpus_read_unlock();
 	/* A late kick may have programmed a wheel again: nothing is left. */
 	for_each_possible_cpu(cpu) {
+		hrtimer_cancel(&tw_cpu(cpu)->courier);
 		hrtimer_cancel(&tw_cpu(cpu)->hrt);
 		hrtimer_cancel(&tw_cpu(cpu)->hrt_hard);
 	}

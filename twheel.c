@@ -19,7 +19,14 @@
  * kicks, since it waits for the owner to let go. An arming from afar kicks
  * only if it is due before the owner's hrtimer is set to run (that run
  * drains the list first: tw_push_arming()), so a timeout armed for another
- * CPU, or moved here from it, usually costs no IPI.
+ * CPU, or moved here from it, usually costs no IPI. When the owner's wheel
+ * would not run by then (it is empty, or its next event is later), an
+ * arming due TW_FAR_GRANULES or more ahead still sends none: the owner's
+ * courier, an hrtimer on the arming CPU, kicks it one to two granules
+ * before the deadline (tw_push_far()), once for every timer queued so, and
+ * not at all if the owner has drained its list by then. An idle CPU is not
+ * woken at every remote arming of a timeout, only before the first one
+ * that could fire.
  * Schedule and cancel are O(1): an atomic state change, plus either a
  * bucket link on the local wheel or an llist_add to the owner's list.
  *
@@ -207,6 +214,12 @@
  *                                   that set ::kicked (atomic_xchg()); the
  *                                   kick's own IPI clears it, or that sender
  *                                   when the send fails (-ENXIO)
+ *   twheel_cpu::courier,            any arming from afar may arm @courier,
+ *   ::courier_by                    under ::courier_lock (a leaf raw
+ *                                   spinlock, interrupts off); its callback
+ *                                   resets ::courier_by under the lock;
+ *                                   armings read ::courier_by locklessly
+ *                                   (READ_ONCE(), tw_push_arming())
  *   twheel_cpu::online              written by the CPU's own hotplug
  *                                   callbacks; read with READ_ONCE() under
  *                                   interrupts disabled (an RCU read side)
@@ -505,6 +518,73 @@ void tw_kick(int cpu)
 }
 
 /*
+ * An arming from afar due this many granules ahead or more waits for the
+ * owner's courier rather than kicking it at once (tw_push_far()).
+ */
+#define TW_FAR_GRANULES	4
+
+/*
+ * The courier of a CPU's wheel fell due: a remote arming left a timer on
+ * the wheel's list without a kick, due a granule or more after now. Kick
+ * the owner, unless it has drained the list since. Hard interrupt context,
+ * on the CPU that last armed the courier (or the one its timers migrated
+ * to when that CPU went down).
+ */
+enum hrtimer_restart tw_courier_fn(struct hrtimer *hrt)
+{
+	struct twheel_cpu *tc = container_of(hrt, struct twheel_cpu, courier);
+
+	raw_spin_lock(&tc->courier_lock);
+	WRITE_ONCE(tc->courier_by, KTIME_MAX);
+	raw_spin_unlock(&tc->courier_lock);
+	/*
+	 * Pairs with the full barrier of the llist_add() before an arming's
+	 * read of @courier_by (tw_push_arming()): either that arming reads
+	 * KTIME_MAX and arms the courier again, or we see its entry here and
+	 * kick.
+	 */
+	smp_mb();
+	if (!llist_empty(&tc->submit))
+		tw_kick(tc->cpu);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * tw_push_arming()'s slow path: @cpu's wheel is not set to run by
+ * @expires, no kick is on its way and the courier would come too late.
+ * A deadline at least TW_FAR_GRANULES away sets the courier for the
+ * window [@expires - 2 granules, @expires - 1 granule]: the owner then
+ * drains its list a granule or more before the deadline, in time for the
+ * timer's tick, or for the precise stage (which takes a timer a granule
+ * before its deadline). A nearer one kicks now. Interrupts are off.
+ *
+ * The clock is read here only: the fast path compares deadlines. At most
+ * one hrtimer_start_range_ns() per call, under a leaf lock held for it
+ * alone; a caller that arms ever earlier deadlines pays it on each (as
+ * each of those kicked before the courier), and each courier run costs
+ * the owner one IPI at most.
+ */
+static noinline void tw_push_far(struct twheel_cpu *tc, int cpu, ktime_t expires)
+{
+	ktime_t by = expires - (ktime_t)granularity_ns;
+
+	/* A kick is on its way: its drain will see our entry (tw_kick()). */
+	if (atomic_read(&tc->kicked))
+		return;
+	if (expires - ktime_get() < (ktime_t)(TW_FAR_GRANULES * granularity_ns)) {
+		tw_kick(cpu);
+		return;
+	}
+	raw_spin_lock(&tc->courier_lock);
+	if (by < tc->courier_by) {
+		WRITE_ONCE(tc->courier_by, by);
+		hrtimer_start_range_ns(&tc->courier, by - (ktime_t)granularity_ns,
+				       granularity_ns, HRTIMER_MODE_ABS_HARD);
+	}
+	raw_spin_unlock(&tc->courier_lock);
+}
+
+/*
  * Queue the timers linked from @first to @last through their llnode for
  * @cpu's wheel, in one llist_add_batch(); the caller set TW_QUEUED on each.
  * With @kick the owner is made to look soon (an arming, a hand-off): one
@@ -667,7 +747,13 @@ static __always_inline void tw_push_arming(struct twheel_timer *t, int cpu,
 	 */
 	if ((ktime_t)expires >= READ_ONCE(tc->programmed))
 		return;
-	tw_kick(cpu);
+	/*
+	 * The courier will kick the owner a granule or more before @expires:
+	 * its run clears @courier_by before it reads the list (tw_courier_fn()).
+	 */
+	if ((ktime_t)expires - (ktime_t)granularity_ns >= READ_ONCE(tc->courier_by))
+		return;
+	tw_push_far(tc, cpu, expires);
 }
 
 /*

@@ -1030,6 +1030,65 @@ static void tw_test_lazy_cancel(struct kunit *test)
 }
 
 /*
+ * An arming for another CPU's wheel that will not run by the deadline: a
+ * near deadline kicks the owner at once; one four granules ahead or more
+ * sends no IPI, and the owner's courier kicks it in time (tw_push_far()).
+ * Each timer fires once, on its owner, never early. The far ones are armed
+ * latest first, so that each is the earliest yet and moves the courier.
+ */
+#define COURIER_N	16
+
+static void tw_test_remote_far_courier(struct kunit *test)
+{
+	struct tw_probe *p, near;
+	ktime_t start;
+	u64 kicks;
+	int this, other, i;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	p = kunit_kcalloc(test, COURIER_N, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	migrate_disable();
+	this = smp_processor_id();
+	other = cpumask_any_but(cpu_online_mask, this);
+
+	tw_probe_init(&near);
+	twheel_timer_set_cpu(&near.timer, other);
+	tw_settle_ipis(other);
+	kicks = twheel_kicks(other);
+	KUNIT_EXPECT_EQ(test, twheel_schedule(&near.timer, twheel_granularity()), 0);
+	tw_settle_ipis(other);
+	KUNIT_EXPECT_GE(test, twheel_kicks(other) - kicks, 1);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&near.done, WAIT_MAX), 0);
+	twheel_cancel_sync(&near.timer);
+
+	tw_settle_ipis(other);
+	kicks = twheel_kicks(other);
+	start = ktime_get();
+	for (i = 0; i < COURIER_N; i++) {
+		tw_probe_init(&p[i]);
+		twheel_timer_set_cpu(&p[i].timer, other);
+		KUNIT_EXPECT_EQ(test, twheel_schedule_at(&p[i].timer, start +
+				NSEC_PER_SEC + (COURIER_N - i) * NSEC_PER_MSEC), 0);
+	}
+	tw_settle_ipis(other);
+	KUNIT_EXPECT_EQ(test, twheel_kicks(other) - kicks, 0);
+	migrate_enable();
+	for (i = 0; i < COURIER_N; i++) {
+		KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&p[i].done,
+								  WAIT_MAX), 0);
+		twheel_cancel_sync(&p[i].timer);
+		KUNIT_EXPECT_EQ(test, atomic_read(&p[i].runs), 1);
+		KUNIT_EXPECT_EQ(test, atomic_read(&p[i].early), 0);
+		KUNIT_EXPECT_EQ(test, READ_ONCE(p[i].cpu), other);
+		KUNIT_EXPECT_LE(test, p[i].ends[0] - p[i].deadlines[0], LATE_MAX_NS);
+	}
+	kunit_info(test, "cpu %d armed %d far timers on cpu %d: %llu kicks there until they fired\n",
+		   this, COURIER_N, other, twheel_kicks(other) - kicks);
+}
+
+/*
  * Issue 29: a re-arm from another CPU is that CPU's work. The timers are
  * armed on @other's wheel (from an IPI there), then re-armed over and over
  * from this CPU: the first re-arm moves each timer here (its old holder
@@ -2345,6 +2404,7 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_cancel_pending),
 	KUNIT_CASE(tw_test_cancel_in_llist),
 	KUNIT_CASE(tw_test_lazy_cancel),
+	KUNIT_CASE(tw_test_remote_far_courier),
 	KUNIT_CASE(tw_test_remote_rearm_migrates),
 	KUNIT_CASE(tw_test_callback_rearm),
 	KUNIT_CASE(tw_test_periodic_rate),
