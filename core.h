@@ -125,12 +125,6 @@ struct twheel_stats {
  *	@kick, as smp_call_function_single_async() requires
  * @programmed: ns the hrtimer is set for, KTIME_MAX if idle or while a run
  *	is under way; written by the owner, read from afar by tw_push_arming()
- * @courier: kicks the owner shortly before the earliest deadline queued on
- *	@submit without a kick (tw_push_far(), tw_courier_fn()); hard, not
- *	pinned: it runs on the CPU that armed it last
- * @courier_lock: serialises the armings of @courier (tw_push_far()) with
- *	its callback's reset of @courier_by; a leaf lock, taken with
- *	interrupts off, only on the slow path of a remote arming
  * @courier_by: ns by which @courier will have run, KTIME_MAX if it is not
  *	set: written under @courier_lock, read locklessly by tw_push_arming()
  * @hard_programmed: ns @hrt_hard is set for, KTIME_MAX if idle or while
@@ -158,6 +152,12 @@ struct twheel_stats {
  *	tw_hrtimer_fn()); owner, interrupts disabled
  * @stats: counters
  * @cpu: the owner
+ * @courier: kicks the owner shortly before the earliest deadline queued on
+ *	@submit without a kick (tw_push_far(), tw_courier_fn()); hard, not
+ *	pinned: it runs on the CPU that armed it last
+ * @courier_lock: serialises the armings of @courier (tw_push_far()) with
+ *	its callback's reset of @courier_by; a leaf lock, taken with
+ *	interrupts off, only on the slow path of a remote arming
  */
 struct twheel_cpu {
 	struct tw_wheel		wheel;
@@ -168,8 +168,6 @@ struct twheel_cpu {
 	call_single_data_t	kick;
 	atomic_t		kicked;
 	ktime_t			programmed;
-	struct hrtimer		courier;
-	raw_spinlock_t		courier_lock;
 	ktime_t			courier_by;
 	ktime_t			hard_programmed;
 	bool			online;
@@ -183,6 +181,8 @@ struct twheel_cpu {
 	ktime_t			precise_floor;
 	struct twheel_stats	stats;
 	int			cpu;
+	struct hrtimer		courier;
+	raw_spinlock_t		courier_lock;
 };
 
 /* Every CPU's wheel (twheel.c). */
