@@ -24,7 +24,9 @@
  *      spreads over the repetition's timers)
  *   3  `expire_count` timers due in the same granule: CPU time per expired
  *      timer, and the longest stretch the expiry took the CPU from a task
- *   4  lateness of `accuracy_count` timers (p50, p99, max) and early ones
+ *   4  lateness of `accuracy_count` timers (p50, p99, max) and early ones;
+ *      hrtimers with hard and with softirq callbacks, the peers of twheel's
+ *      slack-0 timers of each kind
  *   5  local timer interrupts per second on the idle CPU `quiet_cpu`: no
  *      timers, 1M far-future timers, a Netty-style tick every granule
  *   6  bytes per timer (struct sizes, slab deltas) and per CPU
@@ -143,12 +145,15 @@ MODULE_PARM_DESC(time_limit, "Seconds after which the run stops early (default 9
  * tables 1, 4 and 5 measure it beside the others; tables 2, 3 and 6 keep
  * the first NR_BASE_FACS. FAC_PRECISE_HARD is one that may fire in hard
  * interrupt context as the hrtimers here do (TWHEEL_F_HARDIRQ): table 4
- * only, as its arming and cancel are FAC_PRECISE's.
+ * only, as its arming and cancel are FAC_PRECISE's. FAC_HRTIMER_SOFT is
+ * an hrtimer whose callback runs in softirq context (HRTIMER_MODE_SOFT),
+ * as FAC_PRECISE's does: table 4 only, the peer of that row, as
+ * FAC_HRTIMER is the peer of FAC_PRECISE_HARD's.
  */
 enum bench_fac {
 	FAC_TWHEEL, FAC_TIMER_LIST, FAC_HRTIMER, NR_BASE_FACS,
 	FAC_PRECISE = NR_BASE_FACS, NR_FACS,
-	FAC_PRECISE_HARD = NR_FACS, NR_T4_FACS
+	FAC_PRECISE_HARD = NR_FACS, FAC_HRTIMER_SOFT, NR_T4_FACS
 };
 
 static const char *const fac_names[NR_T4_FACS] = {
@@ -157,6 +162,7 @@ static const char *const fac_names[NR_T4_FACS] = {
 	[FAC_HRTIMER] = "hrtimer",
 	[FAC_PRECISE] = "twheel_slack0",
 	[FAC_PRECISE_HARD] = "twheel_slack0_hardirq",
+	[FAC_HRTIMER_SOFT] = "hrtimer_soft",
 };
 
 static bool fac_is_tw(enum bench_fac fac)
@@ -351,7 +357,8 @@ static enum hrtimer_restart bench_hr_fn(struct hrtimer *t)
 {
 	struct tset *s = READ_ONCE(watched);
 
-	if (s && s->fac == FAC_HRTIMER && t >= s->hr && t < s->hr + s->n)
+	if (s && (s->fac == FAC_HRTIMER || s->fac == FAC_HRTIMER_SOFT) &&
+	    t >= s->hr && t < s->hr + s->n)
 		bench_note(s, t - s->hr);
 	else
 		atomic_long_inc(&stray);
@@ -392,7 +399,8 @@ static void fac_init(enum bench_fac fac, void *timer, bool pinned)
 		break;
 	default:
 		twheel_hrtimer_setup((struct hrtimer *)timer, bench_hr_fn,
-				     CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+				     CLOCK_MONOTONIC, fac == FAC_HRTIMER_SOFT ?
+				     HRTIMER_MODE_REL_SOFT : HRTIMER_MODE_REL);
 		break;
 	}
 }
@@ -409,7 +417,8 @@ static void fac_arm_rel(enum bench_fac fac, void *timer, u64 delay)
 		mod_timer(timer, jiffies + ns_to_jiffies_up(delay));
 		break;
 	default:
-		hrtimer_start(timer, ns_to_ktime(delay), HRTIMER_MODE_REL);
+		hrtimer_start(timer, ns_to_ktime(delay), fac == FAC_HRTIMER_SOFT ?
+			      HRTIMER_MODE_REL_SOFT : HRTIMER_MODE_REL);
 		break;
 	}
 }
@@ -1427,7 +1436,9 @@ static int table4_rep(enum bench_fac fac, unsigned int rep)
 			mod_timer(&s->tl[i], jiffies + ns_to_jiffies_up(d));
 			break;
 		default:
-			hrtimer_start(&s->hr[i], s->deadline[i], HRTIMER_MODE_ABS);
+			hrtimer_start(&s->hr[i], s->deadline[i],
+				      fac == FAC_HRTIMER_SOFT ?
+				      HRTIMER_MODE_ABS_SOFT : HRTIMER_MODE_ABS);
 			break;
 		}
 		if (!(i & 1023))
