@@ -985,19 +985,29 @@ static void tw_settle_ipis(int cpu)
 	smp_call_function_single(cpu, tw_nop_fn, NULL, 1);
 }
 
+/*
+ * Two CPUs' test: @n probes in *@p, migration off, this CPU in *@this;
+ * returns another online CPU. Skips the test on one CPU.
+ */
+static int tw_remote_setup(struct kunit *test, unsigned int n,
+			   struct tw_probe **p, int *this)
+{
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	*p = kunit_kcalloc(test, n, sizeof(**p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, *p);
+	migrate_disable();
+	*this = smp_processor_id();
+	return cpumask_any_but(cpu_online_mask, *this);
+}
+
 static void tw_test_lazy_cancel(struct kunit *test)
 {
 	struct tw_probe *p, probe;
 	u64 kicks;
 	int this, other, i;
 
-	if (num_online_cpus() < 2)
-		kunit_skip(test, "needs two CPUs");
-	p = kunit_kcalloc(test, LAZY_N, sizeof(*p), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	migrate_disable();
-	this = smp_processor_id();
-	other = cpumask_any_but(cpu_online_mask, this);
+	other = tw_remote_setup(test, LAZY_N, &p, &this);
 	for (i = 0; i < LAZY_N; i++) {
 		tw_probe_init(&p[i]);
 		twheel_timer_set_cpu(&p[i].timer, other);
@@ -1045,14 +1055,7 @@ static void tw_test_remote_far_courier(struct kunit *test)
 	u64 kicks;
 	int this, other, i;
 
-	if (num_online_cpus() < 2)
-		kunit_skip(test, "needs two CPUs");
-	p = kunit_kcalloc(test, COURIER_N, sizeof(*p), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	migrate_disable();
-	this = smp_processor_id();
-	other = cpumask_any_but(cpu_online_mask, this);
-
+	other = tw_remote_setup(test, COURIER_N, &p, &this);
 	tw_probe_init(&near);
 	twheel_timer_set_cpu(&near.timer, other);
 	tw_settle_ipis(other);
