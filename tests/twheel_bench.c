@@ -50,7 +50,11 @@
  *   timers expire: a gap longer than GAP_NS between two of its clock reads
  *   is time something else took the CPU, and the gaps that overlap the
  *   first to the last callback are the expiry (hardirq, softirq or
- *   ksoftirqd): their sum per timer, and the longest of them.
+ *   ksoftirqd): their sum per timer, and the longest of them. A wait of
+ *   more than GAP_NS between two callbacks is a hand-off if the task read
+ *   the clock in it (the expiry gave the CPU back between two runs), else
+ *   a gap inside a run (an interrupt, a tick's mostly): each kind's
+ *   longest, and the hand-offs' count and medians.
  * - Timers that should not fire (pending ones, probes) are far enough
  *   away not to; a callback outside the watched set is counted in the
  *   last line ("stray_callbacks").
@@ -181,6 +185,14 @@ static bool fac_is_tw(enum bench_fac fac)
 /* Table 2 adds this to the delays: a round may wait for a descheduled vCPU. */
 #define XCPU_MIN_NS	(100 * NSEC_PER_MSEC)
 
+/* Table 3: a stretch of time, in which the watching task did not run. */
+struct gap {
+	ktime_t	from;
+	ktime_t	to;
+};
+
+#define CB_GAPS		128	/* table 3: waits between callbacks kept */
+
 /* Delays of the measured timers: 1 ms << 0..21, so up to 70 min. */
 #define PROBE_MIN_NS	NSEC_PER_MSEC
 #define PROBE_OCTAVES	22
@@ -212,6 +224,8 @@ static bool fac_is_tw(enum bench_fac fac)
  * @prev_cb: table 3 (pinned sets, whose callbacks run one at a time on
  *	@home): time of the latest callback
  * @max_cb_gap: table 3: the longest time between two callbacks
+ * @ncb_gaps: table 3: waits of more than GAP_NS between two callbacks
+ * @cb_gaps: the first CB_GAPS of them
  */
 struct tset {
 	enum bench_fac		fac;
@@ -231,6 +245,8 @@ struct tset {
 	atomic_t		away;
 	ktime_t			prev_cb;
 	ktime_t			max_cb_gap;
+	unsigned int		ncb_gaps;
+	struct gap		cb_gaps[CB_GAPS];
 };
 
 static bool bench_abort;		/* insmod was interrupted */
@@ -324,6 +340,11 @@ static void bench_note(struct tset *s, unsigned long i)
 			atomic_inc(&s->away);
 		if (s->prev_cb && now - s->prev_cb > s->max_cb_gap)
 			s->max_cb_gap = now - s->prev_cb;
+		if (s->prev_cb && now - s->prev_cb > GAP_NS &&
+		    s->ncb_gaps++ < CB_GAPS) {
+			s->cb_gaps[s->ncb_gaps - 1].from = s->prev_cb;
+			s->cb_gaps[s->ncb_gaps - 1].to = now;
+		}
 		s->prev_cb = now;
 	}
 	old = atomic64_read(&s->last);
@@ -1273,12 +1294,6 @@ static int tables12(void)
  * Table 3: many timers expiring in the same granule
  */
 
-/* A stretch in which the watching task did not run. */
-struct gap {
-	ktime_t	from;
-	ktime_t	to;
-};
-
 #define MAX_GAPS	4096
 
 /*
@@ -1311,11 +1326,58 @@ static unsigned int watch_gaps(struct tset *s, ktime_t deadline,
 	return ngaps;
 }
 
+/* Table 3: the waits between two callbacks, by kind (see the top). */
+struct cb_gap_kinds {
+	u64		run_max;	/* longest with the task away throughout */
+	unsigned int	handoffs;	/* waits in which the task ran */
+	u64		handoff_max;
+	u64		handoff_p50;
+	u64		task_p50;	/* the task's time in a hand-off */
+};
+
+/*
+ * Sort @s's waits between callbacks by whether the watching task read the
+ * clock in them: it did if one of its @gaps (both in time order) ended
+ * inside the wait, and it ran from there to the start of its next gap.
+ */
+static void cb_gap_kinds(const struct tset *s, const struct gap *gaps,
+			 unsigned int ngaps, struct cb_gap_kinds *k)
+{
+	unsigned int i, j = 0, g, n = min(s->ncb_gaps, CB_GAPS);
+	u64 *len = kmalloc_array(2 * CB_GAPS, sizeof(*len), GFP_KERNEL);
+	u64 *task = len + CB_GAPS;
+
+	memset(k, 0, sizeof(*k));
+	if (!len)
+		return;
+	for (i = 0; i < n; i++) {
+		ktime_t from = s->cb_gaps[i].from, to = s->cb_gaps[i].to;
+		u64 ran = 0;
+
+		while (j < ngaps && gaps[j].to <= from)
+			j++;
+		for (g = j; g < ngaps && gaps[g].to < to; g++)
+			ran += (g + 1 < ngaps ? min(gaps[g + 1].from, to) : to) -
+			       gaps[g].to;
+		if (!ran) {
+			k->run_max = max_t(u64, k->run_max, to - from);
+			continue;
+		}
+		len[k->handoffs] = to - from;
+		task[k->handoffs++] = ran;
+		k->handoff_max = max_t(u64, k->handoff_max, to - from);
+	}
+	k->handoff_p50 = median(len, k->handoffs);
+	k->task_p50 = median(task, k->handoffs);
+	kfree(len);
+}
+
 static int table3_rep(enum bench_fac fac, unsigned int rep, u64 *arm_est,
 		      struct gap *gaps)
 {
 	u64 busy = 0, max_gap = 0, idle_gap = 0, len;
 	unsigned int i, n = expire_count, ngaps, fired;
+	struct cb_gap_kinds kinds;
 	ktime_t t0, deadline, first, last, from = 0, to = 0;
 	unsigned long jdl;
 	struct tset *s;
@@ -1366,14 +1428,19 @@ static int table3_rep(enum bench_fac fac, unsigned int rep, u64 *arm_est,
 		max_gap = max(max_gap, len);
 	}
 	/* Ordered after the callbacks' stores by the acquire of @fired. */
-	pr_info("table=3 facility=%s timers=%u rep=%u ns_per_timer=%s max_run_us=%llu cb_gap_us=%llu span_us=%llu first_late_us=%lld idle_gap_us=%llu fired=%u away=%d gaps=%u setup_late=%d\n",
+	cb_gap_kinds(s, gaps, ngaps, &kinds);
+	pr_info("table=3 facility=%s timers=%u rep=%u ns_per_timer=%s max_run_us=%llu cb_gap_us=%llu span_us=%llu first_late_us=%lld idle_gap_us=%llu fired=%u away=%d gaps=%u setup_late=%d run_gap_us=%llu handoffs=%u handoff_max_us=%llu handoff_p50_us=%llu handoff_task_p50_us=%llu cb_gaps=%u\n",
 		fac_names[fac], n, rep, fx(per10(busy, fired)).s,
 		div_u64(max_gap, NSEC_PER_USEC),
 		div_u64(s->max_cb_gap, NSEC_PER_USEC),
 		div_u64(to - from, NSEC_PER_USEC),
 		first ? div_s64(first - deadline, NSEC_PER_USEC) : -1,
 		div_u64(idle_gap, NSEC_PER_USEC), fired, atomic_read(&s->away),
-		ngaps, t0 + *arm_est > deadline);
+		ngaps, t0 + *arm_est > deadline,
+		div_u64(kinds.run_max, NSEC_PER_USEC), kinds.handoffs,
+		div_u64(kinds.handoff_max, NSEC_PER_USEC),
+		div_u64(kinds.handoff_p50, NSEC_PER_USEC),
+		div_u64(kinds.task_p50, NSEC_PER_USEC), s->ncb_gaps);
 	tset_free(s);
 	return fired < n ? -ETIMEDOUT : 0;
 }
