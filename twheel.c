@@ -364,7 +364,6 @@
 static_assert(!IS_ENABLED(CONFIG_64BIT) || IS_ENABLED(CONFIG_LOCKDEP) ||
 	      sizeof(struct twheel_timer) <= 64);
 
-
 unsigned long granularity_ns = NSEC_PER_MSEC;
 module_param(granularity_ns, ulong, 0444);
 MODULE_PARM_DESC(granularity_ns,
@@ -715,7 +714,6 @@ void tw_drain(struct twheel_cpu *tc, unsigned int *budget)
 /* ---------------------------------------------------------------------
  * Arming
  */
-
 
 /*
  * Queue an arming of @t, due at @expires, for @cpu's wheel: as tw_push()

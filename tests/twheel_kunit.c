@@ -367,7 +367,6 @@ static void tw_test_sort_bounded(struct kunit *test)
 	kvfree(t);
 }
 
-
 /* ---------------------------------------------------------------------
  * twheel_wheel: the precise final stage (precise.c), virtual clock
  */
@@ -2063,7 +2062,6 @@ static void tw_test_cancel_sync_accounting(struct kunit *test)
 		   atomic_read(&a->ops), twheel_parks() - parks);
 }
 
-
 /* ---------------------------------------------------------------------
  * twheel_api: precise timers (twheel_timer_set_slack())
  */
@@ -2089,17 +2087,18 @@ static s64 tw_median(s64 *v, unsigned int n)
 static void tw_precise_oneshot_round(struct kunit *test, struct tw_probe *p,
 				     s64 late[2][TW_PRECISE_N])
 {
-	ktime_t base = roundup(ktime_get(), GRAN);
+	ktime_t base = roundup(ktime_get(), GRAN), at;
 	unsigned int i;
+	u64 slack;
 
 	for (i = 0; i < 2 * TW_PRECISE_N; i++) {
 		tw_probe_init(&p[i]);
 		/* Even: slack 0; odd: the default, one tick. */
-		KUNIT_EXPECT_EQ(test, twheel_timer_set_slack(&p[i].timer,
-				i % 2 ? TWHEEL_SLACK_DEFAULT : 0),
+		slack = i % 2 ? TWHEEL_SLACK_DEFAULT : 0;
+		KUNIT_EXPECT_EQ(test, twheel_timer_set_slack(&p[i].timer, slack),
 				i % 2 ? (u64)GRAN : 0ULL);
-		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer,
-			base + (10 + 2 * i) * GRAN + 10 * NSEC_PER_USEC), 0);
+		at = base + (10 + 2 * i) * GRAN + 10 * NSEC_PER_USEC;
+		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer, at), 0);
 	}
 	for (i = 0; i < 2 * TW_PRECISE_N; i++) {
 		late[i % 2][i / 2] = tw_expect_fired_once(test, &p[i]);
@@ -2913,7 +2912,6 @@ static void tw_clock_test_periodic_bad_args(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, twheel_clock_cancel_sync(&p->ct));
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->runs), 1);
 }
-
 
 /*
  * A REALTIME timer with slack 0 across sets of the clock, forward (it
