@@ -169,6 +169,12 @@ static const char *const fac_names[NR_T4_FACS] = {
 	[FAC_HRTIMER_SOFT] = "hrtimer_soft",
 };
 
+/* The mode bit of @fac's hrtimers: softirq callbacks or hard ones. */
+static enum hrtimer_mode fac_hr_soft(enum bench_fac fac)
+{
+	return fac == FAC_HRTIMER_SOFT ? HRTIMER_MODE_SOFT : 0;
+}
+
 static bool fac_is_tw(enum bench_fac fac)
 {
 	return fac == FAC_TWHEEL || fac == FAC_PRECISE ||
@@ -420,8 +426,8 @@ static void fac_init(enum bench_fac fac, void *timer, bool pinned)
 		break;
 	default:
 		twheel_hrtimer_setup((struct hrtimer *)timer, bench_hr_fn,
-				     CLOCK_MONOTONIC, fac == FAC_HRTIMER_SOFT ?
-				     HRTIMER_MODE_REL_SOFT : HRTIMER_MODE_REL);
+				     CLOCK_MONOTONIC,
+				     HRTIMER_MODE_REL | fac_hr_soft(fac));
 		break;
 	}
 }
@@ -438,8 +444,8 @@ static void fac_arm_rel(enum bench_fac fac, void *timer, u64 delay)
 		mod_timer(timer, jiffies + ns_to_jiffies_up(delay));
 		break;
 	default:
-		hrtimer_start(timer, ns_to_ktime(delay), fac == FAC_HRTIMER_SOFT ?
-			      HRTIMER_MODE_REL_SOFT : HRTIMER_MODE_REL);
+		hrtimer_start(timer, ns_to_ktime(delay),
+			      HRTIMER_MODE_REL | fac_hr_soft(fac));
 		break;
 	}
 }
@@ -1504,8 +1510,7 @@ static int table4_rep(enum bench_fac fac, unsigned int rep)
 			break;
 		default:
 			hrtimer_start(&s->hr[i], s->deadline[i],
-				      fac == FAC_HRTIMER_SOFT ?
-				      HRTIMER_MODE_ABS_SOFT : HRTIMER_MODE_ABS);
+				      HRTIMER_MODE_ABS | fac_hr_soft(fac));
 			break;
 		}
 		if (!(i & 1023))
