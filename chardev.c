@@ -443,6 +443,8 @@ static int twheel_fd_open(struct inode *inode, struct file *file)
 	}
 	/* As RLIMIT_* are: root may exceed the per-user cap. */
 	tf->cap_exempt = capable(CAP_SYS_RESOURCE);
+	/* Every absolute time of the file is on the opener's namespace's clocks. */
+	twheel_timens_offsets(&tf->timens[TW_CLK_MONO], &tf->timens[TW_CLK_BOOT]);
 
 	mutex_init(&tf->ctl_mutex);
 	tf->max_timers = twheel_fd_max_timers();
@@ -652,6 +654,9 @@ static void twheel_fd_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "twheel-starved:\t%u\n", nstarved);
 	seq_printf(m, "twheel-extended:\t%llu\n", extended);
 	seq_printf(m, "twheel-mapped:\t%u\n", tf->deadlines ? 1 : 0);
+	seq_printf(m, "twheel-timens-offsets-ns:\t%lld %lld\n",
+		   ktime_to_ns(tf->timens[TW_CLK_MONO]),
+		   ktime_to_ns(tf->timens[TW_CLK_BOOT]));
 	twheel_fd_caps_show(m, tf);
 	twheel_fd_ring_show(m, tf);
 	seq_printf(m, "twheel-granularity-ns:\t%lld\n",

@@ -114,4 +114,43 @@ twheel_hrtimer_setup(struct hrtimer *timer,
 #endif
 #endif
 
+/*
+ * The offsets of the caller's time namespace from the host's clocks
+ * (CLOCK_MONOTONIC and CLOCK_BOOTTIME; CLOCK_REALTIME has none), read once
+ * when a file is opened. timerfd and clock_nanosleep() convert with
+ * timens_ktime_to_host(), whose out-of-line part is not exported; the
+ * offsets themselves are in struct time_namespace, in the public header,
+ * on every kernel twheel builds for (6.1, 6.12, 7.2).
+ *
+ * A copy is correct because the offsets of a namespace that has a task
+ * never change: /proc/PID/timens_offsets can only be written before the
+ * first task enters (proc_timens_set_offset() fails with EACCES once
+ * frozen_offsets is set, which timens_commit() does for the first task,
+ * at fork or setns()). The opener is a task of the namespace it reads, so
+ * what it reads is final. (7.2's timens_commit() sets frozen_offsets only
+ * with CONFIG_TIME_NS_VDSO, which every architecture with a vDSO time
+ * namespace page has, x86-64 and arm64 among them; on one without, a
+ * namespace's offsets could still be written after the open, and the
+ * file keeps those it saw.) Without CONFIG_TIME_NS every offset is 0.
+ */
+#ifdef CONFIG_TIME_NS
+#include <linux/nsproxy.h>
+#include <linux/sched.h>
+#include <linux/time_namespace.h>
+
+static inline void twheel_timens_offsets(ktime_t *mono, ktime_t *boot)
+{
+	const struct timens_offsets *o = &current->nsproxy->time_ns->offsets;
+
+	*mono = timespec64_to_ktime(o->monotonic);
+	*boot = timespec64_to_ktime(o->boottime);
+}
+#else
+static inline void twheel_timens_offsets(ktime_t *mono, ktime_t *boot)
+{
+	*mono = 0;
+	*boot = 0;
+}
+#endif
+
 #endif /* _TWHEEL_COMPAT_H */

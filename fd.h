@@ -40,6 +40,7 @@
 #include <linux/workqueue.h>
 
 #include "twheel.h"
+#include "internal.h"
 #include "fd_table.h"
 #include "tw_list.h"
 #include "uapi/twheel.h"
@@ -84,6 +85,12 @@ struct twheel_user;
  *	reads it once per expiry, never trusting what it finds.
  * @dl_pages: the pages of @deadlines; @dl_npages of them; under @ctl_mutex
  * @dl_npages: see @dl_pages
+ * @timens: the offset of each clock (TW_CLK_*) of the opener's time
+ *	namespace from the host's, ns: what a time of the ABI is on top of
+ *	the time the wheels and clock.c count (twheel_fd_to_host(),
+ *	twheel_fd_from_host()). Set at open, constant afterwards (compat.h's
+ *	twheel_timens_offsets() says why a copy is exact); 0 outside a time
+ *	namespace and always for CLOCK_REALTIME.
  * @ring: the submission ring (fd_ring.c), or NULL until its first mmap();
  *	set once under @ctl_mutex with a release store, read with an
  *	acquire load
@@ -131,6 +138,7 @@ struct twheel_fd {
 	u64			*deadlines;
 	struct page		**dl_pages;
 	unsigned int		dl_npages;
+	ktime_t			timens[TW_CLK_NR];
 	struct twheel_fd_ring	*ring;
 
 	spinlock_t		lock;		/* events; also taken in softirq */
@@ -167,6 +175,9 @@ struct twheel_fd {
  * @fired: when the latest expiry ran, on the same clock
  * @count: expiries since the event was last read; 0 means no event
  * @flags: TWHEEL_EVENT_*
+ * @clock: the clock (TW_CLK_*) of @deadline and @fired, which read() gives
+ *	as the file's time namespace sees that clock: the timer's clock when
+ *	they were written, which a MODIFY onto another may have changed since
  *
  * All under tf->lock. A pending one-shot timer on CLOCK_MONOTONIC, the
  * common timer by far, has none: its expiry takes one (tf->recs, else the
@@ -185,6 +196,7 @@ struct twheel_fd_rec {
 	u64				fired;
 	u64				count;
 	u8				flags;
+	u8				clock;
 };
 
 /**
@@ -308,6 +320,46 @@ static inline u64 twheel_fd_sat_add(u64 a, u64 b)
 	if (check_add_overflow(a, b, &sum))
 		return U64_MAX;
 	return sum;
+}
+
+/*
+ * Time namespaces. A time a program gives (an ABSTIME deadline, a slot of
+ * the mapped deadline array) is on the clocks of the file's namespace;
+ * the host's time is that minus the namespace's offset. One before the
+ * namespace's offset (its clock's 0) is already due, and one past
+ * KTIME_MAX on the host never comes: both are clamped, as
+ * timens_ktime_to_host() does for timerfd. @t counts as at most KTIME_MAX
+ * (the mapped array holds anything). Outside a namespace, @t itself.
+ */
+static __always_inline ktime_t twheel_fd_to_host(const struct twheel_fd *tf,
+						 int clock, u64 t)
+{
+	ktime_t off = tf->timens[clock];
+	ktime_t v = (ktime_t)min_t(u64, t, KTIME_MAX);
+
+	if (likely(!off))
+		return v;
+	if (off > 0)
+		return v > off ? v - off : 0;
+	return v > KTIME_MAX + off ? KTIME_MAX : v - off;
+}
+
+/*
+ * A time of the host's @clock as the file's namespace sees it, for what
+ * the kernel gives back (events, the mapped array), clamped to
+ * [0, KTIME_MAX] where the offset would take it out. CLOCK_REALTIME's
+ * times, which may be negative, have no offset and pass unchanged.
+ */
+static __always_inline u64 twheel_fd_from_host(const struct twheel_fd *tf,
+					       int clock, ktime_t t)
+{
+	ktime_t off = tf->timens[clock];
+
+	if (likely(!off))
+		return t;
+	if (off > 0)
+		return t > KTIME_MAX - off ? KTIME_MAX : t + off;
+	return t > -off ? t + off : 0;
 }
 
 /* Its record, if it has one (a starved timer keeps a count there). */

@@ -119,6 +119,7 @@ static noinline void twheel_fd_catch_up_clock_locked(struct twheel_fd_timer *ft)
 	}
 	ft->rec->deadline = ex.deadline;
 	ft->rec->fired = ex.now;
+	ft->rec->clock = ft->rec->clk->clock;
 	ft->rec->user_data = ft->user_data;
 	ft->rec->count = twheel_fd_sat_add(ft->rec->count, ex.count);
 }
@@ -146,6 +147,7 @@ static void twheel_fd_catch_up_locked(struct twheel_fd_timer *ft)
 	/* park_deadline + n * period <= now: no overflow. */
 	ft->rec->deadline = ft->rec->park_deadline + n * period;
 	ft->rec->fired = now;
+	ft->rec->clock = TW_CLK_MONO;
 	ft->rec->user_data = ft->user_data;
 	ft->rec->count = twheel_fd_sat_add(ft->rec->count, n + 1);
 	/*
@@ -195,7 +197,8 @@ static bool twheel_fd_extend_locked(struct twheel_fd *tf,
 	if (!slot || ft->mode != TWHEEL_ONESHOT || !ft->live ||
 	    ft->starved || twheel_pending(&ft->timer))
 		return false;
-	want = min_t(u64, READ_ONCE(*slot), KTIME_MAX);
+	/* The program's time, in the file's namespace: to the host's. */
+	want = twheel_fd_to_host(tf, TW_CLK_MONO, READ_ONCE(*slot));
 	due = ktime_to_ns(twheel_deadline(&ft->timer));
 	if (want <= due)
 		return false;
@@ -207,20 +210,21 @@ static bool twheel_fd_extend_locked(struct twheel_fd *tf,
 
 /*
  * Records @n expiries of @ft, the latest due at @deadline and run at
- * @fired, in its event, queues the event unless it is queued or a reader
+ * @fired on @clock (TW_CLK_*), in its event, queues the event unless it is queued or a reader
  * holds it, and signals the eventfd. Under tf->lock, which
  * TWHEEL_IOC_SET_EVENTFD holds to swap the eventfd (it puts the old one
  * only after unlocking).
  */
 static __always_inline void
 twheel_fd_record_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
-			u64 n, u64 deadline, u64 fired, u8 flags)
+			u64 n, u64 deadline, u64 fired, int clock, u8 flags)
 {
 	lockdep_assert_held(&tf->lock);
 
 	ft->rec->count = twheel_fd_sat_add(ft->rec->count, n);
 	ft->rec->deadline = deadline;
 	ft->rec->fired = fired;
+	ft->rec->clock = clock;
 	ft->rec->user_data = ft->user_data;
 	ft->rec->flags = flags;
 	if (!ft->on_list && !ft->in_flight)
@@ -263,7 +267,8 @@ static noinline bool twheel_fd_expire_clock_locked(struct twheel_fd *tf,
 	default:
 		return false;
 	}
-	twheel_fd_record_locked(tf, ft, ex.count, ex.deadline, ex.now, flags);
+	twheel_fd_record_locked(tf, ft, ex.count, ex.deadline, ex.now,
+				ft->rec->clk->clock, flags);
 	return true;
 }
 
@@ -319,6 +324,7 @@ noinline int twheel_fd_unstarve_locked(struct twheel_fd *tf,
 	twheel_fd_rec_attach(ft, rec);
 	rec->count = count;
 	rec->fired = ktime_get_ns();
+	rec->clock = TW_CLK_MONO;
 	/* An arming that raced the expiry may be due later (see above). */
 	rec->deadline = min_t(u64, ktime_to_ns(twheel_deadline(&ft->timer)),
 			      rec->fired);
@@ -373,7 +379,7 @@ void twheel_fd_expire(struct twheel_timer *timer, u64 missed)
 	}
 	unread = rec->count;
 	twheel_fd_record_locked(tf, ft, n, ktime_to_ns(twheel_deadline(timer)),
-				ktime_get_ns(),
+				ktime_get_ns(), TW_CLK_MONO,
 				ft->mode == TWHEEL_ONESHOT ? 0 : TWHEEL_EVENT_PERIODIC);
 	if (ft->mode != TWHEEL_ONESHOT && unread)
 		twheel_fd_park_locked(ft, missed);
@@ -409,8 +415,11 @@ static unsigned int twheel_fd_pop(struct twheel_fd *tf,
 		ev[n] = (struct twheel_event) {
 			.id		= ft->id,
 			.user_data	= ft->rec->user_data,
-			.deadline	= ft->rec->deadline,
-			.fired		= ft->rec->fired,
+			/* On the clocks of the file's time namespace. */
+			.deadline	= twheel_fd_from_host(tf, ft->rec->clock,
+							      ft->rec->deadline),
+			.fired		= twheel_fd_from_host(tf, ft->rec->clock,
+							      ft->rec->fired),
 			.count		= ft->rec->count,
 			.flags		= ft->rec->flags,
 		};

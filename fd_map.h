@@ -26,14 +26,16 @@ static inline u64 *twheel_fd_deadline_slot(u64 *deadlines,
 }
 
 /*
- * Every arming stores its deadline in the mapped array, so that the slot
- * holds the timer's own deadline, never one the slot's previous timer left,
- * and the program can read it. Under tf->lock. An array created meanwhile
- * (mmap(), under ctl_mutex) starts zeroed, and 0 moves no timer.
+ * Every arming stores its deadline (on @clock, TW_CLK_*, as the file's time
+ * namespace sees it) in the mapped array, so that the slot holds the
+ * timer's own deadline, never one the slot's previous timer left, and the
+ * program can read it. Under tf->lock. An array created meanwhile (mmap(),
+ * under ctl_mutex) starts zeroed, and 0 moves no timer.
  */
 static __always_inline void
 twheel_fd_publish_deadline(struct twheel_fd *tf,
-			   const struct twheel_fd_timer *ft, ktime_t deadline)
+			   const struct twheel_fd_timer *ft, int clock,
+			   ktime_t deadline)
 {
 	u64 *slot;
 
@@ -42,7 +44,7 @@ twheel_fd_publish_deadline(struct twheel_fd *tf,
 	/* Pairs with smp_store_release() in twheel_fd_map_create(). */
 	slot = twheel_fd_deadline_slot(smp_load_acquire(&tf->deadlines), ft);
 	if (slot)
-		WRITE_ONCE(*slot, deadline);
+		WRITE_ONCE(*slot, twheel_fd_from_host(tf, clock, deadline));
 }
 
 #endif /* _TWHEEL_FD_MAP_H */

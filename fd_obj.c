@@ -282,6 +282,7 @@ void twheel_fd_rec_attach(struct twheel_fd_timer *ft, struct twheel_fd_rec *rec)
 	rec->clk = NULL;
 	rec->count = 0;
 	rec->flags = 0;
+	rec->clock = TW_CLK_MONO;
 	ft->rec = rec;
 }
 

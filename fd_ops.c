@@ -159,7 +159,8 @@ twheel_fd_check_mode(const struct twheel_timer_spec *spec,
  * CLOCK_REALTIME timer, periodic or not. A relative value counts from that
  * clock's now, read here.
  */
-static noinline int twheel_fd_check_clock_spec(const struct twheel_timer_spec *spec,
+static noinline int twheel_fd_check_clock_spec(const struct twheel_fd *tf,
+					       const struct twheel_timer_spec *spec,
 					       struct twheel_fd_arming *arm)
 {
 	ktime_t now;
@@ -184,7 +185,7 @@ static noinline int twheel_fd_check_clock_spec(const struct twheel_timer_spec *s
 	arm->cflags = spec->flags & TWHEEL_TIMER_CANCEL_ON_SET ?
 		      TWHEEL_CLOCK_CANCEL_ON_SET : 0;
 	if (spec->flags & TWHEEL_TIMER_ABSTIME) {
-		arm->deadline = (ktime_t)spec->value;
+		arm->deadline = twheel_fd_to_host(tf, clock, spec->value);
 		return 0;
 	}
 	/* CLOCK_REALTIME may be set before 1970: now < 0 is possible. */
@@ -204,11 +205,12 @@ static noinline int twheel_fd_check_clock_spec(const struct twheel_timer_spec *s
  * which sets @arm's clock fields (left alone otherwise).
  */
 static __always_inline int
-twheel_fd_check_spec(const struct twheel_timer_spec *spec,
+twheel_fd_check_spec(const struct twheel_fd *tf,
+		     const struct twheel_timer_spec *spec,
 		     struct twheel_fd_arming *arm, ktime_t *now)
 {
 	if (unlikely(spec->clockid != TWHEEL_CLOCK_MONOTONIC))
-		return twheel_fd_check_clock_spec(spec, arm);
+		return twheel_fd_check_clock_spec(tf, spec, arm);
 	if (spec->flags & ~TWHEEL_FD_MONO_FLAGS)
 		return -EINVAL;
 	if (spec->reserved)
@@ -218,7 +220,8 @@ twheel_fd_check_spec(const struct twheel_timer_spec *spec,
 	arm->period = spec->period;
 
 	if (spec->flags & TWHEEL_TIMER_ABSTIME) {
-		arm->deadline = (ktime_t)spec->value;
+		/* A deadline on the file's time namespace's clock. */
+		arm->deadline = twheel_fd_to_host(tf, TW_CLK_MONO, spec->value);
 	} else {
 		if (!*now)
 			*now = ktime_get();
@@ -362,7 +365,7 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 
 	lockdep_assert_held(&tf->lock);
 
-	ret = twheel_fd_check_spec(spec, &arm, now);
+	ret = twheel_fd_check_spec(tf, spec, &arm, now);
 	if (ret)
 		return ret;
 	if (tf->ntimers >= tf->max_timers)
@@ -389,7 +392,8 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 	ft->in_flight = false;
 	if (unlikely(rec))
 		twheel_fd_rec_attach(ft, rec);
-	twheel_fd_publish_deadline(tf, ft, arm.deadline);
+	twheel_fd_publish_deadline(tf, ft, clock ? arm.clock : TW_CLK_MONO,
+				   arm.deadline);
 
 	if (unlikely(clock))
 		ret = twheel_fd_arm_clock_locked(ft, &arm, pre);
@@ -438,7 +442,8 @@ static noinline int twheel_fd_modify_clock_locked(struct twheel_fd *tf,
 	}
 	ft->mode = arm->mode;
 	ft->user_data = spec->user_data;
-	twheel_fd_publish_deadline(tf, ft, arm->deadline);
+	twheel_fd_publish_deadline(tf, ft, to_clock ? arm->clock : TW_CLK_MONO,
+				   arm->deadline);
 	if (to_clock) {
 		ret = twheel_fd_arm_clock_locked(ft, arm, pre);
 	} else {
@@ -528,7 +533,7 @@ twheel_fd_modify_timer_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 	parked = twheel_fd_unpark_locked(ft);
 	ft->mode = arm->mode;
 	ft->user_data = spec->user_data;
-	twheel_fd_publish_deadline(tf, ft, arm->deadline);
+	twheel_fd_publish_deadline(tf, ft, TW_CLK_MONO, arm->deadline);
 	ret = twheel_fd_core_arm(ft, arm->deadline, arm->period, arm->mode,
 				 arm->slack);
 	/* Periodic no more: a pending one-shot timer needs no record. */
@@ -550,7 +555,7 @@ static int twheel_fd_modify_locked(struct twheel_fd *tf,
 
 	lockdep_assert_held(&tf->lock);
 
-	ret = twheel_fd_check_spec(spec, &arm, now);
+	ret = twheel_fd_check_spec(tf, spec, &arm, now);
 	if (ret)
 		return ret;
 	ft = twheel_fd_lookup(tf, spec->id);
@@ -904,7 +909,7 @@ long twheel_fd_ioc_modify(struct twheel_fd *tf,
 		return -EFAULT;
 	if (likely(spec.clockid == TWHEEL_CLOCK_MONOTONIC)) {
 		/* Checked, and the clock read, before interrupts go off. */
-		ret = twheel_fd_check_spec(&spec, &arm, &now);
+		ret = twheel_fd_check_spec(tf, &spec, &arm, &now);
 		if (ret)
 			return ret;
 		twheel_fd_lock_ops(tf);

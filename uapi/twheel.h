@@ -17,7 +17,8 @@
  * Deadline extension without a system call (TWHEEL_INFO_MAP). mmap() of the
  * file, MAP_SHARED, offset 0, length TWHEEL_MAP_SIZE(info.max_timers)
  * rounded up to the page size, maps an array of __u64 CLOCK_MONOTONIC
- * deadlines in ns, one per slot. Every SCHEDULE and MODIFY stores the
+ * deadlines in ns, one per slot (on the clock of the file's time namespace:
+ * see Clocks below). Every SCHEDULE and MODIFY stores the
  * timer's deadline in its slot. When a one-shot timer comes due, the kernel
  * reads its slot once: if the program stored a later deadline there, the
  * timer is filed again for it (values above INT64_MAX count as INT64_MAX)
@@ -76,6 +77,21 @@
  *   resume from suspend, before the deadline (for a periodic timer: at
  *   any time before it is cancelled) ends the timer with an event flagged
  *   TWHEEL_EVENT_CLOCK_SET instead of expiring it.
+ *
+ * - Time namespaces (unshare(CLONE_NEWTIME), /proc/PID/timens_offsets):
+ *   every absolute time of a file is on the clocks of the time namespace
+ *   of the task that opened it, as that task's clock_gettime() reads
+ *   them: ABSTIME values of SCHEDULE, MODIFY, batches, short ops and ring
+ *   ARMs; the mapped deadline array, both ways; an event's deadline and
+ *   fired. The namespace is the opener's at open() (the mapped array is
+ *   read without a system call, so no later caller can be asked), and
+ *   stays the file's wherever the file goes (fork, SCM_RIGHTS, pidfd_getfd).
+ *   CLOCK_MONOTONIC and CLOCK_BOOTTIME take the namespace's offsets;
+ *   CLOCK_REALTIME has none. An ABSTIME deadline before the namespace's
+ *   clock could have been (one below its offset) is already due and
+ *   fires at once, as timerfd's does; its event gives that earliest
+ *   possible deadline. /proc/PID/fdinfo shows the file's offsets
+ *   (twheel-timens-offsets-ns: monotonic boottime).
  *
  * Timers on CLOCK_REALTIME and CLOCK_BOOTTIME may be periodic like those
  * on CLOCK_MONOTONIC (TWHEEL_TIMER_PERIODIC, optionally

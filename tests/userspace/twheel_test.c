@@ -46,6 +46,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 
 /* failure messages on stdout, in order with the KTAP lines */
@@ -5159,6 +5160,270 @@ TEST_F_TIMEOUT(twheel, ring_threads_fork, 60)
 	EXPECT_TRUE(ev[0].fired >= dl);
 	munmap(r.hdr, r.len);
 	close(fd);
+}
+
+/* ------------------------------------------------------------------ */
+/* Time namespaces: absolute times on the opener's namespace's clocks  */
+/* ------------------------------------------------------------------ */
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME	0x00000080
+#endif
+
+/* "twheel-timens-offsets-ns: MONO BOOT" of @fd's fdinfo; false if absent. */
+static bool fdinfo_timens(int fd, long long *mono, long long *boot)
+{
+	static const char key[] = "twheel-timens-offsets-ns:";
+	char path[64], line[128];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, sizeof(key) - 1) &&
+		    sscanf(line + sizeof(key) - 1, "%lld %lld", mono, boot) == 2)
+			found = true;
+	fclose(f);
+	return found;
+}
+
+/* A timerfd on @clk armed for the absolute @deadline, or -1. */
+static int timerfd_at(clockid_t clk, u64 deadline)
+{
+	struct itimerspec its = {
+		.it_value = {
+			.tv_sec = (time_t)(deadline / NSEC_PER_SEC),
+			.tv_nsec = (long)(deadline % NSEC_PER_SEC),
+		},
+	};
+	int fd = timerfd_create(clk, TFD_CLOEXEC);
+
+	if (!CHECK(fd >= 0, "timerfd_create: %s", ename(errno)))
+		return -1;
+	if (!CHECK(!timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL),
+		   "timerfd_settime: %s", ename(errno))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The timerfd of the control, on @clk: readable within @ms, and not before
+ * its deadline on the namespace's clock. Return: when it was seen.
+ */
+static u64 timerfd_seen(int fd, clockid_t clk, u64 deadline, unsigned int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	u64 n = 0, seen;
+
+	CHECK(poll(&p, 1, (int)ms) == 1, "control timerfd (clock %d) not readable within %u ms",
+	      (int)clk, ms);
+	seen = clock_ns(clk);
+	CHECK(read(fd, &n, sizeof(n)) == sizeof(n) && n == 1,
+	      "control timerfd: read %llu expirations", (unsigned long long)n);
+	CHECK(seen >= deadline, "control timerfd (clock %d) early: seen %llu < %llu", (int)clk,
+	      (unsigned long long)seen, (unsigned long long)deadline);
+	return seen;
+}
+
+enum { TN_IOCTL, TN_BOOT, TN_BATCH, TN_SHORT, TN_RING, TN_MAP, TN_PAST, TN_NR };
+
+/*
+ * In a time namespace whose offsets are @off on CLOCK_MONOTONIC and
+ * CLOCK_BOOTTIME (this process is in it): an ABSTIME timer by each path,
+ * due at the namespace's now plus 300-600 ms, fires not early and within
+ * the lateness bound of its namespace deadline, beside timerfds armed for
+ * the same deadlines; the events and the mapped array give the
+ * namespace's times. Return: the failed checks.
+ */
+static int timens_run(long long off)
+{
+	static const char *const what[TN_NR] = {
+		"ioctl", "boottime", "batch", "short op", "ring", "map", "past",
+	};
+	u64 dl[TN_NR], ids[TN_NR] = { 0 }, mono, boot, end, seen[TN_NR][2];
+	unsigned int wait = 600 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	struct twheel_short_op sop = { 0 };
+	struct twheel_event ev[TN_NR];
+	struct twheel_op op = { 0 };
+	long long fmono = 0, fboot = 0;
+	int fd, tfd_mono, tfd_boot, n;
+	struct twheel tw;
+	struct ring r;
+	u64 *map;
+	u32 tail = 0;
+
+	g_failed = 0;
+	fd = tw_open(&tw);
+	if (fd < 0)
+		return 1;
+	CHECK(fdinfo_timens(fd, &fmono, &fboot), "no twheel-timens-offsets-ns in fdinfo");
+	CHECK_EQ(fmono, off * (long long)NSEC_PER_SEC);
+	CHECK_EQ(fboot, off * (long long)NSEC_PER_SEC);
+	map = tw_map(&tw, PROT_READ | PROT_WRITE);
+	if (!map || !ring_map(&r, fd))
+		return g_failed;
+
+	mono = clock_ns(CLOCK_MONOTONIC);
+	boot = clock_ns(CLOCK_BOOTTIME);
+	dl[TN_IOCTL] = mono + 300 * NSEC_PER_MSEC;
+	dl[TN_BOOT] = boot + 300 * NSEC_PER_MSEC;
+	dl[TN_BATCH] = mono + 350 * NSEC_PER_MSEC;
+	dl[TN_SHORT] = mono + 400 * NSEC_PER_MSEC;
+	dl[TN_RING] = mono + 450 * NSEC_PER_MSEC;
+	dl[TN_MAP] = mono + 200 * NSEC_PER_MSEC;	/* pushed to 500 ms below */
+	/* Before the namespace's clock could have been: due at once. */
+	dl[TN_PAST] = off > 0 ? (u64)off * NSEC_PER_SEC / 2 : 0;
+
+	CHECK_RET(twheel_schedule(&tw, dl[TN_IOCTL], 0, TWHEEL_TIMER_ABSTIME, TN_IOCTL,
+				  &ids[TN_IOCTL]), 0);
+	CHECK_RET(twheel_schedule_clock(&tw, TWHEEL_CLOCK_BOOTTIME, dl[TN_BOOT], 0,
+					TWHEEL_TIMER_ABSTIME, TN_BOOT, &ids[TN_BOOT]), 0);
+	op.op = TWHEEL_OP_SCHEDULE;
+	op.spec = mkspec(dl[TN_BATCH], 0, TN_BATCH, TWHEEL_TIMER_ABSTIME);
+	CHECK_RET(tw_batch(fd, &op, 1), 1);
+	ids[TN_BATCH] = op.spec.id;
+	sop.op = TWHEEL_OP_SCHEDULE;
+	sop.flags = TWHEEL_TIMER_ABSTIME;
+	sop.value = dl[TN_SHORT];
+	sop.user_data = TN_SHORT;
+	CHECK_RET(tw_sbatch(fd, &sop, 1), 1);
+	ids[TN_SHORT] = sop.id;
+	ring_put(&r, &tail, TWHEEL_RING_ARM, TWHEEL_TIMER_ABSTIME, 0, dl[TN_RING], TN_RING);
+	ring_publish(&r, tail);
+	ring_sync(&r);
+	CHECK_RET(twheel_schedule(&tw, dl[TN_MAP], 0, TWHEEL_TIMER_ABSTIME, TN_MAP,
+				  &ids[TN_MAP]), 0);
+	/* The array holds the namespace's deadline; a push is one too. */
+	if (ids[TN_MAP]) {
+		CHECK_EQ(*slot_of(map, ids[TN_MAP]), dl[TN_MAP]);
+		dl[TN_MAP] = mono + 500 * NSEC_PER_MSEC;
+		*slot_of(map, ids[TN_MAP]) = dl[TN_MAP];
+	}
+	CHECK_RET(twheel_schedule(&tw, dl[TN_PAST], 0, TWHEEL_TIMER_ABSTIME, TN_PAST,
+				  &ids[TN_PAST]), 0);
+	/* The controls: timerfds for the same deadlines. */
+	tfd_mono = timerfd_at(CLOCK_MONOTONIC, dl[TN_MAP]);
+	tfd_boot = timerfd_at(CLOCK_BOOTTIME, dl[TN_BOOT]);
+
+	/* One at a time: each read's time on both clocks of the namespace. */
+	end = now_ns() + wait * NSEC_PER_MSEC;
+	for (n = 0; n < TN_NR; n++) {
+		u64 t = now_ns();
+
+		if (t >= end || wait_events(fd, &ev[n], 1, (unsigned int)((end - t) / NSEC_PER_MSEC),
+					    NULL) != 1)
+			break;
+		seen[n][0] = clock_ns(CLOCK_MONOTONIC);
+		seen[n][1] = clock_ns(CLOCK_BOOTTIME);
+	}
+	CHECK(n == TN_NR, "%d of %d events within %u ms", n, TN_NR, wait);
+	for (int i = 0; i < n; i++) {
+		u64 ud = ev[i].user_data;
+		clockid_t clk = ud == TN_BOOT ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
+		u64 want = ud == TN_PAST ? (u64)(off > 0 ? off : 0) * NSEC_PER_SEC : 0;
+		u64 read_at = seen[i][ud == TN_BOOT];
+
+		if (!CHECK(ud < TN_NR, "event with user_data %llu", (unsigned long long)ud))
+			continue;
+		if (ud != TN_PAST)
+			want = dl[ud];
+		/* The one due before the namespace's clock's 0: from there. */
+		CHECK(ev[i].deadline == want, "%s: event deadline %llu, want %llu", what[ud],
+		      (unsigned long long)ev[i].deadline, (unsigned long long)want);
+		if (ud != TN_RING)
+			CHECK_EQ(ev[i].id, ids[ud]);
+		if (ud == TN_PAST)	/* due long before it was armed */
+			CHECK(ev[i].fired >= ev[i].deadline, "past: fired %llu < deadline %llu",
+			      (unsigned long long)ev[i].fired,
+			      (unsigned long long)ev[i].deadline);
+		else
+			CHECK_EVENT(&ev[i], read_at);
+		/* Never early on the namespace's clock, and reported on it. */
+		if (ud != TN_PAST && read_at < dl[ud])
+			FAIL("%s: read %llu us EARLY, before its namespace deadline", what[ud],
+			     (unsigned long long)((dl[ud] - read_at) / 1000));
+		CHECK(read_at >= ev[i].fired, "%s: fired %llu is not on the namespace's clock %d",
+		      what[ud], (unsigned long long)ev[i].fired, (int)clk);
+		if (ud != TN_PAST)
+			diag("timens %+llds: %-8s late %6llu us", off, what[ud],
+			     (unsigned long long)((ev[i].fired - ev[i].deadline) / 1000));
+	}
+	if (tfd_mono >= 0) {
+		u64 t = timerfd_seen(tfd_mono, CLOCK_MONOTONIC, dl[TN_MAP], wait);
+
+		diag("timens %+llds: timerfd  late %6llu us (seen)", off,
+		     (unsigned long long)((t - dl[TN_MAP]) / 1000));
+		close(tfd_mono);
+	}
+	if (tfd_boot >= 0) {
+		timerfd_seen(tfd_boot, CLOCK_BOOTTIME, dl[TN_BOOT], wait);
+		close(tfd_boot);
+	}
+	munmap(map, map_len(&tw));
+	munmap(r.hdr, r.len);
+	close(fd);
+	return g_failed;
+}
+
+/*
+ * Absolute times in time namespaces of offsets -100 s and +100 s (the
+ * former no further below the host's clock than its uptime allows: the
+ * kernel refuses a namespace clock below 0). Each runs in a child of a
+ * process that made the namespace, as a container's init is: a task
+ * already in a namespace can no longer have its offsets written.
+ */
+TEST_F_TIMEOUT(twheel, timens_abstime, 60)
+{
+	long long up = (long long)(clock_ns(CLOCK_MONOTONIC) / NSEC_PER_SEC);
+	long long offs[] = { up > 101 ? -100 : -(up - 1), 100 };
+
+	if (access("/proc/self/timens_offsets", F_OK))
+		SKIP(return, "no time namespaces (CONFIG_TIME_NS)");
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		char buf[96];
+		int st, len;
+		pid_t pid;
+
+		fflush(stdout);
+		pid = fork();
+		ASSERT_TRUE(pid >= 0);
+		if (!pid) {
+			int fd;
+
+			/* A namespace for its children, offsets written before one is in it. */
+			if (unshare(CLONE_NEWTIME)) {
+				printf("# unshare(CLONE_NEWTIME): %s\n", ename(errno));
+				_exit(100);
+			}
+			len = snprintf(buf, sizeof(buf), "monotonic %lld 0\nboottime %lld 0\n",
+				       offs[i], offs[i]);
+			fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
+			if (fd < 0 || write(fd, buf, (size_t)len) != len) {
+				printf("# timens_offsets: %s\n", ename(errno));
+				_exit(101);
+			}
+			close(fd);
+			fflush(stdout);
+			pid = fork();
+			if (pid < 0)
+				_exit(102);
+			if (!pid) {
+				int failed = timens_run(offs[i]);
+
+				fflush(stdout);
+				_exit(failed ? 1 : 0);
+			}
+			_exit(waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : 103);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			TH_LOG("offset %+lld s: status %#x", offs[i], st);
+	}
 }
 
 /* ------------------------------------------------------------------ */
