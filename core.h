@@ -51,6 +51,8 @@ static_assert(CONFIG_NR_CPUS <= (TW_WANT_MASK >> TW_WANT_SHIFT) + 1);
  */
 #define TW_IRQ_CHUNK	256
 
+/* Kbuild refuses a 32-bit kernel: the sequence needs the upper half. */
+static_assert(BITS_PER_LONG == 64, "twheel needs a 64-bit kernel");
 #define TW_SEQ_SHIFT	32
 #define TW_SEQ_ONE	BIT(TW_SEQ_SHIFT)
 
