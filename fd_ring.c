@@ -29,6 +29,20 @@
  * state of the ring (struct twheel_fd_ring, about 30 KiB) is charged to
  * the caps with the pages.
  *
+ * The poller is paid for by the ops it consumes, never by what the shared
+ * pages say: it arms itself again only from a run whose drain consumed
+ * ops, or for up to TWHEEL_RING_IDLE_RUNS runs after one (or after the
+ * system call that started it, which only a tail with ops to consume
+ * does). A sq_tail that lies (TWHEEL_RING_BAD_TAIL), that goes back, or
+ * that changes between two reads consumes nothing, so it is idleness like
+ * any other. As it stops, the poller looks once more for ops published
+ * before the program could see TWHEEL_RING_NEED_WAKEUP; it drains them
+ * then and there, and polls on only if that drain consumed some, rather
+ * than trusting sq_tail to have brought any. So a ring that brings no
+ * ops costs at most TWHEEL_RING_IDLE_RUNS poller runs (and one already
+ * queued as it stops) per system call into the file, and none while the
+ * program makes none, whatever it writes; fdinfo counts the runs.
+ *
  * The pages stay until release, whatever munmap() does: the kernel works
  * on its own mapping of them (vmap()). What the poller allocates (timer
  * objects, records) is charged to the caps as any op's, and to the memory
@@ -129,6 +143,8 @@ struct twheel_ring_fold {
  * @drained: behind hdr->drained; under @mutex
  * @drain_ns: time spent in drains that consumed ops (fdinfo); under @mutex
  * @idle: poller runs in a row that found nothing; under @mutex
+ * @poll_runs: poller runs since the ring was created (fdinfo); under
+ *	@mutex
  * @polling: @poller is armed or running; under @mutex
  * @closing: release has begun: the poller arms itself no more; under
  *	@mutex
@@ -165,6 +181,7 @@ struct twheel_fd_ring {
 	u64				drained;
 	u64				drain_ns;
 	unsigned int			idle;
+	u64				poll_runs;
 	bool				polling;
 	bool				closing;
 	u32				seed;
@@ -470,6 +487,32 @@ static void twheel_fd_ring_arm_poller(struct twheel_fd_ring *r)
 }
 
 /*
+ * Has the program published ops that a drain would consume? sq_tail read
+ * once: 1 to TWHEEL_RING_ENTRIES past the head. An empty ring and a tail
+ * that lies have none. A hint only: the drain reads sq_tail again.
+ */
+static bool twheel_fd_ring_pending(const struct twheel_fd_ring *r)
+{
+	u32 ahead = READ_ONCE(r->hdr->sq_tail) - r->head;
+
+	lockdep_assert_held(&r->mutex);
+
+	return ahead - 1 < TWHEEL_RING_ENTRIES;
+}
+
+/* The poller's drain: what it allocates is the ring creator's memory. */
+static unsigned int twheel_fd_ring_poll_drain(struct twheel_fd_ring *r)
+{
+	struct mem_cgroup *old_memcg;
+	unsigned int drained;
+
+	old_memcg = set_active_memcg(r->memcg);
+	drained = twheel_fd_ring_drain_locked(r);
+	set_active_memcg(old_memcg);
+	return drained;
+}
+
+/*
  * The poller: one drain per granule while the ring keeps bringing ops.
  * Its next run is armed before the drain, not after: the wheel's hrtimer
  * is then set for a granule from now while the drain arms the ring's
@@ -478,21 +521,26 @@ static void twheel_fd_ring_arm_poller(struct twheel_fd_ring *r)
  * programmed it anew: about ln(n) programmings of the hrtimer in a drain
  * of n SCHEDULE ops on an otherwise empty wheel, each a clock-event write
  * that costs more than the arming itself under emulation.
+ *
+ * Only ops consumed keep it going (the design comment at the top): a
+ * drain that consumes nothing is an idle run, whatever sq_tail says.
  */
 static void twheel_fd_ring_poll(struct twheel_timer *timer, u64 missed)
 {
 	struct twheel_fd_ring *r = container_of(timer, struct twheel_fd_ring,
 						poller.timer);
-	struct mem_cgroup *old_memcg;
-	unsigned int drained;
 
 	mutex_lock(&r->mutex);
+	r->poll_runs++;
+	/*
+	 * A run armed before the poller stopped, too late to be taken back
+	 * (below): it polls on only if its drain consumes ops, as the last
+	 * run would have.
+	 */
+	if (!r->polling)
+		goto stopped;
 	twheel_fd_ring_arm_poller(r);
-	/* The timer objects it allocates are the ring creator's memory. */
-	old_memcg = set_active_memcg(r->memcg);
-	drained = twheel_fd_ring_drain_locked(r);
-	set_active_memcg(old_memcg);
-	if (drained)
+	if (twheel_fd_ring_poll_drain(r))
 		r->idle = 0;
 	else
 		r->idle++;
@@ -500,8 +548,8 @@ static void twheel_fd_ring_poll(struct twheel_timer *timer, u64 missed)
 		goto out_unlock;
 	/*
 	 * Idle: the run armed above is taken back. Should it have fired
-	 * meanwhile (a drain longer than a granule), its run finds the ring
-	 * idle and comes here again.
+	 * meanwhile (a drain longer than a granule), its run finds the
+	 * poller stopped.
 	 */
 	twheel_cancel(&r->poller.timer);
 	r->polling = false;
@@ -510,10 +558,16 @@ static void twheel_fd_ring_poll(struct twheel_timer *timer, u64 missed)
 	/*
 	 * Pairs with the program's full barrier between its store of
 	 * sq_tail and its load of flags: either it sees the flag and enters,
-	 * or we see its tail here and keep polling.
+	 * or the drain below sees its tail and consumes its ops.
 	 */
 	smp_mb();
-	if (READ_ONCE(r->hdr->sq_tail) != r->head) {
+stopped:
+	/*
+	 * Those ops are drained here, not left to a next run armed on the
+	 * word of sq_tail: a tail that lies would pass that test for ever.
+	 * Only a drain that consumed ops keeps the poller going.
+	 */
+	if (twheel_fd_ring_poll_drain(r)) {
 		r->flags &= ~TWHEEL_RING_NEED_WAKEUP;
 		WRITE_ONCE(r->hdr->flags, r->flags);
 		r->idle = 0;
@@ -528,8 +582,9 @@ out_unlock:
  * @tf: the file
  *
  * Called before the work of every system call into the file, and by
- * TWHEEL_IOC_RING_ENTER. Starts the poller if the ring has ops, before
- * the drain, as the poller arms itself (twheel_fd_ring_poll()).
+ * TWHEEL_IOC_RING_ENTER. Starts the poller if the ring has ops to
+ * consume, before the drain, as the poller arms itself
+ * (twheel_fd_ring_poll()); a tail that lies starts nothing.
  *
  * Context: process context, no lock of the file held; may sleep.
  * Return: 0, or -ENXIO if the file has no ring.
@@ -542,8 +597,7 @@ int twheel_fd_ring_enter(struct twheel_fd *tf)
 	if (!r)
 		return -ENXIO;
 	mutex_lock(&r->mutex);
-	/* A hint: the drain reads sq_tail again, and checks it. */
-	if (!r->polling && READ_ONCE(r->hdr->sq_tail) != r->head) {
+	if (!r->polling && twheel_fd_ring_pending(r)) {
 		r->idle = 0;
 		r->flags &= ~TWHEEL_RING_NEED_WAKEUP;
 		WRITE_ONCE(r->hdr->flags, r->flags);
@@ -705,7 +759,7 @@ void twheel_fd_ring_destroy(struct twheel_fd *tf)
 	tf->ring = NULL;
 }
 
-/* For fdinfo: ops drained, and whether the poller runs. */
+/* For fdinfo: ops drained, whether the poller runs, and its runs. */
 void twheel_fd_ring_show(struct seq_file *m, struct twheel_fd *tf)
 {
 	/* Pairs with smp_store_release() in twheel_fd_ring_create(). */
@@ -716,6 +770,7 @@ void twheel_fd_ring_show(struct seq_file *m, struct twheel_fd *tf)
 	mutex_lock(&r->mutex);
 	seq_printf(m, "twheel-ring-drained:\t%llu\n", r->drained);
 	seq_printf(m, "twheel-ring-polling:\t%u\n", r->polling);
+	seq_printf(m, "twheel-ring-poll-runs:\t%llu\n", r->poll_runs);
 	seq_printf(m, "twheel-ring-cq-overflow:\t%llu\n", r->cq_overflow);
 	seq_printf(m, "twheel-ring-drain-ns:\t%llu\n", r->drain_ns);
 	mutex_unlock(&r->mutex);

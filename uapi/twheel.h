@@ -412,15 +412,18 @@ struct twheel_event {
  * at every system call into the file (read(), poll(), every ioctl, before
  * the call's own work, so ring ops published before an ioctl take effect
  * before it), on TWHEEL_IOC_RING_ENTER, and once per granularity_ns while
- * it polls. It polls while it keeps finding ops; after two granules
- * without any it sets TWHEEL_RING_NEED_WAKEUP in flags and stops: a
- * program that finds the flag set after publishing (a full barrier
- * between its store of sq_tail and its load of flags) calls
- * TWHEEL_IOC_RING_ENTER. So an op takes effect at the latest one granule
- * (plus scheduling latency) after it is published, or at the next system
- * call into the file, whichever is first. A timer is never early: an
- * ABSTIME deadline stands as given; a delay counts from the drain, so it
- * is late by the drain's delay at most.
+ * it polls. It polls while it keeps consuming ops; after two granules
+ * without any it sets TWHEEL_RING_NEED_WAKEUP in flags and stops, until a
+ * system call into the file finds ops to consume: a program that finds
+ * the flag set after publishing (a full barrier between its store of
+ * sq_tail and its load of flags) calls TWHEEL_IOC_RING_ENTER. Nothing
+ * else restarts it, whatever the program writes to the ring meanwhile
+ * (fdinfo shows twheel-ring-polling and twheel-ring-poll-runs). So an op
+ * takes effect at the latest one granule (plus scheduling latency) after
+ * it is published, or at the next system call into the file, whichever
+ * is first. A timer is never early: an ABSTIME deadline stands as given;
+ * a delay counts from the drain, so it is late by the drain's delay at
+ * most.
  *
  * Ops on the same slot drained together (all of one drain, up to
  * TWHEEL_RING_ENTRIES ops) take effect as the last one alone: an ARM and
@@ -441,9 +444,9 @@ struct twheel_event {
  * The kernel reads sq_tail, cq_head and each op once, then checks them; it
  * never reads back what it wrote. A sq_tail more than TWHEEL_RING_ENTRIES
  * past the kernel's head consumes nothing and sets TWHEEL_RING_BAD_TAIL
- * (cleared by a drain that finds it sane again). One drain consumes at
- * most TWHEEL_RING_ENTRIES ops, each charged against the caps as SCHEDULE
- * is.
+ * (cleared by a drain that finds it sane again); it brings no ops, so it
+ * keeps no poller going and starts none. One drain consumes at most
+ * TWHEEL_RING_ENTRIES ops, each charged against the caps as SCHEDULE is.
  */
 #define TWHEEL_RING_OFFSET	0x40000000ULL	/* 1 GiB */
 #define TWHEEL_RING_ENTRIES	512
