@@ -5020,6 +5020,190 @@ TEST_F_TIMEOUT(twheel, ring_lies, 30)
 	close(fd);
 }
 
+/* Local timer interrupts of @cpu so far (/proc/interrupts, LOC:), or -1. */
+static long long loc_irqs(int cpu)
+{
+	char line[8192], *p, *end;
+	int col = -1, n = 0;
+	long long v = -1;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	if (!f)
+		return -1;
+	/* The header names the columns, CPU0 CPU1 ..., online CPUs only. */
+	if (fgets(line, sizeof(line), f))
+		for (p = strtok(line, " \t\n"); p; p = strtok(NULL, " \t\n"), n++)
+			if (!strncmp(p, "CPU", 3) && atoi(p + 3) == cpu)
+				col = n;
+	while (col >= 0 && fgets(line, sizeof(line), f)) {
+		p = line + strspn(line, " ");
+		if (strncmp(p, "LOC:", 4))
+			continue;
+		p += 4;
+		for (n = 0; n <= col; n++) {
+			v = strtoll(p, &end, 10);
+			if (end == p) {
+				v = -1;
+				break;
+			}
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
+/* @cpu's local timer interrupts while this process sleeps 1 s, or -1. */
+static long long loc_irqs_1s(int cpu)
+{
+	long long a = loc_irqs(cpu), b;
+
+	sleep_ns(NSEC_PER_SEC);
+	b = loc_irqs(cpu);
+	return a < 0 || b < a ? -1 : b - a;
+}
+
+/*
+ * Waits, 10 s at most (the debug kernel under TCG), for the poller of
+ * @fd's ring to stop (fdinfo twheel-ring-polling 0), then checks that it
+ * stays stopped: its runs (twheel-ring-poll-runs) do not grow over another
+ * 300 ms. No system call on @fd meanwhile. Return: the runs, or -1.
+ */
+static long long ring_poller_stopped(int fd)
+{
+	long long runs, again;
+	u64 t0 = now_ns();
+
+	while (fdinfo_val(fd, "twheel-ring-polling") != 0 &&
+	       now_ns() - t0 < 10 * NSEC_PER_SEC)
+		sleep_ns(10 * NSEC_PER_MSEC);
+	if (!CHECK_EQ(fdinfo_val(fd, "twheel-ring-polling"), 0))
+		return -1;
+	runs = fdinfo_val(fd, "twheel-ring-poll-runs");
+	sleep_ns(300 * NSEC_PER_MSEC);
+	again = fdinfo_val(fd, "twheel-ring-poll-runs");
+	if (!CHECK(runs >= 0 && again == runs,
+		   "stopped poller: %lld runs, %lld 300 ms later", runs, again) ||
+	    !CHECK_EQ(fdinfo_val(fd, "twheel-ring-polling"), 0))
+		return -1;
+	return runs;
+}
+
+/* Local timer interrupts in 1 s a lying ring may add to an idle file's 10%. */
+#define LOC_SLACK	50
+
+/*
+ * A tail that lies brings no ops, so it neither starts the poller nor
+ * keeps it going (uapi/twheel.h): once stopped, the poller stays stopped
+ * while the program sleeps, and the CPU takes no more timer interrupts
+ * than beside an idle file (within 10% and LOC_SLACK: the windows are
+ * taken again, up to 3 times, for noise). Only the doorbell starts it
+ * again.
+ */
+TEST_F_TIMEOUT(twheel, ring_lies_poller, 90)
+{
+	long long runs, loc, idle_loc, ring_loc = -1;
+	int idle, fd, i, cpu = sched_getcpu();
+	struct twheel tw, twi;
+	bool caught = false;
+	cpu_set_t set;
+	struct ring r;
+	u32 tail = 0;
+
+	ASSERT_TRUE(cpu >= 0);
+	/* One CPU for the program, so for its wheel and its poller's kworker */
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set))
+		TH_LOG("sched_setaffinity: %s", ename(errno));
+	idle = tw_open(&twi);
+	ASSERT_TRUE(idle >= 0);
+	/* An idle file: no ring, no timer */
+	idle_loc = loc_irqs_1s(cpu);
+
+	fd = tw_open(&tw);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(ring_map(&r, fd));
+	EXPECT_EQ(0, fdinfo_val(fd, "twheel-ring-poll-runs"));
+	/* a lie, then the doorbell: no poller starts */
+	ring_put(&r, &tail, TWHEEL_RING_ARM, 0, 1, FAR_FUTURE, 1);
+	r.hdr->sq_tail = TWHEEL_RING_ENTRIES + 1;
+	EXPECT_EQ(0, ioctl(fd, TWHEEL_IOC_RING_ENTER));
+	EXPECT_EQ(0, ring_head(&r));
+	EXPECT_TRUE(r.hdr->flags & TWHEEL_RING_BAD_TAIL);
+	EXPECT_TRUE(r.hdr->flags & TWHEEL_RING_NEED_WAKEUP);
+	EXPECT_EQ(0, ring_poller_stopped(fd));
+
+	/*
+	 * A lie while the poller runs: a sane op and the doorbell start it,
+	 * the lie follows at once. NEED_WAKEUP still clear after it (a full
+	 * barrier between) means the poller had not stopped yet, so it finds
+	 * the lie, and must stop on it. A slow guest may let the poller stop
+	 * first (two idle granules): then again.
+	 */
+	for (i = 0; i < 50 && !caught; i++) {
+		tail = ring_head(&r);
+		/* a CANCEL of a free slot: consumed, and does nothing */
+		ring_put(&r, &tail, TWHEEL_RING_CANCEL, 0, 0, 0, 0);
+		__atomic_store_n(&r.hdr->sq_tail, tail, __ATOMIC_RELEASE);
+		ASSERT_EQ(0, ioctl(fd, TWHEEL_IOC_RING_ENTER));
+		__atomic_store_n(&r.hdr->sq_tail, tail + TWHEEL_RING_ENTRIES + 1,
+				 __ATOMIC_SEQ_CST);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		caught = !(__atomic_load_n(&r.hdr->flags, __ATOMIC_RELAXED) &
+			   TWHEEL_RING_NEED_WAKEUP);
+		if (!caught && ring_poller_stopped(fd) < 0)
+			break;
+	}
+	ASSERT_TRUE(caught)
+		TH_LOG("the poller always stopped before the lie (%d tries)", i);
+	runs = ring_poller_stopped(fd);
+	EXPECT_TRUE(runs >= 1);
+	diag("poller runs: %lld, the lie found by try %d", runs, i);
+	EXPECT_EQ(tail, ring_head(&r));
+	EXPECT_TRUE(r.hdr->flags & TWHEEL_RING_BAD_TAIL);
+	EXPECT_TRUE(r.hdr->flags & TWHEEL_RING_NEED_WAKEUP);
+
+	/* while the program sleeps: an idle file's timer interrupts */
+	for (i = 0; i < 3 && idle_loc >= 0; i++) {
+		loc = loc_irqs_1s(cpu);
+		if (loc >= 0 && (ring_loc < 0 || loc < ring_loc))
+			ring_loc = loc;
+		if (ring_loc >= 0 && ring_loc <= idle_loc + idle_loc / 10 + LOC_SLACK)
+			break;
+	}
+	EXPECT_EQ(runs, fdinfo_val(fd, "twheel-ring-poll-runs"));
+
+	/* the doorbell with a sane tail again: drained, polls, stops */
+	tail = ring_head(&r);
+	ring_put(&r, &tail, TWHEEL_RING_CANCEL, 0, 0, 0, 0);
+	ring_publish(&r, tail);
+	EXPECT_EQ(tail, ring_head(&r));
+	EXPECT_FALSE(r.hdr->flags & TWHEEL_RING_BAD_TAIL);
+	EXPECT_TRUE(ring_poller_stopped(fd) > runs);
+	munmap(r.hdr, r.len);
+	close(fd);
+
+	/* the idle file again, the ring gone: the higher of the two counts */
+	loc = loc_irqs_1s(cpu);
+	if (loc > idle_loc)
+		idle_loc = loc;
+	close(idle);
+	if (idle_loc < 0 || ring_loc < 0) {
+		diag("no LOC: line for CPU %d in /proc/interrupts: not compared", cpu);
+	} else if (g_granularity_ns > 5 * NSEC_PER_MSEC) {
+		diag("granularity %llu ns: a polling ring would add too few interrupts to tell",
+		     (unsigned long long)g_granularity_ns);
+	} else {
+		diag("CPU %d timer interrupts in 1 s: idle file %lld, lying ring %lld",
+		     cpu, idle_loc, ring_loc);
+		EXPECT_TRUE(ring_loc <= idle_loc + idle_loc / 10 + LOC_SLACK)
+			TH_LOG("CPU %d, timer interrupts in 1 s: %lld with a lying ring, %lld idle",
+			       cpu, ring_loc, idle_loc);
+	}
+}
+
 struct ring_thr {
 	struct ring *r;
 	int id;
