@@ -51,6 +51,7 @@
  * a system call charge the caller's memory cgroup, as ioctls do.
  */
 
+#include <linux/bits.h>
 #include <linux/compiler.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
@@ -87,7 +88,7 @@ static_assert((TWHEEL_RING_ENTRIES & (TWHEEL_RING_ENTRIES - 1)) == 0);
 
 /* Buckets of the fold table: twice the ops of a drain. */
 #define TWHEEL_RING_FOLD_BITS	10
-#define TWHEEL_RING_FOLD	(1u << TWHEEL_RING_FOLD_BITS)
+#define TWHEEL_RING_FOLD	BIT(TWHEEL_RING_FOLD_BITS)
 static_assert(TWHEEL_RING_FOLD >= 2 * TWHEEL_RING_ENTRIES);
 /* Buckets one slot may try: a bound whatever slots the program picks. */
 #define TWHEEL_RING_PROBES	8
