@@ -22,6 +22,7 @@
 #include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
@@ -690,6 +691,16 @@ ssize_t twheel_fd_read(struct file *file, char __user *buf, size_t count,
 				return -EFAULT;
 			break;
 		}
+		/*
+		 * Periodic timers that this read() re-arms can fire again
+		 * before it finds the queue empty: with enough of them a
+		 * read() into a large buffer would run until the buffer is
+		 * full, deaf to signals, a killed task included. What was
+		 * read is returned at a signal, as a pipe does.
+		 */
+		if (signal_pending(current))
+			break;
+		cond_resched();
 	}
 	return done * sizeof(ev[0]);
 }
