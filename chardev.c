@@ -390,9 +390,12 @@ static long twheel_fd_ioc_info(struct twheel_fd *tf,
 	info.queued = tf->nqueued + tf->nstarved;
 	spin_unlock_bh(&tf->lock);
 	info.flags = TWHEEL_INFO_MAP | TWHEEL_INFO_CLOCKS |
-		     TWHEEL_INFO_SHORT_OPS | TWHEEL_INFO_SLACK | TWHEEL_INFO_RING;
+		     TWHEEL_INFO_SHORT_OPS | TWHEEL_INFO_SLACK | TWHEEL_INFO_RING |
+		     TWHEEL_INFO_ALARM;
 	if (tf->cap_exempt)
 		info.flags |= TWHEEL_INFO_USER_CAP_EXEMPT;
+	if (tf->wake_alarm)
+		info.flags |= TWHEEL_INFO_WAKE_ALARM;
 	twheel_fd_caps_info(tf, &info);
 
 	if (copy_to_user(ui, &info, sizeof(info)))
@@ -443,8 +446,11 @@ static int twheel_fd_open(struct inode *inode, struct file *file)
 	}
 	/* As RLIMIT_* are: root may exceed the per-user cap. */
 	tf->cap_exempt = capable(CAP_SYS_RESOURCE);
+	/* As timerfd_create() asks for alarm clocks, once (see uapi/twheel.h). */
+	tf->wake_alarm = capable(CAP_WAKE_ALARM);
 	/* Every absolute time of the file is on the opener's namespace's clocks. */
 	twheel_timens_offsets(&tf->timens[TW_CLK_MONO], &tf->timens[TW_CLK_BOOT]);
+	tf->timens[TW_CLK_BOOT_ALARM] = tf->timens[TW_CLK_BOOT];
 
 	mutex_init(&tf->ctl_mutex);
 	tf->max_timers = twheel_fd_max_timers();

@@ -90,7 +90,30 @@
  * Bounds: the work holds a lock with interrupts off for at most
  * TW_CLOCK_CHUNK timers, then reschedules; its total is linear in the
  * armed timers of the clock, which the caps of /dev/twheel bound.
+ *
+ * Alarm clocks (CLOCK_REALTIME_ALARM, CLOCK_BOOTTIME_ALARM) are the same
+ * clocks with their own lists: awake, their timers run on the wheels like
+ * any other. What they add is waking a suspended machine, which only the
+ * alarmtimer does (it programs the RTC for its earliest alarm when the
+ * machine suspends). Each alarm clock keeps one struct alarm, @wake, due
+ * no later than its earliest pending deadline:
+ *
+ *   - an arming earlier than @wake_at moves it earlier (under the lock);
+ *   - nothing moves it later but a walk: when it fires (awake, or by
+ *     waking the machine) it queues tw_clock_wake_work, which walks the
+ *     clock's list as the set work does, in chunks, and sets it for the
+ *     earliest deadline it found (or for none). Cancels and expiries do
+ *     not look for the next one: at worst the alarm fires early, for
+ *     nothing, and the walk puts it right.
+ *
+ * After a resume the timekeeper announces the time spent asleep as a set
+ * (both clocks' offsets from CLOCK_MONOTONIC grew), and the set work files
+ * the timers again: those now due fire at the wheel's next tick. So the
+ * alarm only has to wake the machine; the wheel reports the expiry. A walk
+ * costs one pass over the clock's timers per earliest deadline reached,
+ * and only callers with CAP_WAKE_ALARM (or in-kernel ones) arm them.
  */
+#include <linux/alarmtimer.h>
 #include <linux/atomic.h>
 #include <linux/irq_work.h>
 #include <linux/kernel.h>
@@ -99,6 +122,7 @@
 #include <linux/lockdep.h>
 #include <linux/math64.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/notifier.h>
 #include <linux/overflow.h>
 #include <linux/pvclock_gtod.h>
@@ -122,12 +146,27 @@
  * @todo: links the set work has still to visit; only that work moves
  *	links here, everybody may unlink them
  * @offs: the timekeeper's offset of the clock from CLOCK_MONOTONIC
+ * @walk_lock: serialises the walks of @todo (the set work's and the wake
+ *	work's)
+ * @wake: an alarm clock's wake-up, due at @wake_at (see the top of this
+ *	file); started under @lock, and by the walk
+ * @wake_at: when @wake is due, %KTIME_MAX for never; under @lock
+ * @wake_next: the earliest deadline a walk in progress has seen or an
+ *	arming meanwhile has set; under @lock
+ * @wake_fired: @wake has fired since it was last started: the next walk
+ *	must start it again even for the same @wake_at; written by its
+ *	callback, read under @lock
  */
 struct tw_clock {
 	spinlock_t		lock;		/* see the top of this file */
 	struct list_head	armed;
 	struct list_head	todo;
 	enum tk_offsets		offs;
+	struct mutex		walk_lock;	/* the walks of @todo */
+	struct alarm		wake;
+	ktime_t			wake_at;
+	ktime_t			wake_next;
+	bool			wake_fired;
 };
 
 /* CLOCK_MONOTONIC's "offset" is never used: its list is never walked. */
@@ -150,10 +189,24 @@ static struct tw_clock tw_clocks[TW_CLK_NR] = {
 		.todo	= LIST_HEAD_INIT(tw_clocks[TW_CLK_BOOT].todo),
 		.offs	= TK_OFFS_BOOT,
 	},
+	[TW_CLK_REAL_ALARM] = {
+		.lock	= __SPIN_LOCK_UNLOCKED(tw_clocks[TW_CLK_REAL_ALARM].lock),
+		.armed	= LIST_HEAD_INIT(tw_clocks[TW_CLK_REAL_ALARM].armed),
+		.todo	= LIST_HEAD_INIT(tw_clocks[TW_CLK_REAL_ALARM].todo),
+		.offs	= TK_OFFS_REAL,
+	},
+	[TW_CLK_BOOT_ALARM] = {
+		.lock	= __SPIN_LOCK_UNLOCKED(tw_clocks[TW_CLK_BOOT_ALARM].lock),
+		.armed	= LIST_HEAD_INIT(tw_clocks[TW_CLK_BOOT_ALARM].armed),
+		.todo	= LIST_HEAD_INIT(tw_clocks[TW_CLK_BOOT_ALARM].todo),
+		.offs	= TK_OFFS_BOOT,
+	},
 };
 
 static void tw_clock_set_fn(struct work_struct *work);
 static DECLARE_WORK(tw_clock_set_work, tw_clock_set_fn);
+static void tw_clock_wake_fn(struct work_struct *work);
+static DECLARE_WORK(tw_clock_wake_work, tw_clock_wake_fn);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /*
@@ -165,7 +218,7 @@ static ktime_t tw_clock_skew[TW_CLK_NR];
 
 static ktime_t tw_clock_test_skew(int clock)
 {
-	return READ_ONCE(tw_clock_skew[clock]);
+	return READ_ONCE(tw_clock_skew[tw_clock_base(clock)]);
 }
 #else
 static ktime_t tw_clock_test_skew(int clock)
@@ -179,8 +232,8 @@ static ktime_t tw_clock_test_skew(int clock)
  * @clockid: a clockid_t
  *
  * Context: any context.
- * Return: %TW_CLK_MONO, %TW_CLK_REAL or %TW_CLK_BOOT, or -EINVAL for a
- * clock twheel does not offer.
+ * Return: %TW_CLK_MONO, %TW_CLK_REAL, %TW_CLK_BOOT, %TW_CLK_REAL_ALARM or
+ * %TW_CLK_BOOT_ALARM, or -EINVAL for a clock twheel does not offer.
  */
 int twheel_clock_index(clockid_t clockid)
 {
@@ -191,6 +244,10 @@ int twheel_clock_index(clockid_t clockid)
 		return TW_CLK_REAL;
 	case CLOCK_BOOTTIME:
 		return TW_CLK_BOOT;
+	case CLOCK_REALTIME_ALARM:
+		return TW_CLK_REAL_ALARM;
+	case CLOCK_BOOTTIME_ALARM:
+		return TW_CLK_BOOT_ALARM;
 	default:
 		return -EINVAL;
 	}
@@ -207,7 +264,7 @@ static ktime_t tw_clock_offset(int clock)
 
 /**
  * twheel_clock_read - read a clock by its index
- * @clock: %TW_CLK_MONO, %TW_CLK_REAL or %TW_CLK_BOOT
+ * @clock: %TW_CLK_* (an alarm clock reads as the clock it counts)
  *
  * Context: any context but NMI.
  * Return: the clock's time, ns.
@@ -230,11 +287,64 @@ static ktime_t tw_clock_to_mono(ktime_t deadline, ktime_t offset)
 	return clamp_t(ktime_t, mono, 0, KTIME_MAX);
 }
 
+/* Starts @c's wake-up for @at, or stops it for %KTIME_MAX. */
+static void tw_clock_wake_set_locked(struct tw_clock *c, ktime_t at)
+{
+	lockdep_assert_held(&c->lock);
+
+	/* Pairs with nothing: a stale true costs one start for the same time. */
+	if (at == c->wake_at && !READ_ONCE(c->wake_fired))
+		return;
+	c->wake_at = at;
+	WRITE_ONCE(c->wake_fired, false);
+	if (at == KTIME_MAX)
+		alarm_try_to_cancel(&c->wake);
+	else
+		twheel_alarm_start(&c->wake, at);
+}
+
+/* An arming on an alarm clock for @deadline: wake no later than that. */
+static void tw_clock_wake_arm_locked(struct tw_clock *c, ktime_t deadline)
+{
+	lockdep_assert_held(&c->lock);
+
+	c->wake_next = min(c->wake_next, deadline);
+	if (deadline < c->wake_at)
+		tw_clock_wake_set_locked(c, deadline);
+}
+
+/*
+ * @c's wake-up fired: a machine woken by it or not, its deadline is past.
+ * Hard interrupt context (the alarm's hrtimer); c->lock is not taken here.
+ */
+static void tw_clock_wake_note(struct alarm *alarm)
+{
+	struct tw_clock *c = container_of(alarm, struct tw_clock, wake);
+
+	WRITE_ONCE(c->wake_fired, true);
+	queue_work(twheel_unbound_wq, &tw_clock_wake_work);
+}
+
+/* The callback's type changed with alarm_start_timer() (compat.h). */
+#ifdef TWHEEL_HAVE_ALARM_START_TIMER
+static void tw_clock_wake_fired(struct alarm *alarm, ktime_t now)
+{
+	tw_clock_wake_note(alarm);
+}
+#else
+static enum alarmtimer_restart tw_clock_wake_fired(struct alarm *alarm,
+						   ktime_t now)
+{
+	tw_clock_wake_note(alarm);
+	return ALARMTIMER_NORESTART;
+}
+#endif
+
 /**
  * twheel_clock_link_arm - file a timer for a deadline on a clock
  * @link: its link, not linked on another clock's list
  * @timer: the timer; filed one-shot whatever @mode
- * @clock: %TW_CLK_MONO, %TW_CLK_REAL or %TW_CLK_BOOT
+ * @clock: %TW_CLK_*
  * @deadline: ns of @clock, >= 0
  * @period: ns of @clock between expiries, 1 to %KTIME_MAX, for a periodic
  *	@mode; ignored for %TWHEEL_ONESHOT (checked by the caller)
@@ -280,6 +390,8 @@ int twheel_clock_link_arm(struct twheel_clock_link *link,
 		list_del_init(&link->node);
 	else if (!was_linked)
 		list_add_tail(&link->node, &c->armed);
+	if (ret >= 0 && tw_clock_is_alarm(clock))
+		tw_clock_wake_arm_locked(c, deadline);
 	spin_unlock_irqrestore(&c->lock, irqflags);
 	return ret < 0 ? ret : (was_linked || ret);
 }
@@ -525,20 +637,30 @@ static void tw_clock_visit_locked(struct tw_clock *c,
 		twheel_arm(link->timer, mono, 0, TWHEEL_ONESHOT);
 }
 
+/*
+ * Visits every pending link of @clock: files it again for the clock's
+ * offset now, and for an alarm clock sets the wake-up for the earliest
+ * deadline seen (or armed meanwhile).
+ */
 static void tw_clock_walk(struct tw_clock *c, int clock)
 {
+	bool alarm = tw_clock_is_alarm(clock);
 	struct twheel_clock_link *link;
 	unsigned int n = 0;
 	ktime_t offset;
 
+	mutex_lock(&c->walk_lock);
 	spin_lock_irq(&c->lock);
 	list_splice_tail_init(&c->armed, &c->todo);
 	offset = tw_clock_offset(clock);
+	c->wake_next = KTIME_MAX;
 	while (!list_empty(&c->todo)) {
 		link = list_first_entry(&c->todo, struct twheel_clock_link,
 					node);
 		list_move_tail(&link->node, &c->armed);
 		tw_clock_visit_locked(c, link, offset);
+		if (alarm)
+			c->wake_next = min(c->wake_next, link->deadline);
 		if (++n % TW_CLOCK_CHUNK == 0 && !list_empty(&c->todo)) {
 			spin_unlock_irq(&c->lock);
 			cond_resched();
@@ -547,13 +669,25 @@ static void tw_clock_walk(struct tw_clock *c, int clock)
 			offset = tw_clock_offset(clock);
 		}
 	}
+	if (alarm)
+		tw_clock_wake_set_locked(c, c->wake_next);
 	spin_unlock_irq(&c->lock);
+	mutex_unlock(&c->walk_lock);
 }
 
 static void tw_clock_set_fn(struct work_struct *work)
 {
-	tw_clock_walk(&tw_clocks[TW_CLK_REAL], TW_CLK_REAL);
-	tw_clock_walk(&tw_clocks[TW_CLK_BOOT], TW_CLK_BOOT);
+	int clock;
+
+	for (clock = TW_CLK_MONO + 1; clock < TW_CLK_NR; clock++)
+		tw_clock_walk(&tw_clocks[clock], clock);
+}
+
+/* An alarm clock's wake-up fired: set it for the next deadline. */
+static void tw_clock_wake_fn(struct work_struct *work)
+{
+	tw_clock_walk(&tw_clocks[TW_CLK_REAL_ALARM], TW_CLK_REAL_ALARM);
+	tw_clock_walk(&tw_clocks[TW_CLK_BOOT_ALARM], TW_CLK_BOOT_ALARM);
 }
 
 static void tw_clock_irq_work_fn(struct irq_work *work)
@@ -607,7 +741,10 @@ static void tw_clock_timer_fn(struct twheel_timer *timer, u64 missed)
  * __twheel_clock_timer_init - initialise a timer on a clock; use
  *	twheel_clock_timer_init()
  * @ct: the timer
- * @clockid: %CLOCK_MONOTONIC, %CLOCK_REALTIME or %CLOCK_BOOTTIME
+ * @clockid: %CLOCK_MONOTONIC, %CLOCK_REALTIME, %CLOCK_BOOTTIME,
+ *	%CLOCK_REALTIME_ALARM or %CLOCK_BOOTTIME_ALARM (as their base clock,
+ *	and the machine is woken from suspend for its deadline; no
+ *	CAP_WAKE_ALARM check for in-kernel callers)
  * @func: the callback
  * @name: lockdep name
  * @key: lockdep class
@@ -641,7 +778,8 @@ EXPORT_SYMBOL_GPL(__twheel_clock_timer_init);
  * @deadline: absolute time on the timer's clock; in the past means now.
  *	For a delay, pass twheel_clock_now() + delay: a set of the clock
  *	then moves the timer, as hrtimer and timerfd do.
- * @flags: %TWHEEL_CLOCK_CANCEL_ON_SET (CLOCK_REALTIME only) or 0
+ * @flags: %TWHEEL_CLOCK_CANCEL_ON_SET (CLOCK_REALTIME and
+ *	CLOCK_REALTIME_ALARM only) or 0
  *
  * Armings and cancels of one timer are serialised by its user, as for a
  * struct twheel_timer; its callback may arm it. A periodic timer armed
@@ -676,7 +814,7 @@ EXPORT_SYMBOL_GPL(twheel_clock_arm);
  *	set backward it waits for the clock), %TWHEEL_FIXED_DELAY (the next
  *	expiry is a period of the clock after the callback's), or
  *	%TWHEEL_ONESHOT (as twheel_clock_arm())
- * @flags: %TWHEEL_CLOCK_CANCEL_ON_SET (CLOCK_REALTIME only: a set of the
+ * @flags: %TWHEEL_CLOCK_CANCEL_ON_SET (CLOCK_REALTIME[_ALARM] only: a set of the
  *	clock ends the timer, periodic or not, with one callback flagged
  *	%TWHEEL_CLOCK_WAS_SET) or 0
  *
@@ -699,7 +837,8 @@ int twheel_clock_arm_periodic(struct twheel_clock_timer *ct, ktime_t deadline,
 	if (clock >= TW_CLK_NR || deadline < 0 ||
 	    (flags & ~TWHEEL_CLOCK_CANCEL_ON_SET))
 		return -EINVAL;
-	if ((flags & TWHEEL_CLOCK_CANCEL_ON_SET) && clock != TW_CLK_REAL)
+	if ((flags & TWHEEL_CLOCK_CANCEL_ON_SET) &&
+	    tw_clock_base(clock) != TW_CLK_REAL)
 		return -EINVAL;
 	if (tw_check_mode(mode, period))
 		return -EINVAL;
@@ -782,7 +921,7 @@ EXPORT_SYMBOL_GPL(twheel_clock_pending);
 
 /**
  * twheel_clock_now - the time on a clock, as twheel_clock_arm() counts it
- * @clockid: %CLOCK_MONOTONIC, %CLOCK_REALTIME or %CLOCK_BOOTTIME
+ * @clockid: a clock of twheel_clock_timer_init()
  *
  * Context: any context but NMI.
  * Return: ns, or 0 for another clock.
@@ -813,7 +952,7 @@ void twheel_clock_test_set(clockid_t clockid, ktime_t delta, bool notify)
 {
 	int clock = twheel_clock_index(clockid);
 
-	if (clock <= TW_CLK_MONO)
+	if (clock <= TW_CLK_MONO || clock != tw_clock_base(clock))
 		return;
 	WRITE_ONCE(tw_clock_skew[clock], tw_clock_skew[clock] + delta);
 	if (!notify)
@@ -833,6 +972,16 @@ EXPORT_SYMBOL_IF_KUNIT(twheel_clock_test_set);
  */
 int twheel_clock_init(void)
 {
+	int clock;
+
+	for (clock = 0; clock < TW_CLK_NR; clock++) {
+		mutex_init(&tw_clocks[clock].walk_lock);
+		tw_clocks[clock].wake_at = KTIME_MAX;
+	}
+	alarm_init(&tw_clocks[TW_CLK_REAL_ALARM].wake, ALARM_REALTIME,
+		   tw_clock_wake_fired);
+	alarm_init(&tw_clocks[TW_CLK_BOOT_ALARM].wake, ALARM_BOOTTIME,
+		   tw_clock_wake_fired);
 	init_irq_work(&tw_clock_irq_work, tw_clock_irq_work_fn);
 	return pvclock_gtod_register_notifier(&tw_clock_nb);
 }
@@ -849,6 +998,13 @@ void twheel_clock_exit(void)
 	pvclock_gtod_unregister_notifier(&tw_clock_nb);
 	irq_work_sync(&tw_clock_irq_work);
 	cancel_work_sync(&tw_clock_set_work);
+	/* The wake-ups first: their callbacks queue the wake work. */
+	alarm_cancel(&tw_clocks[TW_CLK_REAL_ALARM].wake);
+	alarm_cancel(&tw_clocks[TW_CLK_BOOT_ALARM].wake);
+	cancel_work_sync(&tw_clock_wake_work);
+	/* No timer is armed: a last walk stopped them, or left them stopped. */
+	alarm_cancel(&tw_clocks[TW_CLK_REAL_ALARM].wake);
+	alarm_cancel(&tw_clocks[TW_CLK_BOOT_ALARM].wake);
 	for (i = 0; i < TW_CLK_NR; i++)
 		WARN_ON_ONCE(!list_empty(&tw_clocks[i].armed));
 }

@@ -153,4 +153,24 @@ static inline void twheel_timens_offsets(ktime_t *mono, ktime_t *boot)
 }
 #endif
 
+/*
+ * The alarmtimer (kernel/time/alarmtimer.c), which programs the RTC to
+ * wake a suspended machine for the earliest alarm. A release between 6.12
+ * and 7.2 made its callbacks return void (no more enum alarmtimer_restart)
+ * and replaced alarm_start() with alarm_start_timer(). Which one is not
+ * known here, and neither leaves a macro behind: Kbuild looks for
+ * alarm_start_timer in the kernel's <linux/alarmtimer.h> and defines
+ * TWHEEL_HAVE_ALARM_START_TIMER, which clock.c's one alarm callback
+ * also tests for its type.
+ */
+#include <linux/alarmtimer.h>
+static inline void twheel_alarm_start(struct alarm *alarm, ktime_t expires)
+{
+#ifdef TWHEEL_HAVE_ALARM_START_TIMER
+	alarm_start_timer(alarm, expires, false);
+#else
+	alarm_start(alarm, expires);
+#endif
+}
+
 #endif /* _TWHEEL_COMPAT_H */

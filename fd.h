@@ -76,6 +76,8 @@ struct twheel_user;
  * @user: the user charged for this file's units; constant
  * @cap_exempt: the opener had CAP_SYS_RESOURCE: the per-user cap does not
  *	apply (the per-file and global caps do); constant
+ * @wake_alarm: the opener had CAP_WAKE_ALARM: timers on the alarm clocks
+ *	may be armed; constant
  * @charged: cap units this file holds (objects, table and array pages);
  *	atomic, since objects are freed both under @ctl_mutex and by read()
  * @deadlines: the deadline array shared by mmap(), one u64 per slot, or
@@ -134,6 +136,7 @@ struct twheel_fd {
 	unsigned int		max_timers;
 	struct twheel_user	*user;
 	bool			cap_exempt;
+	bool			wake_alarm;
 	atomic_long_t		charged;
 	u64			*deadlines;
 	struct page		**dl_pages;

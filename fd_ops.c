@@ -153,11 +153,12 @@ twheel_fd_check_mode(const struct twheel_timer_spec *spec,
 }
 
 /*
- * twheel_fd_check_spec() for CLOCK_REALTIME and CLOCK_BOOTTIME: one-shot
- * or periodic (fixed rate or fixed delay, the period on that clock) as on
- * CLOCK_MONOTONIC; TWHEEL_TIMER_CANCEL_ON_SET only on an absolute
- * CLOCK_REALTIME timer, periodic or not. A relative value counts from that
- * clock's now, read here.
+ * twheel_fd_check_spec() for CLOCK_REALTIME and CLOCK_BOOTTIME and their
+ * alarm twins: one-shot or periodic (fixed rate or fixed delay, the period
+ * on that clock) as on CLOCK_MONOTONIC; TWHEEL_TIMER_CANCEL_ON_SET only on
+ * an absolute CLOCK_REALTIME[_ALARM] timer, periodic or not. An alarm
+ * clock needs the opener's CAP_WAKE_ALARM (EPERM, after every EINVAL). A
+ * relative value counts from that clock's now, read here.
  */
 static noinline int twheel_fd_check_clock_spec(const struct twheel_fd *tf,
 					       const struct twheel_timer_spec *spec,
@@ -170,15 +171,17 @@ static noinline int twheel_fd_check_clock_spec(const struct twheel_fd *tf,
 		return -EINVAL;
 	if (spec->reserved)
 		return -EINVAL;
-	if (spec->clockid != TWHEEL_CLOCK_REALTIME &&
-	    spec->clockid != TWHEEL_CLOCK_BOOTTIME)
-		return -EINVAL;
 	clock = twheel_clock_index(spec->clockid);
+	if (clock <= TW_CLK_MONO)
+		return -EINVAL;
 	if (twheel_fd_check_mode(spec, arm))
 		return -EINVAL;
 	if ((spec->flags & TWHEEL_TIMER_CANCEL_ON_SET) &&
-	    (clock != TW_CLK_REAL || !(spec->flags & TWHEEL_TIMER_ABSTIME)))
+	    (tw_clock_base(clock) != TW_CLK_REAL ||
+	     !(spec->flags & TWHEEL_TIMER_ABSTIME)))
 		return -EINVAL;
+	if (tw_clock_is_alarm(clock) && !tf->wake_alarm)
+		return -EPERM;
 
 	arm->period = spec->period;
 	arm->clock = clock;

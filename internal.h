@@ -67,8 +67,28 @@ enum {
 	TW_CLK_MONO,		/* CLOCK_MONOTONIC: the wheels' own clock */
 	TW_CLK_REAL,		/* CLOCK_REALTIME */
 	TW_CLK_BOOT,		/* CLOCK_BOOTTIME */
+	TW_CLK_REAL_ALARM,	/* CLOCK_REALTIME_ALARM: REAL, waking a suspend */
+	TW_CLK_BOOT_ALARM,	/* CLOCK_BOOTTIME_ALARM: BOOT, waking a suspend */
 	TW_CLK_NR,
 };
+
+/* The clock an alarm clock counts; any other clock counts itself. */
+static inline int tw_clock_base(int clock)
+{
+	switch (clock) {
+	case TW_CLK_REAL_ALARM:
+		return TW_CLK_REAL;
+	case TW_CLK_BOOT_ALARM:
+		return TW_CLK_BOOT;
+	default:
+		return clock;
+	}
+}
+
+static inline bool tw_clock_is_alarm(int clock)
+{
+	return clock == TW_CLK_REAL_ALARM || clock == TW_CLK_BOOT_ALARM;
+}
 
 /* What an expiry of a clock timer means: twheel_clock_link_expire(). */
 enum twheel_clock_verdict {

@@ -179,10 +179,16 @@ struct twheel_group {
  * is set (or time spent in suspend is added to CLOCK_BOOTTIME), so that it
  * fires promptly after a clock set forward past its deadline and never
  * before its clock reaches it. With %TWHEEL_CLOCK_CANCEL_ON_SET
- * (CLOCK_REALTIME only) a set of the clock ends the timer instead, periodic
- * or not: its callback is called once with %TWHEEL_CLOCK_WAS_SET, as
+ * (CLOCK_REALTIME[_ALARM] only) a set of the clock ends the timer instead,
+ * periodic or not: its callback is called once with %TWHEEL_CLOCK_WAS_SET, as
  * timerfd's TFD_TIMER_CANCEL_ON_SET reports ECANCELED. Like timerfd, a
  * resume from suspend counts as a set.
+ *
+ * CLOCK_REALTIME_ALARM and CLOCK_BOOTTIME_ALARM count as CLOCK_REALTIME and
+ * CLOCK_BOOTTIME (cancel-on-set on the former), and a suspended machine is
+ * woken for their deadlines, through the kernel's alarmtimer and the RTC.
+ * No capability is checked for in-kernel callers; /dev/twheel checks
+ * CAP_WAKE_ALARM, as timerfd does.
  */
 struct twheel_clock_timer;
 
@@ -269,8 +275,9 @@ void __twheel_clock_timer_init(struct twheel_clock_timer *ct,
 /**
  * twheel_clock_timer_init - initialise a timer on a clock
  * @ct: the timer, a struct twheel_clock_timer (type-checked)
- * @clockid: %CLOCK_MONOTONIC, %CLOCK_REALTIME or %CLOCK_BOOTTIME; any
- *	other makes every twheel_clock_arm() fail with -EINVAL
+ * @clockid: %CLOCK_MONOTONIC, %CLOCK_REALTIME, %CLOCK_BOOTTIME,
+ *	%CLOCK_REALTIME_ALARM or %CLOCK_BOOTTIME_ALARM; any other makes every
+ *	twheel_clock_arm() fail with -EINVAL
  * @func: the callback, called in softirq context
  *
  * Context: any context. The timer must not be in use.

@@ -14,7 +14,8 @@
  * itself is created here, so that its errors keep their own message.
  *
  * --clock puts every timer of a command on CLOCK_REALTIME or CLOCK_BOOTTIME
- * instead of CLOCK_MONOTONIC (one-shot or periodic, as the kernel allows):
+ * (or their alarm twins, which wake a suspended machine and need
+ * CAP_WAKE_ALARM) instead of CLOCK_MONOTONIC (one-shot or periodic, as the kernel allows):
  * their times, --at and the columns count on that clock; the watch loop's
  * own deadlines (--for, --cancel, ...) stay on CLOCK_MONOTONIC.
  *
@@ -260,16 +261,20 @@ static const struct clock_name {
 	{ "monotonic", TWHEEL_CLOCK_MONOTONIC },
 	{ "realtime", TWHEEL_CLOCK_REALTIME },
 	{ "boottime", TWHEEL_CLOCK_BOOTTIME },
+	/* As their base clocks, and they wake a suspended machine. */
+	{ "realtime-alarm", TWHEEL_CLOCK_REALTIME_ALARM },
+	{ "boottime-alarm", TWHEEL_CLOCK_BOOTTIME_ALARM },
 };
 #define N_CLOCKS (sizeof(clock_names) / sizeof(clock_names[0]))
 
-/* --clock NAME: monotonic, realtime or boottime (any case). */
+/* --clock NAME: monotonic, realtime, boottime or their -alarm (any case). */
 static int clock_arg(const char *cmd, const char *s)
 {
 	for (size_t i = 0; i < N_CLOCKS; i++)
 		if (!strcasecmp(s, clock_names[i].name))
 			return clock_names[i].clockid;
-	usage_error(cmd, "unknown clock '%s' for --clock (monotonic, realtime or boottime)", s);
+	usage_error(cmd, "unknown clock '%s' for --clock (monotonic, realtime, boottime, "
+		    "realtime-alarm or boottime-alarm)", s);
 }
 
 static const char *clock_name(int clockid)
@@ -1273,6 +1278,10 @@ static int cmd_info(int argc, char **argv)
 			       (unsigned long long)(now % NSEC_PER_SEC));
 		}
 	}
+	printf("%-16s %s\n", "alarm clocks", !(info->flags & TWHEEL_INFO_ALARM) ? "no" :
+	       info->flags & TWHEEL_INFO_WAKE_ALARM ?
+	       "REALTIME_ALARM BOOTTIME_ALARM: wake a suspended machine" :
+	       "REALTIME_ALARM BOOTTIME_ALARM, not for this user (no CAP_WAKE_ALARM)");
 	twheel_close(&tw);
 	return 0;
 }
@@ -1379,8 +1388,9 @@ static int cmd_schedule(int argc, char **argv)
 	}
 	if (t.fixed_delay && !t.period)
 		usage_error(cmd, "--delay-mode needs --every");
-	if (t.cancel_on_set && (o.clockid != TWHEEL_CLOCK_REALTIME || !have_at))
-		usage_error(cmd, "--cancel-on-set needs --clock realtime and --at");
+	if (t.cancel_on_set && ((o.clockid != TWHEEL_CLOCK_REALTIME &&
+				  o.clockid != TWHEEL_CLOCK_REALTIME_ALARM) || !have_at))
+		usage_error(cmd, "--cancel-on-set needs --clock realtime[-alarm] and --at");
 	snprintf(text, sizeof(text), "schedule");
 	t.text = text;
 	return run(&o);

@@ -93,6 +93,15 @@
  *   possible deadline. /proc/PID/fdinfo shows the file's offsets
  *   (twheel-timens-offsets-ns: monotonic boottime).
  *
+ * - Alarm clocks (TWHEEL_INFO_ALARM): TWHEEL_CLOCK_REALTIME_ALARM and
+ *   TWHEEL_CLOCK_BOOTTIME_ALARM count as CLOCK_REALTIME and CLOCK_BOOTTIME
+ *   in everything above (CANCEL_ON_SET on the former), and a suspended
+ *   machine is woken for their deadlines (through the kernel's alarmtimer
+ *   and the RTC), as timerfd's are. Arming one needs CAP_WAKE_ALARM, which
+ *   the kernel reads once, at open() (TWHEEL_INFO_WAKE_ALARM says the
+ *   opener had it), where timerfd reads it at timerfd_create(): EPERM
+ *   without it, after every EINVAL of the spec.
+ *
  * Timers on CLOCK_REALTIME and CLOCK_BOOTTIME may be periodic like those
  * on CLOCK_MONOTONIC (TWHEEL_TIMER_PERIODIC, optionally
  * TWHEEL_TIMER_FIXED_DELAY), with the same lazy re-arming of an unread
@@ -105,6 +114,8 @@
 #define TWHEEL_CLOCK_REALTIME	0	/* == CLOCK_REALTIME */
 #define TWHEEL_CLOCK_MONOTONIC	1	/* == CLOCK_MONOTONIC */
 #define TWHEEL_CLOCK_BOOTTIME	7	/* == CLOCK_BOOTTIME */
+#define TWHEEL_CLOCK_REALTIME_ALARM 8	/* == CLOCK_REALTIME_ALARM */
+#define TWHEEL_CLOCK_BOOTTIME_ALARM 9	/* == CLOCK_BOOTTIME_ALARM */
 
 /* struct twheel_timer_spec::flags */
 #define TWHEEL_TIMER_ABSTIME	0x1u	/* value is a deadline, not a delay */
@@ -290,6 +301,10 @@ struct twheel_batch {
 #define TWHEEL_INFO_SLACK		0x10u
 /* mmap() at TWHEEL_RING_OFFSET gives the submission ring (below). */
 #define TWHEEL_INFO_RING		0x20u
+/* TWHEEL_CLOCK_REALTIME_ALARM and TWHEEL_CLOCK_BOOTTIME_ALARM work. */
+#define TWHEEL_INFO_ALARM		0x40u
+/* The opener had CAP_WAKE_ALARM: this file may arm timers on them. */
+#define TWHEEL_INFO_WAKE_ALARM		0x80u
 
 /**
  * struct twheel_info - limits and counters of this fd

@@ -46,8 +46,10 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 
 /* failure messages on stdout, in order with the KTAP lines */
 #define TH_LOG_STREAM stdout
@@ -2715,7 +2717,8 @@ TEST_F_TIMEOUT(twheel, info_counts, 20)
 	EXPECT_EQ(0, info.queued);
 	/* The tests run as root: the per-user cap does not apply to it. */
 	EXPECT_EQ(TWHEEL_INFO_USER_CAP_EXEMPT | TWHEEL_INFO_MAP | TWHEEL_INFO_CLOCKS |
-		  TWHEEL_INFO_SHORT_OPS | TWHEEL_INFO_SLACK | TWHEEL_INFO_RING, info.flags);
+		  TWHEEL_INFO_SHORT_OPS | TWHEEL_INFO_SLACK | TWHEEL_INFO_RING |
+		  TWHEEL_INFO_ALARM | TWHEEL_INFO_WAKE_ALARM, info.flags);
 	EXPECT_EQ(0, info.user_timers);
 	EXPECT_TRUE(info.max_user_timers > 0 && info.max_total_timers >= info.max_user_timers)
 		TH_LOG("caps: user %llu, total %llu", (unsigned long long)info.max_user_timers,
@@ -5607,6 +5610,239 @@ TEST_F_TIMEOUT(twheel, timens_abstime, 60)
 		ASSERT_EQ(pid, waitpid(pid, &st, 0));
 		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
 			TH_LOG("offset %+lld s: status %#x", offs[i], st);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Alarm clocks: CAP_WAKE_ALARM, their base clocks, waking a suspend   */
+/* ------------------------------------------------------------------ */
+
+/* Drops CAP_WAKE_ALARM from this process's effective set. Return: 0 or -errno. */
+static int drop_wake_alarm(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[CAP_WAKE_ALARM / 32].effective &= ~(1u << (CAP_WAKE_ALARM % 32));
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+/* Pending alarmtimer hrtimers, as /proc/timer_list lists them. */
+static int alarm_hrtimers(void)
+{
+	FILE *f = fopen("/proc/timer_list", "r");
+	char line[256];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "alarmtimer_fired") != NULL;
+	fclose(f);
+	return n;
+}
+
+/* Alarm timers fire on their base clock's time, never early. */
+TEST_F_TIMEOUT(twheel, alarm_clocks_fire, 40)
+{
+	static const struct {
+		u32 clockid, flags;
+		clockid_t base;
+	} cases[] = {
+		{ TWHEEL_CLOCK_REALTIME_ALARM, TWHEEL_TIMER_ABSTIME, CLOCK_REALTIME },
+		{ TWHEEL_CLOCK_REALTIME_ALARM, 0, CLOCK_REALTIME },
+		{ TWHEEL_CLOCK_REALTIME_ALARM, TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_CANCEL_ON_SET,
+		  CLOCK_REALTIME },
+		{ TWHEEL_CLOCK_BOOTTIME_ALARM, TWHEEL_TIMER_ABSTIME, CLOCK_BOOTTIME },
+		{ TWHEEL_CLOCK_BOOTTIME_ALARM, 0, CLOCK_BOOTTIME },
+	};
+	unsigned int wait = 300 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	struct twheel_event ev[3];
+	struct twheel_info info;
+	struct twheel tw;
+	int fd = tw_open(&tw);
+	u64 id, ids[3], dl;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(0, twheel_get_info(&tw, &info));
+	ASSERT_TRUE(info.flags & TWHEEL_INFO_ALARM)
+		TH_LOG("INFO flags %#x lack TWHEEL_INFO_ALARM", info.flags);
+	/* Root opened it. */
+	ASSERT_TRUE(info.flags & TWHEEL_INFO_WAKE_ALARM);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool abs = cases[i].flags & TWHEEL_TIMER_ABSTIME;
+		u64 t0 = clock_ns(cases[i].base), value;
+
+		value = abs ? t0 + 300 * NSEC_PER_MSEC : 300 * NSEC_PER_MSEC;
+		ASSERT_EQ(0, twheel_schedule_clock(&tw, cases[i].clockid, value, 0, cases[i].flags,
+						   i, &id));
+		ASSERT_TRUE(wait_one(fd, &ev[0], wait, NULL, "alarm timer"));
+		dl = abs ? value : ev[0].deadline;
+		EXPECT_TRUE(check_clock_event(&ev[0], id, dl, clock_ns(cases[i].base)))
+			TH_LOG("case %zu: clock %u flags %#x", i, cases[i].clockid,
+			       cases[i].flags);
+		if (!abs)
+			EXPECT_TRUE(ev[0].deadline >= t0 + 300 * NSEC_PER_MSEC);
+		EXPECT_EQ(i, ev[0].user_data);
+	}
+	/* Cancel-on-set is REALTIME's: not BOOTTIME_ALARM's. */
+	EXPECT_EQ(-EINVAL, twheel_schedule_clock(&tw, TWHEEL_CLOCK_BOOTTIME_ALARM, FAR_FUTURE, 0,
+						 TWHEEL_TIMER_ABSTIME | TWHEEL_TIMER_CANCEL_ON_SET,
+						 0, &id));
+	/* Three far ones, the earliest cancelled; one near fires first. */
+	dl = clock_ns(CLOCK_BOOTTIME);
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_BOOTTIME_ALARM,
+						   dl + (u64)(i + 1) * FAR_FUTURE, 0,
+						   TWHEEL_TIMER_ABSTIME, 10 + i, &ids[i]));
+	/* The machine's wake-up is armed: an alarmtimer hrtimer is pending. */
+	if (access("/proc/timer_list", R_OK) == 0)
+		EXPECT_TRUE(alarm_hrtimers() >= 1)
+			TH_LOG("no alarmtimer_fired in /proc/timer_list after arming");
+	EXPECT_EQ(1, twheel_cancel(&tw, ids[0]));
+	ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_REALTIME_ALARM, 200 * NSEC_PER_MSEC,
+					   0, 0, 20, &id));
+	ASSERT_TRUE(wait_one(fd, &ev[0], wait, NULL, "near alarm timer"));
+	EXPECT_EQ(20, ev[0].user_data);
+	EXPECT_TRUE(no_events(fd, 300, "far alarm timers"));
+	EXPECT_EQ(1, twheel_cancel(&tw, ids[1]));
+	EXPECT_EQ(1, twheel_cancel(&tw, ids[2]));
+	EXPECT_EQ(0, tw_timers(&tw));
+}
+
+/*
+ * Without CAP_WAKE_ALARM at open(): EPERM for every arming on an alarm
+ * clock, by each path, after the spec's EINVALs; the other clocks work.
+ * A file opened with it keeps it.
+ */
+TEST_F_TIMEOUT(twheel, alarm_clocks_eperm, 30)
+{
+	struct twheel tw, tw_priv;
+	int priv = tw_open(&tw_priv), st;
+	pid_t pid;
+
+	ASSERT_TRUE(priv >= 0);
+	fflush(stdout);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (!pid) {
+		struct twheel_info info;
+		struct twheel_op op = { 0 };
+		struct twheel_timer_spec s;
+		u64 id = 0, id2;
+		int fd, r;
+
+		g_failed = 0;
+		r = drop_wake_alarm();
+		CHECK_RET(r, 0);
+		fd = tw_open(&tw);
+		if (r || fd < 0)
+			_exit(1);
+		CHECK_RET(twheel_get_info(&tw, &info), 0);
+		CHECK(!(info.flags & TWHEEL_INFO_WAKE_ALARM) && (info.flags & TWHEEL_INFO_ALARM),
+		      "INFO flags %#x: want ALARM without WAKE_ALARM", info.flags);
+		CHECK_RET(twheel_schedule_clock(&tw, TWHEEL_CLOCK_REALTIME_ALARM,
+						100 * NSEC_PER_MSEC, 0, 0, 1, &id), -EPERM);
+		CHECK_RET(twheel_schedule_clock(&tw, TWHEEL_CLOCK_BOOTTIME_ALARM,
+						100 * NSEC_PER_MSEC, 0, 0, 1, &id), -EPERM);
+		/* EINVAL first: a bad flag, cancel-on-set on BOOTTIME_ALARM */
+		CHECK_RET(twheel_schedule_clock(&tw, TWHEEL_CLOCK_BOOTTIME_ALARM,
+						100 * NSEC_PER_MSEC, 0, 0x8000, 1, &id), -EINVAL);
+		CHECK_RET(twheel_schedule_clock(&tw, TWHEEL_CLOCK_BOOTTIME_ALARM,
+						FAR_FUTURE, 0, TWHEEL_TIMER_ABSTIME |
+						TWHEEL_TIMER_CANCEL_ON_SET, 1, &id), -EINVAL);
+		/* MODIFY onto an alarm clock; a batch op */
+		CHECK_RET(twheel_schedule_clock(&tw, TWHEEL_CLOCK_BOOTTIME, FAR_FUTURE, 0, 0, 2,
+						&id2), 0);
+		s = mkspec(FAR_FUTURE, 0, 3, 0);
+		s.id = id2;
+		s.clockid = TWHEEL_CLOCK_REALTIME_ALARM;
+		CHECK_RET(xioctl(fd, TWHEEL_IOC_MODIFY, &s), -EPERM);
+		op.op = TWHEEL_OP_SCHEDULE;
+		op.spec = mkspec(FAR_FUTURE, 0, 4, 0);
+		op.spec.clockid = TWHEEL_CLOCK_BOOTTIME_ALARM;
+		CHECK_RET(tw_batch(fd, &op, 1), 0);
+		CHECK_EQ(op.result, -EPERM);
+		/* Nothing was armed but the BOOTTIME timer, still pending. */
+		CHECK_EQ(tw_timers(&tw), 1);
+		CHECK_RET(twheel_cancel(&tw, id2), 1);
+		/* The root-opened file still arms them. */
+		CHECK_RET(twheel_schedule_clock(&tw_priv, TWHEEL_CLOCK_BOOTTIME_ALARM, FAR_FUTURE,
+						0, 0, 5, &id), 0);
+		CHECK_RET(twheel_cancel(&tw_priv, id), 1);
+		fflush(stdout);
+		_exit(g_failed ? 1 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("child status %#x", st);
+	EXPECT_EQ(0, tw_timers(&tw_priv));
+}
+
+/*
+ * A BOOTTIME_ALARM timer wakes a suspended guest: s2idle with the RTC's
+ * own wake alarm as a fallback 30 s out; the resume must come within
+ * 15 s, the timer's doing, and its event be prompt and not early. Only
+ * with TWHEEL_TEST_SUSPEND, as clock_boottime_suspend: a guest that
+ * cannot wake hangs until the host's timeout.
+ */
+TEST_F_TIMEOUT(twheel, alarm_wakes_suspend, 90)
+{
+	unsigned int wait = 1000 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
+	u64 id, dl, b0, b1, seen = 0;
+	struct twheel_event ev;
+	char states[128] = "";
+	struct twheel tw;
+	int fd, sfd, afd;
+	ssize_t len;
+
+	if (!getenv("TWHEEL_TEST_SUSPEND"))
+		SKIP(return, "TWHEEL_TEST_SUSPEND unset: no suspend attempted");
+	sfd = open("/sys/power/state", O_RDWR | O_CLOEXEC);
+	if (sfd >= 0) {
+		len = read(sfd, states, sizeof(states) - 1);
+		states[len > 0 ? len : 0] = '\0';
+	}
+	if (sfd < 0 || !strstr(states, "freeze")) {
+		if (sfd >= 0)
+			close(sfd);
+		SKIP(return, "no s2idle (\"freeze\" not in /sys/power/state)");
+	}
+	afd = open("/sys/class/rtc/rtc0/wakealarm", O_WRONLY | O_CLOEXEC);
+	if (afd < 0) {
+		close(sfd);
+		SKIP(return, "no RTC wake alarm (/sys/class/rtc/rtc0/wakealarm)");
+	}
+	fd = tw_open(&tw);
+	ASSERT_TRUE(fd >= 0);
+	b0 = clock_ns(CLOCK_BOOTTIME);
+	dl = b0 + 4 * NSEC_PER_SEC;
+	ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_BOOTTIME_ALARM, dl, 0,
+					   TWHEEL_TIMER_ABSTIME, 1, &id));
+	ASSERT_TRUE(write(afd, "0", 1) == 1);
+	ASSERT_TRUE(write(afd, "+30", 3) == 3);
+	close(afd);
+	if (write(sfd, "freeze", 6) != 6) {
+		int e = errno;
+
+		close(sfd);
+		SKIP(return, "echo freeze > /sys/power/state: %s", ename(e));
+	}
+	close(sfd);
+	b1 = clock_ns(CLOCK_BOOTTIME);
+	diag("alarm suspend: resumed after %llu ms of CLOCK_BOOTTIME",
+	     (unsigned long long)((b1 - b0) / NSEC_PER_MSEC));
+	EXPECT_TRUE(b1 - b0 < 15 * NSEC_PER_SEC)
+		TH_LOG("woken after %llu ms: by the RTC's fallback, not the alarm",
+		       (unsigned long long)((b1 - b0) / NSEC_PER_MSEC));
+	ASSERT_EQ(1, wait_events(fd, &ev, 1, wait + 5000, &seen));
+	EXPECT_TRUE(check_clock_event(&ev, id, dl, clock_ns(CLOCK_BOOTTIME)));
+	afd = open("/sys/class/rtc/rtc0/wakealarm", O_WRONLY | O_CLOEXEC);
+	if (afd >= 0) {
+		EXPECT_TRUE(write(afd, "0", 1) == 1);
+		close(afd);
 	}
 }
 
