@@ -439,7 +439,7 @@ static int twheel_fd_open(struct inode *inode, struct file *file)
 	tf = kzalloc(sizeof(*tf), GFP_KERNEL_ACCOUNT);
 	if (!tf)
 		return -ENOMEM;
-	tf->user = twheel_user_get(current_uid());
+	tf->user = twheel_user_get();
 	if (!tf->user) {
 		kfree(tf);
 		return -ENOMEM;

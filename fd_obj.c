@@ -28,6 +28,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/user_namespace.h>
 
 #include "twheel.h"
 #include "compat.h"
@@ -66,18 +67,29 @@ MODULE_PARM_DESC(max_total_timers,
  * struct twheel_user - what one user's open files hold together
  * @node: in twheel_users, under twheel_users_lock
  * @uid: the user, from the credentials of open()
- * @files: open files charged to this user; under twheel_users_lock
+ * @ns: the user namespace @uid opened in (a reference); a user is a
+ *	(namespace, uid) pair, as the kernel's ucounts are
+ * @owner: for a user of another namespace than the initial one, the user
+ *	that created that namespace, in its parent (a reference): charged
+ *	for everything this one is, and so on up to the initial namespace.
+ *	So the 65,536 uids of a container share the cap of the user who
+ *	made the container, as inotify's and epoll's limits are shared
+ *	through ucounts. NULL in the initial namespace.
+ * @refs: open files charged to this user, plus the users whose @owner it
+ *	is; under twheel_users_lock
  * @units: cap units of those files (see TWHEEL_TIMER_COST); atomic,
  *	changed by twheel_fd_charge() and twheel_fd_uncharge() only
  */
 struct twheel_user {
 	struct hlist_node	node;
 	kuid_t			uid;
-	unsigned int		files;
+	struct user_namespace	*ns;
+	struct twheel_user	*owner;
+	unsigned int		refs;
 	atomic_long_t		units;
 };
 
-/* uid -> struct twheel_user of every user with an open file. */
+/* uid -> struct twheel_user of every user charged for an open file. */
 static DEFINE_HASHTABLE(twheel_users, 6);
 static DEFINE_SPINLOCK(twheel_users_lock);	/* twheel_users, ::files */
 
@@ -111,11 +123,31 @@ struct kmem_cache *twheel_fd_rec_cache __read_mostly;
  * CAP_SYS_RESOURCE (EDQUOT), and the global one (EAGAIN). On failure
  * nothing is counted.
  */
+/* Takes @n units back from @u and its owners, up to (not including) @end. */
+static void twheel_user_uncharge(struct twheel_user *u, struct twheel_user *end,
+				 unsigned long n)
+{
+	for (; u != end; u = u->owner)
+		atomic_long_sub(n, &u->units);
+}
+
+/*
+ * Counts @n units against the caps: the user's and each of its owners'
+ * (struct twheel_user) unless the opener had CAP_SYS_RESOURCE (EDQUOT),
+ * and the global one (EAGAIN). On failure nothing is counted. The owners
+ * are one load and one atomic each: none for a user of the initial
+ * namespace, one per level of nesting otherwise.
+ */
 int twheel_fd_charge(struct twheel_fd *tf, unsigned long n)
 {
-	if ((unsigned long)atomic_long_add_return(n, &tf->user->units) >
-	    READ_ONCE(max_user_timers) && !tf->cap_exempt)
-		goto err_user;
+	unsigned long max_user = READ_ONCE(max_user_timers);
+	struct twheel_user *u;
+
+	for (u = tf->user; u; u = u->owner) {
+		if ((unsigned long)atomic_long_add_return(n, &u->units) >
+		    max_user && !tf->cap_exempt)
+			goto err_user;
+	}
 	if ((unsigned long)atomic_long_add_return(n, &twheel_total_units) >
 	    READ_ONCE(max_total_timers))
 		goto err_total;
@@ -124,17 +156,17 @@ int twheel_fd_charge(struct twheel_fd *tf, unsigned long n)
 
 err_total:
 	atomic_long_sub(n, &twheel_total_units);
-	atomic_long_sub(n, &tf->user->units);
+	twheel_user_uncharge(tf->user, NULL, n);
 	return -EAGAIN;
 err_user:
-	atomic_long_sub(n, &tf->user->units);
+	twheel_user_uncharge(tf->user, u->owner, n);
 	return -EDQUOT;
 }
 
 void twheel_fd_uncharge(struct twheel_fd *tf, unsigned long n)
 {
 	atomic_long_sub(n, &tf->charged);
-	atomic_long_sub(n, &tf->user->units);
+	twheel_user_uncharge(tf->user, NULL, n);
 	atomic_long_sub(n, &twheel_total_units);
 }
 
@@ -368,44 +400,77 @@ void twheel_fd_recs_free(struct list_head *recs)
 		kmem_cache_free(twheel_fd_rec_cache, rec);
 }
 
-/* The accounting record of the opener's user, created on first use. */
-struct twheel_user *twheel_user_get(kuid_t uid)
+/*
+ * The accounting record of @uid in @ns, created on first use with its
+ * owners (struct twheel_user::owner), one more reference on it. The owner
+ * is got first, outside the lock: a record is in the table only once it
+ * has its owner. Recursion as deep as the namespace (at most 33 levels).
+ */
+static struct twheel_user *twheel_user_get_ns(struct user_namespace *ns,
+					      kuid_t uid)
 {
-	struct twheel_user *u, *fresh;
+	struct twheel_user *u, *fresh, *owner = NULL;
 
+	if (ns != &init_user_ns) {
+		owner = twheel_user_get_ns(ns->parent, ns->owner);
+		if (!owner)
+			return NULL;
+	}
 	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
 	if (!fresh)
-		return NULL;
+		goto err_put_owner;
 	spin_lock(&twheel_users_lock);
 	hash_for_each_possible(twheel_users, u, node, __kuid_val(uid)) {
-		if (uid_eq(u->uid, uid))
+		if (uid_eq(u->uid, uid) && u->ns == ns)
 			goto found;
 	}
 	u = fresh;
 	fresh = NULL;
 	u->uid = uid;
+	u->ns = get_user_ns(ns);
+	u->owner = owner;
+	owner = NULL;
 	atomic_long_set(&u->units, 0);
 	hash_add(twheel_users, &u->node, __kuid_val(uid));
 found:
-	u->files++;
+	u->refs++;
 	spin_unlock(&twheel_users_lock);
 	kfree(fresh);
+	if (owner)
+		twheel_user_put(owner);
 	return u;
+
+err_put_owner:
+	if (owner)
+		twheel_user_put(owner);
+	return NULL;
 }
 
-/* A file of @u is gone, with all its timers. */
+/* The accounting record of the opener: its uid in its user namespace. */
+struct twheel_user *twheel_user_get(void)
+{
+	return twheel_user_get_ns(current_user_ns(), current_uid());
+}
+
+/* A file of @u (or a user @u owns) is gone, with all its timers. */
 void twheel_user_put(struct twheel_user *u)
 {
+	struct twheel_user *owner;
 	bool last;
 
-	spin_lock(&twheel_users_lock);
-	last = !--u->files;
-	if (last)
-		hash_del(&u->node);
-	spin_unlock(&twheel_users_lock);
-	if (last) {
+	while (u) {
+		spin_lock(&twheel_users_lock);
+		last = !--u->refs;
+		if (last)
+			hash_del(&u->node);
+		spin_unlock(&twheel_users_lock);
+		if (!last)
+			return;
 		WARN_ON_ONCE(atomic_long_read(&u->units));
+		owner = u->owner;
+		put_user_ns(u->ns);
 		kfree(u);
+		u = owner;
 	}
 }
 
@@ -431,6 +496,10 @@ void twheel_fd_caps_show(struct seq_file *m, const struct twheel_fd *tf)
 		   atomic_long_read(&tf->charged));
 	seq_printf(m, "twheel-user-timers:\t%ld\n",
 		   atomic_long_read(&tf->user->units));
+	/* The nearest owner's count: a container's, all its uids together. */
+	if (tf->user->owner)
+		seq_printf(m, "twheel-owner-timers:\t%ld\n",
+			   atomic_long_read(&tf->user->owner->units));
 	seq_printf(m, "twheel-max-user-timers:\t%lu%s\n",
 		   READ_ONCE(max_user_timers),
 		   tf->cap_exempt ? " (exempt)" : "");

@@ -36,7 +36,7 @@ void twheel_fd_obj_exit(void);
 
 /* The caps */
 unsigned int twheel_fd_max_timers(void);
-struct twheel_user *twheel_user_get(kuid_t uid);
+struct twheel_user *twheel_user_get(void);
 void twheel_user_put(struct twheel_user *u);
 int twheel_fd_charge(struct twheel_fd *tf, unsigned long n);
 void twheel_fd_uncharge(struct twheel_fd *tf, unsigned long n);

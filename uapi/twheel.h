@@ -324,7 +324,11 @@ struct twheel_batch {
  *	table, and TWHEEL_MAP_SIZE(max_timers) / 256 for a deadline array,
  *	until it is closed
  * @max_user_timers: the most timers one user may hold (module parameter
- *	max_user_timers); past it SCHEDULE and mmap() fail with EDQUOT
+ *	max_user_timers); past it SCHEDULE and mmap() fail with EDQUOT. A
+ *	user of a user namespace other than the initial one is charged to
+ *	the namespace's creator too (and so on up), each against this cap:
+ *	EDQUOT may come from an owner's count, which @user_timers does not
+ *	show (fdinfo's twheel-owner-timers does)
  * @total_timers: timers held by all open files of the device, counted as
  *	@user_timers
  * @max_total_timers: the most timers all users together may hold (module

@@ -20,6 +20,12 @@
  *	objects is freed after close()). Then, as root,
  *	the global cap refuses with EAGAIN. Prints the timers and the bytes
  *	(MemAvailable) one uid could pin.
+ *   twheel_abuse userns-cap
+ *	As root: max_user_timers lowered to 2000, and a user namespace made
+ *	by uid 4321 whose uids 1, 2 and 3 each fill a file until refused:
+ *	they are charged to its owner too (struct twheel_user::owner), so
+ *	all three together hold at most 2000 timers, not 2000 each, and the
+ *	first gets within a timer and a table page of it.
  *   twheel_abuse close N
  *	One file holding N far-future timers is closed, by uid 65534 if N
  *	is within max_timers, else by root after raising it; prints how long
@@ -517,6 +523,111 @@ static int mode_user_cap(void)
 		ok = 0;
 	twheel_close(&tw);
 	return ok ? 0 : 1;
+}
+
+/* ---- userns-cap: a container's uids share their owner's cap ---- */
+
+#define USERNS_OWNER	4321
+#define USERNS_BASE	300000	/* its uids 0-99 are these outside */
+#define USERNS_UIDS	3	/* uids of the container that fill files */
+#define USERNS_CAP	2000	/* max_user_timers for the test */
+
+/*
+ * The container's half: in a user namespace made by USERNS_OWNER, each of
+ * its uids 1..USERNS_UIDS in turn (the real uid, which the files are
+ * charged to; euid 0 keeps the namespace's capabilities) fills a file
+ * until a cap refuses. Prints the total; exit 0 if it is within the
+ * owner's one cap, not USERNS_UIDS of them.
+ */
+static int userns_child(int ready_fd, int go_fd)
+{
+	static struct twheel tws[USERNS_UIDS];
+	uint64_t n[USERNS_UIDS], total = 0;
+	int err[USERNS_UIDS], ok = 1;
+	long long owner;
+	char c = 'R';
+
+	become(USERNS_OWNER);
+	if (unshare(CLONE_NEWUSER)) {
+		printf("# unshare(CLONE_NEWUSER): %s\n", strerror(errno));
+		return 2;
+	}
+	if (write(ready_fd, &c, 1) != 1 || read(go_fd, &c, 1) != 1 || c != 'G')
+		return 2;
+	for (int i = 0; i < USERNS_UIDS; i++) {
+		if (setresuid((uid_t)i + 1, 0, 0)) {
+			printf("# setresuid(%d): %s\n", i + 1, strerror(errno));
+			return 2;
+		}
+		tw_open(&tws[i]);
+		n[i] = fill(&tws[i], UINT64_MAX, 0, &err[i]);
+		total += n[i];
+		printf("# container uid %d (uid %d outside): %llu timers, then %s\n", i + 1,
+		       USERNS_BASE + i + 1, (unsigned long long)n[i], strerror(err[i]));
+		ok &= err[i] == EDQUOT;
+	}
+	/* The owner's units: its container's timers, table pages, spares. */
+	owner = fdinfo_val(tws[0].fd, "twheel-owner-timers");
+	printf("# container of uid %d: %llu timers in all, its owner charged %lld units, under a per-user cap of %d\n",
+	       USERNS_OWNER, (unsigned long long)total, owner, USERNS_CAP);
+	/* Refused only when the next timer and table page would not fit. */
+	if (total > USERNS_CAP || owner > USERNS_CAP ||
+	    owner + 1 + page_units() <= USERNS_CAP) {
+		printf("# expected %d units at most in all, within %ld of it\n",
+		       USERNS_CAP, 1 + page_units());
+		ok = 0;
+	}
+	for (int i = 0; i < USERNS_UIDS; i++)
+		twheel_close(&tws[i]);
+	return ok ? 0 : 1;
+}
+
+/*
+ * As root: max_user_timers lowered to USERNS_CAP, a user namespace of
+ * USERNS_OWNER mapped onto uids USERNS_BASE.. outside; its uids fill files.
+ */
+static int mode_userns_cap(void)
+{
+	int ready[2], go[2], st, ret;
+	char buf[64], path[64], c;
+	long saved;
+	pid_t pid;
+
+	saved = read_long(PARAMS "/max_user_timers");
+	if (saved < 0 || pipe(ready) || pipe(go))
+		return 2;
+	snprintf(buf, sizeof(buf), "%d", USERNS_CAP);
+	if (write_file(PARAMS "/max_user_timers", buf))
+		return 2;
+	fflush(stdout);
+	pid = fork();
+	if (!pid)
+		_exit(userns_child(ready[1], go[0]));
+	ret = 2;
+	if (pid < 0 || read(ready[0], &c, 1) != 1)
+		goto out_restore;
+	snprintf(buf, sizeof(buf), "0 %d 100\n", USERNS_BASE);
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+	if (write_file(path, buf))
+		goto out_kill;
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
+	if (write_file(path, buf))
+		goto out_kill;
+	c = 'G';
+	if (write(go[1], &c, 1) != 1)
+		goto out_kill;
+	if (waitpid(pid, &st, 0) == pid && WIFEXITED(st))
+		ret = WEXITSTATUS(st);
+	goto out_restore;
+
+out_kill:
+	printf("# cannot map the namespace's uids: %s\n", strerror(errno));
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+out_restore:
+	snprintf(buf, sizeof(buf), "%ld", saved);
+	write_file(PARAMS "/max_user_timers", buf);
+	return ret;
 }
 
 /* ---- close: the cost of closing a full file ---- */
@@ -1042,6 +1153,8 @@ int main(int argc, char **argv)
 		return mode_cpu(argc > 2 ? atoi(argv[2]) : 1000);
 	if (argc == 2 && !strcmp(argv[1], "user-cap"))
 		return mode_user_cap();
+	if (argc == 2 && !strcmp(argv[1], "userns-cap"))
+		return mode_userns_cap();
 	if (argc == 3 && !strcmp(argv[1], "close"))
 		return mode_close(strtoull(argv[2], NULL, 0));
 	if (argc >= 2 && !strcmp(argv[1], "burst"))
@@ -1050,6 +1163,6 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "modify"))
 		return mode_modify(argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 0) : 4096,
 				   argc > 3 ? (unsigned int)atoi(argv[3]) : 500);
-	fprintf(stderr, "usage: twheel_abuse cpu [TIMERS] | user-cap | close N | burst [N [GAP_MS]] | modify [TIMERS [MS]]\n");
+	fprintf(stderr, "usage: twheel_abuse cpu [TIMERS] | user-cap | userns-cap | close N | burst [N [GAP_MS]] | modify [TIMERS [MS]]\n");
 	return 2;
 }
