@@ -455,9 +455,11 @@ static void garbage_spec(struct twheel_timer_spec *s)
 		break;
 	case 3:
 		s->clockid = chance(50) ? (u32)rnd(16) : (u32)rnd64();
-		/* REALTIME and BOOTTIME are valid: not in the model. */
+		/* REALTIME, BOOTTIME and their alarms are valid: not in the model. */
 		if (s->clockid == TWHEEL_CLOCK_REALTIME ||
-		    s->clockid == TWHEEL_CLOCK_BOOTTIME)
+		    s->clockid == TWHEEL_CLOCK_BOOTTIME ||
+		    s->clockid == TWHEEL_CLOCK_REALTIME_ALARM ||
+		    s->clockid == TWHEEL_CLOCK_BOOTTIME_ALARM)
 			s->clockid = 2;
 		break;
 	case 4: s->value = S64MAX + 1 + rnd(S64MAX); break;
