@@ -73,12 +73,18 @@ twheel_hrtimer_setup(struct hrtimer *timer,
 
 /*
  * 6.13 made a symbol namespace a string literal: MODULE_IMPORT_NS("NS");
- * before, a bare token: MODULE_IMPORT_NS(NS).
+ * before, a bare token: MODULE_IMPORT_NS(NS), which the macros stringify
+ * after expanding it. TWHEEL_INTERNAL_NS is what twheel.ko exports to its
+ * own test and bench modules only, outside the API (internal.h says
+ * which): EXPORT_SYMBOL_NS_GPL(sym, TWHEEL_INTERNAL_NS) and
+ * MODULE_IMPORT_NS(TWHEEL_INTERNAL_NS) on every kernel.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
 #define TWHEEL_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
+#define TWHEEL_INTERNAL_NS "TWHEEL_INTERNAL"
 #else
 #define TWHEEL_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
+#define TWHEEL_INTERNAL_NS TWHEEL_INTERNAL
 #endif
 
 /*

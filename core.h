@@ -95,6 +95,8 @@ extern unsigned int run_budget_us;
  * @deferrals: of those, the ones whose next run waited for the work item
  *	(tw_resume_fn()): all but those that interrupted an idle CPU
  *	(tw_must_defer())
+ * @programs: programmings of the wheel's hrtimer (hrtimer_start_range_ns()
+ *	of @hrt, tw_program())
  *
  * Written by this CPU only; read racily for display.
  */
@@ -109,6 +111,7 @@ struct twheel_stats {
 	u64	expire_ns;
 	u64	yields;
 	u64	deferrals;
+	u64	programs;
 	u32	max_batch;
 };
 
@@ -286,6 +289,7 @@ static inline void tw_program(struct twheel_cpu *tc, ktime_t when)
 		return;
 	/* Read from afar by tw_push_arming(). */
 	WRITE_ONCE(tc->programmed, when);
+	tc->stats.programs++;
 	hrtimer_start_range_ns(&tc->hrt, when, 0, HRTIMER_MODE_ABS_PINNED_SOFT);
 }
 

@@ -174,7 +174,7 @@ static int tw_stats_show(struct seq_file *m, void *unused)
 {
 	int cpu;
 
-	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch kicks advance_ns expire_ns yields deferrals\n");
+	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch kicks advance_ns expire_ns yields deferrals programs\n");
 	for_each_possible_cpu(cpu) {
 		struct twheel_cpu *tc = tw_cpu(cpu);
 		/* Other CPUs' counters, read racily: a snapshot for people. */
@@ -182,11 +182,11 @@ static int tw_stats_show(struct seq_file *m, void *unused)
 		/* Likewise: the owner changes it with interrupts off. */
 		unsigned long pending = data_race(tc->wheel.count);
 
-		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u %llu %llu %llu %llu %llu\n",
+		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u %llu %llu %llu %llu %llu %llu\n",
 			   cpu, READ_ONCE(tc->online), pending, st.scheduled,
 			   st.expired, st.cancelled, st.max_lateness_ns,
 			   st.max_batch, st.kicks, st.advance_ns, st.expire_ns,
-			   st.yields, st.deferrals);
+			   st.yields, st.deferrals, st.programs);
 	}
 	return 0;
 }
@@ -229,6 +229,19 @@ u64 twheel_deferrals(int cpu)
 	return data_race(tw_cpu(cpu)->stats.deferrals);
 }
 EXPORT_SYMBOL_IF_KUNIT(twheel_deferrals);
+
+/*
+ * For the KUnit tests and the bench module (table 1): programmings of
+ * @cpu's wheel hrtimer so far. Not part of the API: exported in the
+ * TWHEEL_INTERNAL namespace, on every kernel (the bench runs where KUnit
+ * is not built).
+ */
+u64 twheel_programs(int cpu)
+{
+	/* The owner counts with interrupts off: a racy snapshot will do. */
+	return data_race(tw_cpu(cpu)->stats.programs);
+}
+EXPORT_SYMBOL_NS_GPL(twheel_programs, TWHEEL_INTERNAL_NS);
 
 /* ---------------------------------------------------------------------
  * Module load and unload

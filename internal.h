@@ -44,6 +44,11 @@ u64 twheel_parks(void);
 /* twheel.c, for the KUnit tests only: runs of @cpu's wheel that yielded. */
 u64 twheel_yields(int cpu);
 u64 twheel_deferrals(int cpu);
+/*
+ * cpu.c, for the KUnit tests and the bench module: programmings of @cpu's
+ * wheel hrtimer (TWHEEL_INTERNAL namespace, see compat.h).
+ */
+u64 twheel_programs(int cpu);
 
 /*
  * twheel_arm() and twheel_clock_arm_periodic(): @period matches @mode (0 for
