@@ -132,6 +132,12 @@ def vs(key): return lambda d, m, tw: ratio(med(m.get(key)), med(tw and tw.get(ke
 def total(key): return lambda d, m, tw: f"{sum(nums(m.get(key))):.0f}"
 
 
+def programs_per_arm(d, m, tw):
+    """Table 1: twheel's hrtimer_start calls per arming, median; "-" elsewhere."""
+    x = med(m.get("programs_per_arm"))
+    return "-" if x is None else f"{x:.3f}"
+
+
 LATENCY = [("p50 us", spread("p50_us")), ("p99 us", spread("p99_us")), ("max us", spread("max_us"))]
 LATENCY_VS = [("p50 vs twheel", vs("p50_us")), ("p99 vs twheel", vs("p99_us"))]
 
@@ -305,7 +311,8 @@ class Report(Raw):
                    [("pending", pending), ("facility", facility),
                     ("ns/timer, median (min-max)", spread("ns_per_op")),
                     ("vs twheel", vs("ns_per_op")), ("arm alone", median("arm_ns")),
-                    ("re-arm pending", median("rearm_ns")), ("cancel alone", median("cancel_ns"))],
+                    ("re-arm pending", median("rearm_ns")), ("cancel alone", median("cancel_ns")),
+                    ("hrtimer programmings per arm", programs_per_arm)],
                    self.by_keys(1, "pending"),
                    ref=lambda d: self.find(1, facility="twheel", pending=d["pending"]))
         prim = [f"{d['name']} {num(med(m.get('ns')))}" for d, m in self.select(1, item="primitive")]

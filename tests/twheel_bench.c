@@ -17,7 +17,9 @@
  * nothing to clean up.
  *
  *   1  schedule + cancel of one timer on one CPU, with 1k .. 1M others
- *      pending; random delays spread over several levels of each wheel
+ *      pending; random delays spread over several levels of each wheel;
+ *      for twheel, also its hrtimer's programmings per arming
+ *      (twheel_programs(), a counter of the module's)
  *   2  the same, armed on `cpu` and cancelled on `peer_cpu`, plus the work
  *      a remote cancel leaves for the arming CPU (twheel: none until its
  *      wheel's next run, which the end of each repetition forces and
@@ -83,6 +85,10 @@
 
 #include "../compat.h"
 #include "../twheel.h"
+#include "../internal.h"
+
+/* twheel_programs(): the wheel hrtimer's programmings, table 1. */
+MODULE_IMPORT_NS(TWHEEL_INTERNAL_NS);
 
 static unsigned int tables = 0x3f;
 module_param(tables, uint, 0444);
@@ -720,19 +726,23 @@ static void table1(struct tset **probes, unsigned int pending)
 {
 	unsigned int r, i, f, chunks = clamp(ops / CHUNK, 1U, MAX_SAMPLES);
 	unsigned int rounds = clamp(ops / PROBES, 1U, MAX_SAMPLES);
-	u64 total[NR_FACS], irqs[NR_FACS], c0;
+	u64 total[NR_FACS], irqs[NR_FACS], progs[NR_FACS], c0, p0;
 
 	for (f = 0; f < NR_FACS; f++)
 		pair_loop(probes[f], 0, PROBES);	/* warm up */
 	for (r = 0; r < reps && !stopping(); r++) {
 		memset(total, 0, sizeof(total));
 		memset(irqs, 0, sizeof(irqs));
+		memset(progs, 0, sizeof(progs));
 		for (i = 0; i < chunks; i++) {
 			for (f = 0; f < NR_FACS; f++) {
 				c0 = timer_irqs(bench_cpu);
+				p0 = twheel_programs(bench_cpu);
 				samples[f][XS_PAIR][i] =
 					pair_loop(probes[f], i * CHUNK, CHUNK);
 				irqs[f] += timer_irqs(bench_cpu) - c0;
+				/* Only twheel's chunks program its hrtimer. */
+				progs[f] += twheel_programs(bench_cpu) - p0;
 				total[f] += samples[f][XS_PAIR][i];
 			}
 			cond_resched();
@@ -755,8 +765,19 @@ static void table1(struct tset **probes, unsigned int pending)
 			}
 			cond_resched();
 		}
-		for (f = 0; f < NR_FACS; f++)
-			pr_info("table=1 facility=%s pending=%u rep=%u ns_per_op=%s mean_ns=%s arm_ns=%s rearm_ns=%s cancel_ns=%s irqs_per_s=%llu\n",
+		/*
+		 * programs_per_arm: programmings of twheel's hrtimer on this
+		 * CPU per arming of the pairs, to a thousandth, the wheel's
+		 * runs meanwhile included; "-" for the other facilities.
+		 */
+		for (f = 0; f < NR_FACS; f++) {
+			u64 pm = div64_u64(progs[f] * 1000, chunks * CHUNK);
+			char pa[24] = "-";
+
+			if (fac_is_tw(f))
+				snprintf(pa, sizeof(pa), "%llu.%03llu",
+					 pm / 1000, pm % 1000);
+			pr_info("table=1 facility=%s pending=%u rep=%u ns_per_op=%s mean_ns=%s arm_ns=%s rearm_ns=%s cancel_ns=%s irqs_per_s=%llu programs_per_arm=%s\n",
 				fac_names[f], pending, r,
 				fx(per10(median(samples[f][XS_PAIR], chunks),
 					 CHUNK)).s,
@@ -768,7 +789,8 @@ static void table1(struct tset **probes, unsigned int pending)
 				fx(per10(median(samples[f][XS_CANCEL], rounds),
 					 PROBES)).s,
 				div64_u64(irqs[f] * NSEC_PER_SEC,
-					  max_t(u64, total[f], 1)));
+					  max_t(u64, total[f], 1)), pa);
+		}
 	}
 }
 
