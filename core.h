@@ -96,7 +96,7 @@ extern unsigned int run_budget_us;
  *	(tw_resume_fn()): all but those that interrupted an idle CPU
  *	(tw_must_defer())
  * @programs: programmings of the wheel's hrtimer (hrtimer_start_range_ns()
- *	of @hrt, tw_program())
+ *	of @hrt: tw_program(), tw_program_run_end())
  *
  * Written by this CPU only; read racily for display.
  */
@@ -128,8 +128,10 @@ struct twheel_stats {
  *	that sends it (tw_kick()), cleared by the IPI itself (tw_kick_fn()),
  *	or by that sender if the send failed. It serialises the senders of
  *	@kick, as smp_call_function_single_async() requires
- * @programmed: ns the hrtimer is set for, KTIME_MAX if idle or while a run
- *	is under way; written by the owner, read from afar by tw_push_arming()
+ * @programmed: ns the hrtimer is set for, KTIME_MAX if idle; while a run is
+ *	under way (@in_run), KTIME_MAX or the earliest time an arming asked
+ *	for since the run began, which the run's end programs at the latest;
+ *	written by the owner, read from afar by tw_push_arming()
  * @courier_by: ns by which @courier will have run, KTIME_MAX if it is not
  *	set: written under @courier_lock, read locklessly by tw_push_arming()
  * @hard_programmed: ns @hrt_hard is set for, KTIME_MAX if idle or while
@@ -141,6 +143,9 @@ struct twheel_stats {
  * @running_expires: the deadline it runs for, for twheel_deadline()
  * @wake_pending: a waiter of tw_idle_wq is to be woken once interrupts are
  *	on again (tw_wake_waiters()); owner, interrupts disabled
+ * @in_run: tw_hrtimer_fn() is under way: tw_program() lowers @programmed
+ *	but leaves the hrtimer to the run's end, which programs it once
+ *	(tw_program_run_end()); owner, interrupts disabled
  * @deferred: a run went over its time budget with work left and queued
  *	@resume: the hrtimer stays off until @resume runs, so that every
  *	task that outranks a SCHED_OTHER one runs first; owner, interrupts
@@ -180,6 +185,7 @@ struct twheel_cpu {
 	struct twheel_timer	*running;
 	u64			running_expires;
 	bool			wake_pending;
+	bool			in_run;
 	bool			deferred;
 	bool			clock_each;
 	struct work_struct	resume;
@@ -281,14 +287,22 @@ static __always_inline void tw_llist_add(struct llist_node *n,
  * Owner: make sure the hrtimer fires by @when. Interrupts are off. Not
  * while a run has deferred the rest of its work: tw_resume_fn() programs
  * the hrtimer for at once when it runs, which is as early as any @when.
+ * Nothing when the hrtimer is set for @when or earlier already: an arming
+ * or a move that leaves the wheel's next expiry where it was costs no
+ * hrtimer_start() (a cancel never programs it). Nor while the wheel runs:
+ * a callback's armings and the drain's cost one programming in all, at
+ * the run's end (tw_program_run_end()), not one each that is earlier than
+ * the last (issue 43).
  */
 static inline void tw_program(struct twheel_cpu *tc, ktime_t when)
 {
 	lockdep_assert_irqs_disabled();
 	if (when >= tc->programmed || tc->deferred)
 		return;
-	/* Read from afar by tw_push_arming(). */
+	/* Read from afar by tw_push_arming(): a run comes by @when. */
 	WRITE_ONCE(tc->programmed, when);
+	if (tc->in_run)
+		return;
 	tc->stats.programs++;
 	hrtimer_start_range_ns(&tc->hrt, when, 0, HRTIMER_MODE_ABS_PINNED_SOFT);
 }

@@ -363,6 +363,30 @@ static bool tw_must_defer(void)
 	return !is_idle_task(current) || need_resched();
 }
 
+/*
+ * The end of a run, interrupts off: program the hrtimer once, for @next
+ * or for what an arming during the run asked for (tw_program() lowered
+ * @programmed meanwhile: from afar, tw_push_arming() may have counted on
+ * it and skipped its kick), whichever is earlier. A run that deferred
+ * the rest programs nothing: tw_resume_fn() will, and until then
+ * @programmed says KTIME_MAX, so that armings from afar kick.
+ */
+static void tw_program_run_end(struct twheel_cpu *tc, ktime_t next)
+{
+	ktime_t when = min(next, tc->programmed);
+
+	tc->in_run = false;
+	if (tc->deferred) {
+		WRITE_ONCE(tc->programmed, KTIME_MAX);
+		return;
+	}
+	if (when == KTIME_MAX)
+		return;
+	WRITE_ONCE(tc->programmed, when);
+	tc->stats.programs++;
+	hrtimer_start_range_ns(&tc->hrt, when, 0, HRTIMER_MODE_ABS_PINNED_SOFT);
+}
+
 /* The wheel's hrtimer: runs in softirq context on the owner CPU. */
 enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 {
@@ -381,9 +405,13 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	struct tw_due due[TW_CLOCK_EVERY];
 
 	local_irq_disable();
+	/* Armings from here to the end program nothing (tw_program()). */
+	tc->in_run = true;
 	/*
 	 * Before the drain's llist_del_all(): pairs with the read of
-	 * tw_push_arming(), which kicks unless this run will see its entry.
+	 * tw_push_arming(), which kicks unless this run will see its entry
+	 * or an arming during it has lowered @programmed since (the run's
+	 * end programs that time: tw_program_run_end()).
 	 */
 	WRITE_ONCE(tc->programmed, KTIME_MAX);
 	t_start = ktime_get();
@@ -575,7 +603,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 			   tw_precise_next_floored(&w->precise,
 						   tc->precise_floor));
 	}
-	tw_program(tc, next);
+	tw_program_run_end(tc, next);
 	/* Timers this run moved to the hard heap (tw_precise_file()). */
 	tw_program_hard(tc, tw_precise_next_kind(&w->precise,
 						 TW_PRECISE_HARD));

@@ -50,7 +50,12 @@
  *
  * The hrtimer is programmed for the next non-empty bucket only (a bitmap
  * per level, as the kernel's timer_list does), so an empty wheel, or one
- * holding only far-future timers, does not wake its CPU.
+ * holding only far-future timers, does not wake its CPU. It is programmed
+ * only when that moves earlier: an arming, a move or a cancel that leaves
+ * the next expiry where it was costs no hrtimer_start() (as the 4.8
+ * timer wheel's mod_timer() of a timer to its own bucket, or 7.1's lazy
+ * hrtimer re-arm), and a run programs it once, at its end, whatever its
+ * callbacks and its drain armed (tw_program()).
  *
  * Levels, with the default granularity of 1 ms and 64 buckets per level
  * (both module parameters; a level-0 tick is `granularity_ns`):
@@ -201,7 +206,7 @@
  *   ------------------------------  ------------------------------------------
  *   twheel_cpu::wheel, ::backlog,   the owner CPU only, interrupts disabled
  *   ::deferred, ::programmed,       (tw_resume_fn(), a work item of a
- *   ::hard_programmed,
+ *   ::in_run, ::hard_programmed,
  *   ::precise_floor, the wheel's    per-CPU workqueue, checks that it runs
  *   precise stage, twheel_timer::   on the owner: after the owner went
  *   entry, ::bucket, ::linked_seq   down it may run elsewhere); but
@@ -437,7 +442,9 @@ void tw_wake_waiters_slow(struct twheel_timer *t)
 		return;
 	}
 	tc->wake_pending = true;
-	tw_program(tc, ktime_get());
+	/* A run under way wakes them as it ends (tw_irq_enable_wake()). */
+	if (!tc->in_run)
+		tw_program(tc, ktime_get());
 }
 
 /*
@@ -740,8 +747,11 @@ static __always_inline void tw_push_arming(struct twheel_timer *t, int cpu,
 	 * @expires) and kick, or the run's drain sees our entry. A time
 	 * before @expires read here is one the run will come at: only a run
 	 * (which drains first) or the CPU's teardown (which empties the list,
-	 * tw_cpu_offline()) lets go of it. A deferred run keeps KTIME_MAX
-	 * there until tw_resume_fn(). @t is not touched: it may be freed.
+	 * tw_cpu_offline()) lets go of it. One that an arming during a run
+	 * wrote there is programmed by that run's end (tw_program_run_end()).
+	 * A deferred run keeps KTIME_MAX there until tw_resume_fn(), whose
+	 * run drains the list first, entries made before the deferral too.
+	 * @t is not touched: it may be freed.
 	 */
 	if ((ktime_t)expires >= READ_ONCE(tc->programmed))
 		return;

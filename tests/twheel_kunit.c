@@ -28,6 +28,7 @@
 #include "../fd_table.h"
 
 TWHEEL_IMPORT_KUNIT_NS();
+MODULE_IMPORT_NS(TWHEEL_INTERNAL_NS);
 
 #define GRAN		NSEC_PER_MSEC
 #define BITS		6
@@ -1167,6 +1168,192 @@ static void tw_test_remote_rearm_migrates(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, here, MIGRATE_N);
 	/* At most one kick per timer moved, whatever the number of rounds. */
 	KUNIT_EXPECT_LE(test, twheel_kicks(other) - kicks, MIGRATE_N);
+}
+
+/*
+ * Issue 43, item 4: an arming, a re-arm or a cancel that leaves the wheel's
+ * next expiry where it was costs no hrtimer programming; an arming before
+ * it costs one. Nor does an arming made while the wheel runs (a callback's,
+ * or one from afar that the run drains): the run programs the hrtimer once,
+ * at its end. Three cases on this CPU, each bracketed so that no other run
+ * of the wheel can fall inside it: armings with interrupts off; a
+ * callback's armings, counted from inside it; armings from another CPU,
+ * counted from before they were made to the callback of the run that
+ * drained them. Each batch is armed latest first, 70 ms apart (beyond a
+ * level-1 bucket), so that each arming is the earliest yet of its batch.
+ * Then every timer fires once, on this CPU, never early.
+ */
+#define LAZY_REARM_N	16
+#define LAZY_STEP_NS	(70 * NSEC_PER_MSEC)
+
+struct tw_lazy {
+	struct twheel_timer	timer;
+	struct tw_probe		*arm;	/* armed by the callback, if any */
+	ktime_t			base;
+	ktime_t			deadline;
+	u64			progs_in;	/* at the callback's start */
+	u64			progs_out;	/* after its armings */
+	int			cpu;
+	bool			early;
+	struct completion	done;
+};
+
+/* @p's LAZY_REARM_N probes, latest first, the earliest LAZY_STEP_NS after @base. */
+static void tw_lazy_arm(struct tw_probe *p, ktime_t base)
+{
+	int i;
+
+	for (i = 0; i < LAZY_REARM_N; i++)
+		WARN_ON(twheel_schedule_at(&p[i].timer, base +
+					   (LAZY_REARM_N - i) * LAZY_STEP_NS));
+}
+
+static void tw_lazy_fn(struct twheel_timer *t, u64 missed)
+{
+	struct tw_lazy *l = container_of(t, struct tw_lazy, timer);
+	int cpu = smp_processor_id();
+
+	l->early = ktime_get() < l->deadline;
+	l->cpu = cpu;
+	l->progs_in = twheel_programs(cpu);
+	if (l->arm)
+		tw_lazy_arm(l->arm, l->base);
+	l->progs_out = twheel_programs(cpu);
+	complete(&l->done);
+}
+
+static void tw_lazy_start(struct kunit *test, struct tw_lazy *l,
+			  struct tw_probe *arm, ktime_t base, ktime_t deadline)
+{
+	memset(l, 0, sizeof(*l));
+	twheel_timer_init(&l->timer, tw_lazy_fn, 0);
+	init_completion(&l->done);
+	l->arm = arm;
+	l->base = base;
+	l->deadline = deadline;
+	KUNIT_ASSERT_EQ(test, twheel_schedule_at(&l->timer, deadline), 0);
+}
+
+/*
+ * Wait for @l's callback, then for the rest of its run: on PREEMPT_RT the
+ * run is a thread that may still be going (local_bh_disable() waits for it).
+ */
+static void tw_lazy_wait(struct kunit *test, struct tw_lazy *l, int cpu)
+{
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&l->done, WAIT_MAX), 0);
+	local_bh_disable();
+	local_bh_enable();
+	twheel_cancel_sync(&l->timer);
+	KUNIT_EXPECT_FALSE(test, l->early);
+	KUNIT_EXPECT_EQ(test, l->cpu, cpu);
+}
+
+struct tw_lazy_remote {
+	struct tw_probe	*p;
+	ktime_t		base;
+};
+
+static void tw_lazy_remote_fn(void *arg)
+{
+	struct tw_lazy_remote *r = arg;
+
+	tw_lazy_arm(r->p, r->base);
+}
+
+static void tw_test_lazy_rearm(struct kunit *test)
+{
+	struct tw_probe *p, *remote, *cb, *later, *warm, *first, *earlier;
+	u64 p0, p1, p2, progs_remote, kicks;
+	struct tw_lazy_remote r;
+	struct tw_lazy *l;
+	ktime_t start;
+	int this, other, i;
+
+	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	/* The batches, then three probes of their own. */
+	other = tw_remote_setup(test, 3 * LAZY_REARM_N + 3, &p, &this);
+	remote = p;
+	cb = p + LAZY_REARM_N;
+	later = p + 2 * LAZY_REARM_N;
+	warm = p + 3 * LAZY_REARM_N;
+	first = warm + 1;
+	earlier = warm + 2;
+	for (i = 0; i < 3 * LAZY_REARM_N + 3; i++) {
+		tw_probe_init(&p[i]);
+		twheel_timer_set_cpu(&p[i].timer, this);
+	}
+	/* A run brings the wheel's clock to now: near timers go to level 0. */
+	KUNIT_ASSERT_EQ(test, twheel_schedule(&warm->timer, 0), 0);
+	tw_expect_fired_once(test, warm);
+
+	/* From afar, later than a pending timer here: drained by its run. */
+	start = ktime_get();
+	tw_lazy_start(test, l, NULL, 0, start + 30 * NSEC_PER_MSEC);
+	tw_settle_ipis(this);
+	kicks = twheel_kicks(this);
+	p0 = twheel_programs(this);
+	r.p = remote;
+	r.base = start + NSEC_PER_SEC;
+	KUNIT_ASSERT_EQ(test, smp_call_function_single(other, tw_lazy_remote_fn,
+						       &r, 1), 0);
+	p1 = twheel_programs(this);
+	tw_settle_ipis(this);
+	kicks = twheel_kicks(this) - kicks;
+	tw_lazy_wait(test, l, this);
+	progs_remote = l->progs_in - p1;
+	KUNIT_EXPECT_EQ(test, p1 - p0, 0);
+	KUNIT_EXPECT_EQ(test, progs_remote, 0);
+	kunit_info(test, "%d armings from cpu %d for cpu %d: %llu kicks, %llu programmings, %llu in the run that drained them\n",
+		   LAZY_REARM_N, other, this, kicks, p1 - p0, progs_remote);
+
+	/* From a callback, later than the timers above. */
+	start = ktime_get();
+	tw_lazy_start(test, l, cb, start + 2 * NSEC_PER_SEC,
+		      start + 20 * NSEC_PER_MSEC);
+	tw_lazy_wait(test, l, this);
+	KUNIT_EXPECT_EQ(test, l->progs_out - l->progs_in, 0);
+	kunit_info(test, "%d armings from a callback: %llu programmings\n",
+		   LAZY_REARM_N, l->progs_out - l->progs_in);
+
+	/*
+	 * Here, interrupts off: later than @first, then moved (still later),
+	 * half of them cancelled; then @earlier, before everything pending.
+	 */
+	start = ktime_get();
+	KUNIT_ASSERT_EQ(test, twheel_schedule_at(&first->timer,
+						 start + 300 * NSEC_PER_MSEC), 0);
+	local_irq_disable();
+	p0 = twheel_programs(this);
+	tw_lazy_arm(later, start + NSEC_PER_SEC);
+	for (i = 0; i < LAZY_REARM_N; i++)
+		WARN_ON(twheel_schedule_at(&later[i].timer, start +
+					   NSEC_PER_SEC / 2 + (i + 10) * LAZY_STEP_NS) != 1);
+	for (i = 1; i < LAZY_REARM_N; i += 2)
+		WARN_ON(!twheel_cancel(&later[i].timer));
+	p1 = twheel_programs(this);
+	WARN_ON(twheel_schedule_at(&earlier->timer, start + 100 * NSEC_PER_MSEC));
+	p2 = twheel_programs(this);
+	local_irq_enable();
+	KUNIT_EXPECT_EQ(test, p1 - p0, 0);
+	KUNIT_EXPECT_EQ(test, p2 - p1, 1);
+	kunit_info(test, "%d armings, %d re-arms, %d cancels, all later than a pending timer: %llu programmings; one arming before it: %llu\n",
+		   LAZY_REARM_N, LAZY_REARM_N, LAZY_REARM_N / 2, p1 - p0, p2 - p1);
+	migrate_enable();
+
+	/* All on time, on this CPU; the cancelled ones not at all. */
+	for (i = 0; i < 3 * LAZY_REARM_N + 3; i++) {
+		if (&p[i] == warm)
+			continue;
+		if (&p[i] >= later && &p[i] < warm && (i & 1)) {
+			KUNIT_EXPECT_FALSE(test, twheel_cancel_sync(&p[i].timer));
+			KUNIT_EXPECT_EQ(test, atomic_read(&p[i].runs), 0);
+			continue;
+		}
+		KUNIT_EXPECT_LE(test, tw_expect_fired_once(test, &p[i]),
+				(s64)LATE_MAX_NS);
+		KUNIT_EXPECT_EQ(test, READ_ONCE(p[i].cpu), this);
+	}
 }
 
 /* Cancel from its own callback; re-arm from its own callback. */
@@ -2405,6 +2592,7 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_lazy_cancel),
 	KUNIT_CASE(tw_test_remote_far_courier),
 	KUNIT_CASE(tw_test_remote_rearm_migrates),
+	KUNIT_CASE_SLOW(tw_test_lazy_rearm),
 	KUNIT_CASE(tw_test_callback_rearm),
 	KUNIT_CASE(tw_test_periodic_rate),
 	KUNIT_CASE(tw_test_periodic_delay),
