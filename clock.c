@@ -303,13 +303,18 @@ static void tw_clock_wake_set_locked(struct tw_clock *c, ktime_t at)
 		twheel_alarm_start(&c->wake, at);
 }
 
-/* An arming on an alarm clock for @deadline: wake no later than that. */
+/*
+ * An arming on an alarm clock for @deadline: wake no later than that. A
+ * wake-up that has fired is due no more, though the walk it queued may
+ * not have run yet: until it has, every arming starts it again (the walk
+ * then sets it for the earliest of all).
+ */
 static void tw_clock_wake_arm_locked(struct tw_clock *c, ktime_t deadline)
 {
 	lockdep_assert_held(&c->lock);
 
 	c->wake_next = min(c->wake_next, deadline);
-	if (deadline < c->wake_at)
+	if (deadline < c->wake_at || READ_ONCE(c->wake_fired))
 		tw_clock_wake_set_locked(c, deadline);
 }
 
@@ -647,19 +652,25 @@ static void tw_clock_walk(struct tw_clock *c, int clock)
 	bool alarm = tw_clock_is_alarm(clock);
 	struct twheel_clock_link *link;
 	unsigned int n = 0;
-	ktime_t offset;
+	ktime_t offset, now = 0;
 
 	mutex_lock(&c->walk_lock);
 	spin_lock_irq(&c->lock);
 	list_splice_tail_init(&c->armed, &c->todo);
 	offset = tw_clock_offset(clock);
 	c->wake_next = KTIME_MAX;
+	/*
+	 * Deadlines already past are the awake wheel's to fire: a wake-up for
+	 * them would fire at once and walk again until the wheel has.
+	 */
+	if (alarm)
+		now = twheel_clock_read(clock);
 	while (!list_empty(&c->todo)) {
 		link = list_first_entry(&c->todo, struct twheel_clock_link,
 					node);
 		list_move_tail(&link->node, &c->armed);
 		tw_clock_visit_locked(c, link, offset);
-		if (alarm)
+		if (alarm && link->deadline > now)
 			c->wake_next = min(c->wake_next, link->deadline);
 		if (++n % TW_CLOCK_CHUNK == 0 && !list_empty(&c->todo)) {
 			spin_unlock_irq(&c->lock);
