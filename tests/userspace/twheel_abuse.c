@@ -601,11 +601,21 @@ static int mode_userns_cap(void)
 		return 2;
 	fflush(stdout);
 	pid = fork();
-	if (!pid)
+	if (!pid) {
+		close(ready[0]);
+		close(go[1]);
 		_exit(userns_child(ready[1], go[0]));
+	}
+	/* Only the child's ends left open: its exit ends every wait here. */
+	close(ready[1]);
+	close(go[0]);
 	ret = 2;
-	if (pid < 0 || read(ready[0], &c, 1) != 1)
+	if (pid < 0)
 		goto out_restore;
+	if (read(ready[0], &c, 1) != 1) {
+		waitpid(pid, &st, 0);
+		goto out_restore;
+	}
 	snprintf(buf, sizeof(buf), "0 %d 100\n", USERNS_BASE);
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
 	if (write_file(path, buf))
