@@ -343,6 +343,8 @@ int __init twheel_core_init(void)
 				    ktime_get(), cpu_to_node(cpu));
 		if (ret)
 			goto err_free_wheels;
+		/* Its user heap charges each user's count of this CPU. */
+		tc->wheel.precise.cpu = cpu;
 		init_llist_head(&tc->submit);
 		twheel_hrtimer_setup(&tc->hrt, tw_hrtimer_fn, CLOCK_MONOTONIC,
 				     HRTIMER_MODE_ABS_PINNED_SOFT);

@@ -74,6 +74,9 @@ struct twheel_user;
  * @max_timers: the cap on @ntimers and on the table's slots; set at open,
  *	constant afterwards
  * @user: the user charged for this file's units; constant
+ * @precise_held: the user's count, per CPU, of the entries its timers hold
+ *	in that CPU's precise user heap (precise.c), reached from a timer of
+ *	the file there (%TW_F_SHARED); constant, the user's own
  * @cap_exempt: the opener had CAP_SYS_RESOURCE: the per-user cap does not
  *	apply (the per-file and global caps do); constant
  * @wake_alarm: the opener had CAP_WAKE_ALARM: timers on the alarm clocks
@@ -135,6 +138,7 @@ struct twheel_fd {
 	struct twheel_fd_table	table;
 	unsigned int		max_timers;
 	struct twheel_user	*user;
+	unsigned int __percpu	*precise_held;
 	bool			cap_exempt;
 	bool			wake_alarm;
 	atomic_long_t		charged;

@@ -23,6 +23,7 @@
 #include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/percpu.h>
 #include <linux/moduleparam.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -35,6 +36,7 @@
 #include "internal.h"
 #include "fd.h"
 #include "fd_obj.h"
+#include "precise.h"
 #include "tw_list.h"
 #include "uapi/twheel.h"
 
@@ -79,6 +81,9 @@ MODULE_PARM_DESC(max_total_timers,
  *	is; under twheel_users_lock
  * @units: cap units of those files (see TWHEEL_TIMER_COST); atomic,
  *	changed by twheel_fd_charge() and twheel_fd_uncharge() only
+ * @precise_held: per CPU, the entries of that CPU's precise user heap the
+ *	user's timers hold, against its share (precise.c); changed only by
+ *	the owner of that CPU's wheel
  */
 struct twheel_user {
 	struct hlist_node	node;
@@ -87,6 +92,7 @@ struct twheel_user {
 	struct twheel_user	*owner;
 	unsigned int		refs;
 	atomic_long_t		units;
+	unsigned int __percpu	*precise_held;
 };
 
 /* uid -> struct twheel_user of every user charged for an open file. */
@@ -400,16 +406,45 @@ void twheel_fd_recs_free(struct list_head *recs)
 		kmem_cache_free(twheel_fd_rec_cache, rec);
 }
 
+/* The record of @uid in @ns, if there is one. */
+static struct twheel_user *twheel_user_find(struct user_namespace *ns,
+					    kuid_t uid)
+{
+	struct twheel_user *u;
+
+	lockdep_assert_held(&twheel_users_lock);
+	hash_for_each_possible(twheel_users, u, node, __kuid_val(uid)) {
+		if (uid_eq(u->uid, uid) && u->ns == ns)
+			return u;
+	}
+	return NULL;
+}
+
+static void twheel_user_free(struct twheel_user *u)
+{
+	if (u)
+		free_percpu(u->precise_held);
+	kfree(u);
+}
+
 /*
- * The accounting record of @uid in @ns, created on first use with its
- * owners (struct twheel_user::owner), one more reference on it. The owner
- * is got first, outside the lock: a record is in the table only once it
- * has its owner. Recursion as deep as the namespace (at most 33 levels).
+ * The accounting record of @uid in @ns, one more reference on it. The
+ * lookup comes first: a record new to twheel_users gets its owners
+ * (struct twheel_user::owner) and its per-CPU counts, which are got
+ * outside the lock, before it is added: a record is in the table only
+ * once it has its owner. Recursion as deep as the namespace (at most 33
+ * levels).
  */
 static struct twheel_user *twheel_user_get_ns(struct user_namespace *ns,
 					      kuid_t uid)
 {
-	struct twheel_user *u, *fresh, *owner = NULL;
+	struct twheel_user *u, *fresh = NULL, *owner = NULL;
+
+	spin_lock(&twheel_users_lock);
+	u = twheel_user_find(ns, uid);
+	if (u)
+		goto found;
+	spin_unlock(&twheel_users_lock);
 
 	if (ns != &init_user_ns) {
 		owner = twheel_user_get_ns(ns->parent, ns->owner);
@@ -419,27 +454,32 @@ static struct twheel_user *twheel_user_get_ns(struct user_namespace *ns,
 	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
 	if (!fresh)
 		goto err_put_owner;
+	fresh->precise_held = alloc_percpu_gfp(unsigned int,
+					       GFP_KERNEL_ACCOUNT);
+	if (!fresh->precise_held)
+		goto err_free_fresh;
 	spin_lock(&twheel_users_lock);
-	hash_for_each_possible(twheel_users, u, node, __kuid_val(uid)) {
-		if (uid_eq(u->uid, uid) && u->ns == ns)
-			goto found;
+	u = twheel_user_find(ns, uid);
+	if (!u) {
+		u = fresh;
+		fresh = NULL;
+		u->uid = uid;
+		u->ns = get_user_ns(ns);
+		u->owner = owner;
+		owner = NULL;
+		atomic_long_set(&u->units, 0);
+		hash_add(twheel_users, &u->node, __kuid_val(uid));
 	}
-	u = fresh;
-	fresh = NULL;
-	u->uid = uid;
-	u->ns = get_user_ns(ns);
-	u->owner = owner;
-	owner = NULL;
-	atomic_long_set(&u->units, 0);
-	hash_add(twheel_users, &u->node, __kuid_val(uid));
 found:
 	u->refs++;
 	spin_unlock(&twheel_users_lock);
-	kfree(fresh);
+	twheel_user_free(fresh);
 	if (owner)
 		twheel_user_put(owner);
 	return u;
 
+err_free_fresh:
+	kfree(fresh);
 err_put_owner:
 	if (owner)
 		twheel_user_put(owner);
@@ -457,6 +497,7 @@ void twheel_user_put(struct twheel_user *u)
 {
 	struct twheel_user *owner;
 	bool last;
+	int cpu;
 
 	while (u) {
 		spin_lock(&twheel_users_lock);
@@ -467,11 +508,20 @@ void twheel_user_put(struct twheel_user *u)
 		if (!last)
 			return;
 		WARN_ON_ONCE(atomic_long_read(&u->units));
+		/* Its files' timers left every heap before the files went. */
+		for_each_possible_cpu(cpu)
+			WARN_ON_ONCE(*per_cpu_ptr(u->precise_held, cpu));
 		owner = u->owner;
 		put_user_ns(u->ns);
-		kfree(u);
+		twheel_user_free(u);
 		u = owner;
 	}
+}
+
+/* The user's per-CPU counts of precise entries, for its files' timers. */
+unsigned int __percpu *twheel_user_precise_held(const struct twheel_user *u)
+{
+	return u->precise_held;
 }
 
 /* The max_timers parameter, for a file being opened. */
@@ -492,6 +542,16 @@ void twheel_fd_caps_info(const struct twheel_fd *tf, struct twheel_info *info)
 /* The caps and their counts, for fdinfo. */
 void twheel_fd_caps_show(struct seq_file *m, const struct twheel_fd *tf)
 {
+	unsigned int held = 0;
+	int cpu;
+
+	/* A sum of counts each CPU changes on its own: a snapshot. */
+	for_each_possible_cpu(cpu)
+		held += READ_ONCE(*per_cpu_ptr(tf->precise_held, cpu));
+	seq_printf(m, "twheel-user-precise:\t%u\n", held);
+	seq_printf(m, "twheel-precise-per-user:\t%u%s\n",
+		   READ_ONCE(tw_precise_per_user),
+		   tf->cap_exempt ? " (exempt)" : "");
 	seq_printf(m, "twheel-charged:\t%ld\n",
 		   atomic_long_read(&tf->charged));
 	seq_printf(m, "twheel-user-timers:\t%ld\n",

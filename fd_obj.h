@@ -38,6 +38,7 @@ void twheel_fd_obj_exit(void);
 unsigned int twheel_fd_max_timers(void);
 struct twheel_user *twheel_user_get(void);
 void twheel_user_put(struct twheel_user *u);
+unsigned int __percpu *twheel_user_precise_held(const struct twheel_user *u);
 int twheel_fd_charge(struct twheel_fd *tf, unsigned long n);
 void twheel_fd_uncharge(struct twheel_fd *tf, unsigned long n);
 void twheel_fd_caps_info(const struct twheel_fd *tf, struct twheel_info *info);

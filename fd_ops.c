@@ -300,8 +300,13 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 		ft->starved = false;
 		ft->rec = NULL;
 		twheel_periodic_timer_init(&ft->pt, twheel_fd_expire);
-		/* Userspace's: its precise runs are spaced (precise.h). */
+		/*
+		 * Userspace's: its precise runs are spaced, and its user
+		 * holds a share of each precise user heap (precise.c).
+		 */
 		ft->pt.timer.flags |= TW_F_RATED;
+		if (!tf->cap_exempt)
+			ft->pt.timer.flags |= TW_F_SHARED;
 		if (!last)
 			last = &ft->free_node;
 		__llist_add(&ft->free_node, &fresh);

@@ -28,6 +28,14 @@ void twheel_chardev_exit(void);
  * hrtimer's are not.
  */
 #define TW_F_RATED		0x80u
+/*
+ * twheel_timer::flags: beside %TW_F_RATED, a timer of a file whose user
+ * is held to a share of each CPU's precise user heap (precise.c): the
+ * timer is the @timer of a struct twheel_fd_timer, whose file's
+ * precise_held counts the user's entries. Set by chardev's files once at
+ * init, unless the opener had CAP_SYS_RESOURCE (as the per-user cap).
+ */
+#define TW_F_SHARED		0x40u
 
 /* twheel.c, for fd_ops.c's hot paths, interrupts off (see there) */
 bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running);

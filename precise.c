@@ -10,10 +10,61 @@
  * the stage's member list, so that it counts as linked as a timer in a
  * bucket does. Every operation is O(log TW_PRECISE_MAX), 12 steps at
  * most, whatever the number of timers pending.
+ *
+ * A fair share of the user heap. Its TW_PRECISE_MAX entries per CPU serve
+ * every user of /dev/twheel together, so without a share one user's
+ * slack-0 timers due within the same two ticks on a CPU (4,096 of them,
+ * from one file) left every other user's there a tick late, the slack
+ * uapi/twheel.h promised them gone. Now each user (struct twheel_user,
+ * one per uid: all its files, processes and threads together) holds at
+ * most tw_precise_per_user entries of each CPU's user heap, the module
+ * parameter precise_per_user, a quarter of the heap by default; a timer
+ * past its user's share keeps the wheel's precision, as one past a full
+ * heap does: at most a tick late, never early. So one user cannot deny
+ * the slack of another, and four users at their share together are what
+ * one user used to be. A user's share is per CPU: timers on many CPUs
+ * take a share of each heap, never more of one.
+ *
+ * The count. Each user has an unsigned int per CPU (alloc_percpu(),
+ * fd_obj.c), and each file a copy of its pointer (twheel_fd::precise_held,
+ * set at open): a timer of the chardev's (%TW_F_SHARED, set once when its
+ * object is made) reaches its count through the file its object belongs
+ * to, two loads from memory its expiry touches anyway, and the entry of
+ * this stage's CPU (tw_precise::cpu). Only the owner of the wheel changes
+ * it, under the wheel's serialisation, so it is a plain increment in
+ * tw_heap_add() and a decrement in tw_precise_del(): no atomic, no shared
+ * cache line between CPUs, and nothing at all for the kernel's timers or
+ * a timer with the default slack, which never enter the heap's code. Every
+ * way a timer leaves a heap (its expiry, tw_precise_pop_due() and
+ * tw_precise_pop_hard(); a cancel or re-arming, tw_wheel_unlink(); a CPU
+ * going offline and the unload, tw_precise_pop_any(); a closing file,
+ * whose timers are cancelled and waited for before its objects are freed
+ * and its user put) goes through tw_precise_del(), so the count of a user
+ * is its entries exactly, and its memory outlives them. A timer moved to
+ * another CPU by hotplug leaves the count of the dead CPU's stage and
+ * takes one of the new CPU's when linked there.
+ *
+ * Who is exempt. The kernel's timers have heaps of their own and no user
+ * (%TW_F_SHARED absent): no user's share refuses them. Files opened with
+ * CAP_SYS_RESOURCE, exempt from the per-user cap of timers, are exempt
+ * from the share too. Lowering precise_per_user refuses new entries; it
+ * takes none away.
+ *
+ * User namespaces. A user is a kuid: each uid of a container is a user
+ * of its own, so a container with N uids mapped has N shares, and four of
+ * them fill a CPU's user heap as one uid used to. The share does not
+ * hold across them (charging the namespace's owner too, as ucounts do for
+ * inotify, is left to do): what they can take is bounded by the heap
+ * itself, TW_PRECISE_MAX per CPU, and what they take is precision only,
+ * other users' timers a tick late at most, never early, never lost; the
+ * memory, the interrupts (precise_per_tick) and the CPU time they cost
+ * are bounded and charged as before.
  */
 #include <linux/kernel.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
+#include <linux/moduleparam.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 #include <kunit/visibility.h>
 
@@ -21,6 +72,27 @@
 #include "internal.h"
 #include "wheel.h"
 #include "precise.h"
+#include "fd.h"
+
+/* Most entries of each CPU's user heap one user holds (see above). */
+unsigned int tw_precise_per_user = TW_PRECISE_MAX / 4;
+EXPORT_SYMBOL_IF_KUNIT(tw_precise_per_user);
+
+static int precise_per_user_set(const char *val,
+				const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, TW_PRECISE_MAX);
+}
+
+static const struct kernel_param_ops precise_per_user_ops = {
+	.set	= precise_per_user_set,
+	.get	= param_get_uint,
+};
+
+module_param_cb(precise_per_user, &precise_per_user_ops,
+		&tw_precise_per_user, 0644);
+MODULE_PARM_DESC(precise_per_user,
+		 "most timers of one user with a slack below the tick in each CPU's precise stage, 1..4096 (default 1024)");
 
 /**
  * tw_precise_init - set up an empty stage
@@ -45,6 +117,7 @@ int tw_precise_init(struct tw_precise *p, int node)
 	}
 	p->n = 0;
 	INIT_LIST_HEAD(&p->members);
+	p->cpu = 0;
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_precise_init);
@@ -179,8 +252,21 @@ tw_heap_of(struct tw_precise *p, const struct twheel_timer *t)
 }
 
 /*
+ * The count of entries of this stage's user heap that the user of @t, a
+ * %TW_F_SHARED timer, holds: its file's, on the stage's CPU.
+ */
+static __always_inline unsigned int *
+tw_share_held(const struct tw_precise *p, const struct twheel_timer *t)
+{
+	const struct twheel_fd_timer *ft;
+
+	ft = container_of(t, struct twheel_fd_timer, timer);
+	return per_cpu_ptr(ft->tf->precise_held, p->cpu);
+}
+
+/*
  * Put @t, unlinked and counted, in its heap. Return: its key, or 0 when
- * that heap is full.
+ * that heap is full, or its user holds its share of it.
  */
 static u64 tw_heap_add(struct tw_wheel *w, struct twheel_timer *t)
 {
@@ -191,6 +277,13 @@ static u64 tw_heap_add(struct tw_wheel *w, struct twheel_timer *t)
 
 	if (h->n >= TW_PRECISE_MAX || !h->slot)
 		return 0;
+	if (t->flags & TW_F_SHARED) {
+		unsigned int *held = tw_share_held(p, t);
+
+		if (*held >= READ_ONCE(tw_precise_per_user))
+			return 0;
+		WRITE_ONCE(*held, *held + 1);
+	}
 	if (check_add_overflow(expires, tw_class_slack(w->gran, class), &key) ||
 	    key > KTIME_MAX)
 		key = KTIME_MAX;
@@ -210,8 +303,9 @@ static u64 tw_heap_add(struct tw_wheel *w, struct twheel_timer *t)
  * A deadline two ticks away or more goes to the wheel for the tick
  * before its own (tw_precise_tick(): tw_wheel_pop_next() brings it here
  * when that tick comes); one that has passed to the expired list; one
- * within this tick or the next to the heap. With the heap full, the timer
- * keeps the wheel's precision (each heap fills on its own).
+ * within this tick or the next to the heap. With the heap full, or its
+ * user's share of it held, the timer keeps the wheel's precision (each
+ * heap fills on its own).
  *
  * Return: the time, ns, by which the wheel must next look at @t.
  */
@@ -238,8 +332,9 @@ EXPORT_SYMBOL_IF_KUNIT(tw_precise_link);
  * @t: a timer just taken off the expired list (tw_wheel_pop_due()), its
  *	deadline still to come
  *
- * To the heap; with the heap full, back to the wheel for its deadline's
- * tick rounded up, at most one tick late as every other timer is.
+ * To the heap; with the heap full or its user's share of it held, back
+ * to the wheel for its deadline's tick rounded up, at most one tick late
+ * as every other timer is.
  */
 void tw_precise_file(struct tw_wheel *w, struct twheel_timer *t)
 {
@@ -265,6 +360,11 @@ void tw_precise_del(struct tw_wheel *w, struct twheel_timer *t)
 
 	tw_heap_remove(&p->heap[b / TW_PRECISE_MAX], b % TW_PRECISE_MAX);
 	p->n--;
+	if (t->flags & TW_F_SHARED) {
+		unsigned int *held = tw_share_held(p, t);
+
+		WRITE_ONCE(*held, *held - 1);
+	}
 	tw_list_del_init(&t->entry);
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_precise_del);

@@ -25,7 +25,10 @@
  * Each holds at most TW_PRECISE_MAX timers: past that, a timer keeps the
  * wheel's precision (at most one tick late, never early), so no user makes
  * a section with interrupts off longer than log2(TW_PRECISE_MAX) steps of
- * a heap operation.
+ * a heap operation. In the user heap, each user of /dev/twheel holds at
+ * most tw_precise_per_user of them (%TW_F_SHARED, precise.c says how):
+ * past that, its own timers keep the wheel's precision, and other users'
+ * still find room.
  */
 #ifndef _TWHEEL_PRECISE_H
 #define _TWHEEL_PRECISE_H
@@ -40,6 +43,8 @@ struct tw_wheel;
 
 /* Most timers in one heap of a wheel: 12 levels, 64 KiB per CPU each. */
 #define TW_PRECISE_MAX		4096
+/* Most timers of one user in one user heap (module parameter, precise.c). */
+extern unsigned int tw_precise_per_user;
 /*
  * twheel_timer::bucket of a timer in a heap: TW_PRECISE_BASE, plus
  * TW_PRECISE_MAX times its heap's kind, plus its index.
@@ -92,6 +97,9 @@ struct tw_precise_heap {
  * @n: timers in both
  * @members: the timers of the heaps, linked through twheel_timer::entry, so
  *	that a timer in a heap counts as linked (a non-empty entry)
+ * @cpu: whose entry of a user's per-CPU count (%TW_F_SHARED) this stage's
+ *	user heap charges: the wheel's CPU, set by cpu.c; 0 after
+ *	tw_precise_init(), for the virtual wheels of the KUnit tests
  *
  * Owned by the wheel that embeds it; the owner serialises every call.
  */
@@ -99,6 +107,7 @@ struct tw_precise {
 	struct tw_precise_heap	heap[TW_PRECISE_KINDS];
 	unsigned int		n;
 	struct list_head	members;
+	int			cpu;
 };
 
 int tw_precise_init(struct tw_precise *p, int node);

@@ -26,6 +26,7 @@
 #include "../wheel.h"
 #include "../internal.h"
 #include "../fd_table.h"
+#include "../fd.h"
 
 TWHEEL_IMPORT_KUNIT_NS();
 MODULE_IMPORT_NS(TWHEEL_INTERNAL_NS);
@@ -668,6 +669,84 @@ static void tw_test_precise_kinds(struct kunit *test)
 }
 
 /*
+ * A user's share of the user heap (TW_F_SHARED, precise_per_user): past
+ * its share, a user's timer keeps the wheel's precision while another
+ * user's and the kernel's still get entries; the count follows every way
+ * out of the heap (cancel, expiry, emptying) back to 0.
+ */
+static void tw_test_precise_share(struct kunit *test)
+{
+	const unsigned int share = 4, na = 6, nb = 3;
+	unsigned int saved = tw_precise_per_user, i, fired = 0, budget;
+	u64 base = BASE_NS + 10 * GRAN, now;
+	struct tw_wheel *w = tw_test_wheel(test, base);
+	struct twheel_fd *tf = kunit_kcalloc(test, 2, sizeof(*tf), GFP_KERNEL);
+	struct twheel_fd_timer *ft = kunit_kcalloc(test, na + nb, sizeof(*ft),
+						   GFP_KERNEL);
+	unsigned int *held[2];
+	struct twheel_timer k, *x;
+
+	KUNIT_ASSERT_NOT_NULL(test, tf);
+	KUNIT_ASSERT_NOT_NULL(test, ft);
+	for (i = 0; i < 2; i++) {
+		tf[i].precise_held = alloc_percpu(unsigned int);
+		KUNIT_ASSERT_NOT_NULL(test, tf[i].precise_held);
+		held[i] = per_cpu_ptr(tf[i].precise_held, w->precise.cpu);
+	}
+	tw_precise_per_user = share;
+	/* User 0's timers first, all within the tick: they reach the heap. */
+	for (i = 0; i < na + nb; i++) {
+		ft[i].tf = &tf[i < na ? 0 : 1];
+		tw_test_precise_timer(&ft[i].timer, base + 1000 + i * 10, i, 0);
+		ft[i].timer.flags |= TW_F_RATED | TW_F_SHARED;
+		tw_wheel_relink_ns(w, &ft[i].timer);
+	}
+	tw_test_precise_timer(&k, base + 2000, na + nb, 0);
+	tw_wheel_relink_ns(w, &k);
+	for (i = 0; i < na + nb; i++) {
+		bool in_heap = ft[i].timer.bucket >= TW_PRECISE_BASE &&
+			       ft[i].timer.bucket != TW_NO_BUCKET;
+
+		/* Only user 0's past its share are left to the wheel. */
+		KUNIT_EXPECT_EQ(test, in_heap, i < share || i >= na);
+	}
+	KUNIT_EXPECT_EQ(test, *held[0], share);
+	KUNIT_EXPECT_EQ(test, *held[1], nb);
+	KUNIT_EXPECT_GE(test, k.bucket, (u16)TW_PRECISE_BASE);
+	KUNIT_EXPECT_EQ(test, w->precise.n, share + nb + 1);
+	/* A cancel frees an entry of its user's share, and only that. */
+	tw_wheel_unlink(w, &ft[0].timer);
+	KUNIT_EXPECT_EQ(test, *held[0], share - 1);
+	KUNIT_EXPECT_EQ(test, *held[1], nb);
+	/* Re-armed within the tick: user 0's entry is taken again. */
+	tw_wheel_relink_ns(w, &ft[na - 1].timer);
+	KUNIT_EXPECT_EQ(test, *held[0], share);
+	tw_wheel_relink_ns(w, &ft[0].timer);
+	KUNIT_EXPECT_EQ(test, *held[0], share);
+	KUNIT_EXPECT_LT(test, ft[0].timer.bucket, (u16)TW_PRECISE_BASE);
+	/* Expiries give the entries back; never early, even past the share. */
+	now = base + 1000 + (na + nb) * 10;
+	budget = UINT_MAX;
+	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
+	budget = UINT_MAX;
+	while ((x = tw_wheel_pop_next(w, now, &budget, 0))) {
+		KUNIT_EXPECT_LE(test, x->expires, now);
+		fired++;
+	}
+	KUNIT_EXPECT_EQ(test, *held[1], 0U);
+	KUNIT_EXPECT_EQ(test, *held[0], 0U);
+	/* The rest, the wheel's and the kernel's, as an offline CPU does. */
+	while ((x = tw_wheel_pop(w)))
+		fired++;
+	KUNIT_EXPECT_EQ(test, fired, na + nb + 1);
+	KUNIT_EXPECT_EQ(test, *held[0], 0U);
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+	tw_precise_per_user = saved;
+	for (i = 0; i < 2; i++)
+		free_percpu(tf[i].precise_held);
+}
+
+/*
  * The hard heap (TWHEEL_F_HARDIRQ): a kernel timer that may fire in hard
  * interrupt context goes to its own heap, near or moved from the wheel;
  * the wheel's run neither fires it nor waits for it (tw_precise_next()
@@ -761,6 +840,7 @@ static struct kunit_case tw_wheel_cases[] = {
 	KUNIT_CASE(tw_test_precise_move_floor),
 	KUNIT_CASE(tw_test_precise_full),
 	KUNIT_CASE(tw_test_precise_kinds),
+	KUNIT_CASE(tw_test_precise_share),
 	KUNIT_CASE(tw_test_precise_hard),
 	KUNIT_CASE(tw_test_precise_slack_class),
 	{}

@@ -156,7 +156,16 @@
  *	runs /dev/twheel's timers with a slack below the tick, all users'
  *	together, at most 16 times per tick (module parameter
  *	precise_per_tick), so such timers armed close together may fire up
- *	to a tick / 16 later than their slack.
+ *	to a tick / 16 later than their slack. What a user can count on: a
+ *	CPU keeps the slack of 4096 such timers within a tick of their
+ *	deadline, all users' together, and of at most 1024 of one user's
+ *	(module parameter precise_per_user; the user is the uid that opened
+ *	the file, all its files and processes together; a file opened with
+ *	CAP_SYS_RESOURCE is exempt). Past either, a timer has the default
+ *	precision: at most a tick late, never early. So no other user can
+ *	take a user's slack away, unless four or more other users (uids,
+ *	those of a container each counting as one) hold their whole share on
+ *	that CPU at once.
  * @reserved: must be zero.
  *
  * SCHEDULE returns 0. If the id cannot be written back the new timer is
