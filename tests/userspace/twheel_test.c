@@ -4459,54 +4459,78 @@ TEST_F_TIMEOUT(twheel, clock_realtime_periodic_cancel_on_set, 40)
  * CLOCK_MONOTONIC kept running (no time was injected), it is skipped:
  * the KUnit suite twheel_clock simulates the suspend instead.
  */
+/*
+ * Can this guest suspend to idle and be woken by its RTC? Only where asked
+ * to (tests/vm/guest/run.sh asks): a guest that cannot wake up would hang
+ * the whole VM until the host's timeout. Return: NULL with *@sfd open on
+ * /sys/power/state and *@afd on the RTC's wakealarm, or why not.
+ */
+static const char *suspend_ready(int *sfd, int *afd)
+{
+	char states[128] = "";
+	ssize_t len;
+
+	if (!getenv("TWHEEL_TEST_SUSPEND"))
+		return "TWHEEL_TEST_SUSPEND unset: no suspend attempted";
+	*sfd = open("/sys/power/state", O_RDWR | O_CLOEXEC);
+	if (*sfd >= 0) {
+		len = read(*sfd, states, sizeof(states) - 1);
+		states[len > 0 ? len : 0] = '\0';
+	}
+	if (*sfd < 0 || !strstr(states, "freeze")) {
+		if (*sfd >= 0)
+			close(*sfd);
+		return "no s2idle (\"freeze\" not in /sys/power/state)";
+	}
+	*afd = open("/sys/class/rtc/rtc0/wakealarm", O_WRONLY | O_CLOEXEC);
+	if (*afd < 0) {
+		close(*sfd);
+		return "no RTC wake alarm (/sys/class/rtc/rtc0/wakealarm)";
+	}
+	return NULL;
+}
+
+/*
+ * Suspends to idle with the RTC set to wake the guest @secs from now;
+ * closes both files. Return: 0 once resumed, or the errno of the RTC or
+ * of the suspend.
+ */
+static int suspend_for(int sfd, int afd, int secs)
+{
+	char rel[16];
+	int len = snprintf(rel, sizeof(rel), "+%d", secs), e = 0;
+
+	if (write(afd, "0", 1) != 1 || write(afd, rel, (size_t)len) != len)
+		e = errno;
+	close(afd);
+	if (!e && write(sfd, "freeze", 6) != 6)
+		e = errno;
+	close(sfd);
+	return e;
+}
+
 TEST_F_TIMEOUT(twheel, clock_boottime_suspend, 60)
 {
 	unsigned int wait = 1000 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
 	u64 id, dl, b0, m0, b1, m1, resumed, seen = 0;
 	struct twheel_event ev;
 	struct twheel tw;
-	char states[128] = "";
-	int fd, sfd, afd, n;
-	ssize_t len;
+	int fd, sfd, afd, n, e;
+	const char *why;
 
-	/*
-	 * A guest that cannot wake up would hang the whole VM until the host's
-	 * timeout: only where asked to (tests/vm/guest/run.sh asks).
-	 */
-	if (!getenv("TWHEEL_TEST_SUSPEND"))
-		SKIP(return, "TWHEEL_TEST_SUSPEND unset: no suspend attempted");
-	sfd = open("/sys/power/state", O_RDWR | O_CLOEXEC);
-	if (sfd >= 0) {
-		len = read(sfd, states, sizeof(states) - 1);
-		states[len > 0 ? len : 0] = '\0';
-	}
-	if (sfd < 0 || !strstr(states, "freeze")) {
-		if (sfd >= 0)
-			close(sfd);
-		SKIP(return, "no s2idle (\"freeze\" not in /sys/power/state)");
-	}
-	afd = open("/sys/class/rtc/rtc0/wakealarm", O_WRONLY | O_CLOEXEC);
-	if (afd < 0) {
-		close(sfd);
-		SKIP(return, "no RTC wake alarm (/sys/class/rtc/rtc0/wakealarm)");
-	}
+	why = suspend_ready(&sfd, &afd);
+	if (why)
+		SKIP(return, "%s", why);
 	fd = tw_open(&tw);
 	ASSERT_TRUE(fd >= 0);
 	b0 = clock_ns(CLOCK_BOOTTIME);
 	m0 = now_ns();
 	dl = b0 + 2 * NSEC_PER_SEC;
 	ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_BOOTTIME, dl, 0, TWHEEL_TIMER_ABSTIME, 1, &id));
-	/* clear, then wake 4 s from now (the RTC counts whole seconds) */
-	ASSERT_TRUE(write(afd, "0", 1) == 1);
-	ASSERT_TRUE(write(afd, "+4", 2) == 2);
-	close(afd);
-	if (write(sfd, "freeze", 6) != 6) {
-		int e = errno;
-
-		close(sfd);
-		SKIP(return, "echo freeze > /sys/power/state: %s", ename(e));
-	}
-	close(sfd);
+	/* The RTC wakes it 4 s from now (it counts whole seconds). */
+	e = suspend_for(sfd, afd, 4);
+	if (e)
+		SKIP(return, "suspend: %s", ename(e));
 	resumed = now_ns();
 	b1 = clock_ns(CLOCK_BOOTTIME);
 	m1 = resumed;
@@ -5802,44 +5826,23 @@ TEST_F_TIMEOUT(twheel, alarm_wakes_suspend, 90)
 	unsigned int wait = 1000 + (unsigned int)(g_slack_ns / NSEC_PER_MSEC);
 	u64 id, dl, b0, b1, seen = 0;
 	struct twheel_event ev;
-	char states[128] = "";
 	struct twheel tw;
-	int fd, sfd, afd;
-	ssize_t len;
+	int fd, sfd, afd, e;
+	const char *why;
 
-	if (!getenv("TWHEEL_TEST_SUSPEND"))
-		SKIP(return, "TWHEEL_TEST_SUSPEND unset: no suspend attempted");
-	sfd = open("/sys/power/state", O_RDWR | O_CLOEXEC);
-	if (sfd >= 0) {
-		len = read(sfd, states, sizeof(states) - 1);
-		states[len > 0 ? len : 0] = '\0';
-	}
-	if (sfd < 0 || !strstr(states, "freeze")) {
-		if (sfd >= 0)
-			close(sfd);
-		SKIP(return, "no s2idle (\"freeze\" not in /sys/power/state)");
-	}
-	afd = open("/sys/class/rtc/rtc0/wakealarm", O_WRONLY | O_CLOEXEC);
-	if (afd < 0) {
-		close(sfd);
-		SKIP(return, "no RTC wake alarm (/sys/class/rtc/rtc0/wakealarm)");
-	}
+	why = suspend_ready(&sfd, &afd);
+	if (why)
+		SKIP(return, "%s", why);
 	fd = tw_open(&tw);
 	ASSERT_TRUE(fd >= 0);
 	b0 = clock_ns(CLOCK_BOOTTIME);
 	dl = b0 + 4 * NSEC_PER_SEC;
 	ASSERT_EQ(0, twheel_schedule_clock(&tw, TWHEEL_CLOCK_BOOTTIME_ALARM, dl, 0,
 					   TWHEEL_TIMER_ABSTIME, 1, &id));
-	ASSERT_TRUE(write(afd, "0", 1) == 1);
-	ASSERT_TRUE(write(afd, "+30", 3) == 3);
-	close(afd);
-	if (write(sfd, "freeze", 6) != 6) {
-		int e = errno;
-
-		close(sfd);
-		SKIP(return, "echo freeze > /sys/power/state: %s", ename(e));
-	}
-	close(sfd);
+	/* The RTC's own alarm, 30 s out, is only the fallback. */
+	e = suspend_for(sfd, afd, 30);
+	if (e)
+		SKIP(return, "suspend: %s", ename(e));
 	b1 = clock_ns(CLOCK_BOOTTIME);
 	diag("alarm suspend: resumed after %llu ms of CLOCK_BOOTTIME",
 	     (unsigned long long)((b1 - b0) / NSEC_PER_MSEC));
