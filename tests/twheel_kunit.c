@@ -690,7 +690,7 @@ static void tw_test_precise_share(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, ft);
 	for (i = 0; i < 2; i++) {
 		tf[i].precise_held = alloc_percpu(unsigned int);
-		KUNIT_ASSERT_NOT_NULL(test, tf[i].precise_held);
+		KUNIT_ASSERT_TRUE(test, !!tf[i].precise_held);
 		held[i] = per_cpu_ptr(tf[i].precise_held, w->precise.cpu);
 	}
 	tw_precise_per_user = share;
