@@ -448,7 +448,7 @@ static int twheel_fd_open(struct inode *inode, struct file *file)
 	/* As RLIMIT_* are: root may exceed the per-user cap. */
 	tf->cap_exempt = capable(CAP_SYS_RESOURCE);
 	/* As timerfd_create() asks for alarm clocks, once (see uapi/twheel.h). */
-	tf->wake_alarm = capable(CAP_WAKE_ALARM);
+	tf->wake_alarm = ns_capable_noaudit(&init_user_ns, CAP_WAKE_ALARM);
 	/* Every absolute time of the file is on the opener's namespace's clocks. */
 	twheel_timens_offsets(&tf->timens[TW_CLK_MONO], &tf->timens[TW_CLK_BOOT]);
 	tf->timens[TW_CLK_BOOT_ALARM] = tf->timens[TW_CLK_BOOT];

@@ -297,10 +297,22 @@ static void tw_clock_wake_set_locked(struct tw_clock *c, ktime_t at)
 		return;
 	c->wake_at = at;
 	WRITE_ONCE(c->wake_fired, false);
+	/*
+	 * Stopped first: a start racing the callback of the previous expiry
+	 * could have the callback's dequeue take the new one off the
+	 * alarmtimer's queue, out of sight of its suspend.
+	 */
+	alarm_try_to_cancel(&c->wake);
 	if (at == KTIME_MAX)
-		alarm_try_to_cancel(&c->wake);
-	else
-		twheel_alarm_start(&c->wake, at);
+		return;
+	/*
+	 * 7.2 queues nothing for a time already past (it would fire at once)
+	 * and calls no callback: count it as fired, and walk for the next.
+	 */
+	if (!twheel_alarm_start(&c->wake, at)) {
+		WRITE_ONCE(c->wake_fired, true);
+		queue_work(twheel_unbound_wq, &tw_clock_wake_work);
+	}
 }
 
 /*
@@ -451,6 +463,9 @@ static void tw_clock_advance(struct twheel_clock_link *link, ktime_t now,
 	if (check_add_overflow(base, link->period, &next) || next > KTIME_MAX)
 		next = KTIME_MAX;
 	link->deadline = next;
+	/* Its next period wakes the machine too. */
+	if (tw_clock_is_alarm(link->clock))
+		tw_clock_wake_arm_locked(&tw_clocks[link->clock], next);
 }
 
 /**

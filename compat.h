@@ -170,12 +170,14 @@ static inline void twheel_timens_offsets(ktime_t *mono, ktime_t *boot)
  * also tests for its type.
  */
 #include <linux/alarmtimer.h>
-static inline void twheel_alarm_start(struct alarm *alarm, ktime_t expires)
+/* Return: false if the alarm was not queued (7.2: @expires was past). */
+static inline bool twheel_alarm_start(struct alarm *alarm, ktime_t expires)
 {
 #ifdef TWHEEL_HAVE_ALARM_START_TIMER
-	alarm_start_timer(alarm, expires, false);
+	return alarm_start_timer(alarm, expires, false);
 #else
 	alarm_start(alarm, expires);
+	return true;
 #endif
 }
 
