@@ -518,9 +518,19 @@ void twheel_user_put(struct twheel_user *u)
 	}
 }
 
-/* The user's per-CPU counts of precise entries, for its files' timers. */
+/*
+ * The per-CPU counts of precise entries that @u's files' timers count
+ * against: those of its outermost owner, the user of the initial user
+ * namespace that made the first namespace of the chain (@u itself in the
+ * initial namespace). So every uid of a container, and every namespace a
+ * user makes with unshare(CLONE_NEWUSER), shares that user's one share,
+ * as they share its cap of timers; the counts of the users in between
+ * stay 0.
+ */
 unsigned int __percpu *twheel_user_precise_held(const struct twheel_user *u)
 {
+	while (u->owner)
+		u = u->owner;
 	return u->precise_held;
 }
 

@@ -50,15 +50,11 @@
  * from the share too. Lowering precise_per_user refuses new entries; it
  * takes none away.
  *
- * User namespaces. A user is a kuid: each uid of a container is a user
- * of its own, so a container with N uids mapped has N shares, and four of
- * them fill a CPU's user heap as one uid used to. The share does not
- * hold across them (charging the namespace's owner too, as ucounts do for
- * inotify, is left to do): what they can take is bounded by the heap
- * itself, TW_PRECISE_MAX per CPU, and what they take is precision only,
- * other users' timers a tick late at most, never early, never lost; the
- * memory, the interrupts (precise_per_tick) and the CPU time they cost
- * are bounded and charged as before.
+ * User namespaces. A share is counted against the user of the initial
+ * namespace at the top of the file's user's owner chain (fd_obj.c,
+ * twheel_user_precise_held()): the uids of a container, and the
+ * namespaces one user makes with unshare(CLONE_NEWUSER), all count as the
+ * user who made them, as they do against the cap of timers.
  */
 #include <linux/kernel.h>
 #include <linux/log2.h>

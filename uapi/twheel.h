@@ -160,12 +160,13 @@
  *	CPU keeps the slack of 4096 such timers within a tick of their
  *	deadline, all users' together, and of at most 1024 of one user's
  *	(module parameter precise_per_user; the user is the uid that opened
- *	the file, all its files and processes together; a file opened with
- *	CAP_SYS_RESOURCE is exempt). Past either, a timer has the default
- *	precision: at most a tick late, never early. So no other user can
- *	take a user's slack away, unless four or more other users (uids,
- *	those of a container each counting as one) hold their whole share on
- *	that CPU at once.
+ *	the file, all its files and processes together, and for a uid of a
+ *	user namespace the user of the initial namespace who made it, so a
+ *	container's uids share one; a file opened with CAP_SYS_RESOURCE is
+ *	exempt). Past either, a timer has the default precision: at most a
+ *	tick late, never early. So no other user can take a user's slack
+ *	away, unless four or more other users hold their whole share on that
+ *	CPU at once.
  * @reserved: must be zero.
  *
  * SCHEDULE returns 0. If the id cannot be written back the new timer is
