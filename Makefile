@@ -99,13 +99,16 @@ tools/twheel_bench: %: %.c $(LIBTWHEEL_DEPS)
 # CFLAGS and LDFLAGS of the environment (debian/rules: dpkg-buildflags'
 # hardening). The VM's initramfs has no libtwheel.so: static by default.
 TWHEELCTL_LINK ?= static
+# tools/twheel_cr.c: the checkpoint image, for dump and restore (and the
+# CRIU plugin, tools/criu/).
+TWHEELCTL_SRCS := tools/twheelctl.c tools/twheel_cr.c
 ifeq ($(TWHEELCTL_LINK),shared)
-tools/twheelctl: tools/twheelctl.c $(LIBTWHEEL_DEPS)
+tools/twheelctl: $(TWHEELCTL_SRCS) tools/twheel_cr.h $(LIBTWHEEL_DEPS)
 	$(CC) $(CPPFLAGS) $(filter-out -static,$(USER_CFLAGS)) $(CFLAGS) $(LIBTWHEEL) \
-		-o $@ $< $(LDFLAGS) -Llib -ltwheel
+		-o $@ $(TWHEELCTL_SRCS) $(LDFLAGS) -Llib -ltwheel
 else
-tools/twheelctl: %: %.c $(LIBTWHEEL_DEPS)
-	$(CC) $(USER_CFLAGS) $(LIBTWHEEL) -o $@ $< $(LIBTWHEEL_A)
+tools/twheelctl: $(TWHEELCTL_SRCS) tools/twheel_cr.h $(LIBTWHEEL_DEPS)
+	$(CC) $(USER_CFLAGS) $(LIBTWHEEL) -o $@ $(TWHEELCTL_SRCS) $(LIBTWHEEL_A)
 endif
 
 # The kernel's kselftest harness, for twheel_test: copied at build time (not

@@ -147,6 +147,7 @@
 #include "fd_event.h"
 #include "fd_ops.h"
 #include "fd_ring.h"
+#include "fd_cr.h"
 #include "tw_list.h"
 #include "uapi/twheel.h"
 
@@ -174,6 +175,11 @@ static_assert(sizeof(struct twheel_info) == 56);
 static_assert(offsetof(struct twheel_info, user_timers) == 24);
 static_assert(offsetof(struct twheel_info, max_total_timers) == 48);
 static_assert(sizeof(struct twheel_event) == 48);
+static_assert(sizeof(struct twheel_timer_state) == 120);
+static_assert(offsetof(struct twheel_timer_state, ev_seq) == 88);
+static_assert(sizeof(struct twheel_dump) == 32);
+static_assert(sizeof(struct twheel_restore) == 24);
+static_assert(sizeof(struct twheel_ring_state) == 56);
 static_assert(offsetof(struct twheel_event, flags) == 40);
 
 /*
@@ -356,7 +362,7 @@ static long twheel_fd_ioc_set_eventfd(struct twheel_fd *tf,
 
 	if (copy_from_user(&e, ue, sizeof(e)))
 		return -EFAULT;
-	if (e.flags || e.reserved || e.fd < -1)
+	if (e.flags & ~TWHEEL_EVENTFD_QUERY || e.reserved || e.fd < -1)
 		return -EINVAL;
 
 	if (e.fd >= 0) {
@@ -364,6 +370,15 @@ static long twheel_fd_ioc_set_eventfd(struct twheel_fd *tf,
 		ctx = eventfd_ctx_fdget(e.fd);
 		if (IS_ERR(ctx))
 			return PTR_ERR(ctx);
+	}
+	if (e.flags & TWHEEL_EVENTFD_QUERY) {
+		spin_lock_bh(&tf->lock);
+		old = tf->evctx;
+		spin_unlock_bh(&tf->lock);
+		/* Only compared: @old may be put once we let go of the lock. */
+		if (ctx)
+			eventfd_ctx_put(ctx);
+		return e.fd >= 0 ? old == ctx : !!old;
 	}
 
 	spin_lock_bh(&tf->lock);
@@ -391,7 +406,7 @@ static long twheel_fd_ioc_info(struct twheel_fd *tf,
 	spin_unlock_bh(&tf->lock);
 	info.flags = TWHEEL_INFO_MAP | TWHEEL_INFO_CLOCKS |
 		     TWHEEL_INFO_SHORT_OPS | TWHEEL_INFO_SLACK | TWHEEL_INFO_RING |
-		     TWHEEL_INFO_ALARM;
+		     TWHEEL_INFO_ALARM | TWHEEL_INFO_RESTORE;
 	if (tf->cap_exempt)
 		info.flags |= TWHEEL_INFO_USER_CAP_EXEMPT;
 	if (tf->wake_alarm)
@@ -412,6 +427,9 @@ static long twheel_fd_ioctl(struct file *file, unsigned int cmd,
 	/* Ring ops published before the call take effect before it. */
 	if (unlikely(twheel_fd_ring_busy(tf)))
 		twheel_fd_ring_enter(tf);
+	/* Restoring: only what takes no slot from the table (fd_cr.c). */
+	if (unlikely(READ_ONCE(tf->restoring)))
+		return twheel_fd_ioc_restoring(tf, cmd, argp);
 	switch (cmd) {
 	case TWHEEL_IOC_SCHEDULE:
 		return twheel_fd_ioc_schedule(tf, argp);
@@ -427,6 +445,12 @@ static long twheel_fd_ioctl(struct file *file, unsigned int cmd,
 		return twheel_fd_ioc_info(tf, argp);
 	case TWHEEL_IOC_RING_ENTER:
 		return twheel_fd_ring_enter(tf);
+	case TWHEEL_IOC_DUMP:
+		return twheel_fd_ioc_dump(tf, argp);
+	case TWHEEL_IOC_RESTORE:
+		return twheel_fd_ioc_restore(tf, argp);
+	case TWHEEL_IOC_RING_STATE:
+		return twheel_fd_ioc_ring_state(tf, argp);
 	default:
 		return -ENOTTY;
 	}

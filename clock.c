@@ -414,6 +414,30 @@ int twheel_clock_link_arm(struct twheel_clock_link *link,
 }
 
 /**
+ * twheel_clock_link_read - a link's arming, for a dump of its timer
+ * @link: the link
+ * @deadline: out: its next deadline, ns of its clock
+ * @period: out: its period, 0 for a one-shot arming
+ *
+ * Context: any context but NMI.
+ * Return: true if the arming is pending (not yet reported, not ended).
+ */
+bool twheel_clock_link_read(struct twheel_clock_link *link, ktime_t *deadline,
+			    u64 *period)
+{
+	struct tw_clock *c = &tw_clocks[link->clock];
+	unsigned long irqflags;
+	bool linked;
+
+	spin_lock_irqsave(&c->lock, irqflags);
+	linked = !list_empty(&link->node);
+	*deadline = link->deadline;
+	*period = link->period;
+	spin_unlock_irqrestore(&c->lock, irqflags);
+	return linked;
+}
+
+/**
  * twheel_clock_link_unlink - end a link's arming, before cancelling its timer
  * @link: the link
  *

@@ -81,6 +81,11 @@ struct twheel_user;
  *	apply (the per-file and global caps do); constant
  * @wake_alarm: the opener had CAP_WAKE_ALARM: timers on the alarm clocks
  *	may be armed; constant
+ * @restoring: TWHEEL_IOC_RESTORE has begun and not yet ended (fd_cr.c):
+ *	the table's free list is stale, so nothing may take a slot from it.
+ *	Written under @ctl_mutex and @lock; read with READ_ONCE() by the
+ *	ioctl dispatch and the ring's drains, which then refuse, and under
+ *	either lock by everything else
  * @charged: cap units this file holds (objects, table and array pages);
  *	atomic, since objects are freed both under @ctl_mutex and by read()
  * @deadlines: the deadline array shared by mmap(), one u64 per slot, or
@@ -107,6 +112,16 @@ struct twheel_user;
  *	their expiries ran; linked through twheel_fd_rec::node; under @lock
  * @nqueued: length of @ready; written under @lock, read locklessly by
  *	the wait condition of read()
+ * @queued_seq: records queued on @ready so far, each numbered by it
+ *	(twheel_fd_rec::seq) for a dump to give their order; under @lock
+ * @unqueued: records taken off @ready so far (modulo 2^32): a dump's
+ *	place in @ready (@dump_next) holds while this does not change;
+ *	under @lock
+ * @dump_next: where on @ready the dump that is looking for orphans goes
+ *	on (fd_cr.c), valid while @dump_unqueued is @unqueued and the
+ *	dump's position is @dump_pos; under @lock
+ * @dump_pos: see @dump_next
+ * @dump_unqueued: see @dump_next
  * @ntimers: timers this file holds (live ids, plus orphans whose event is
  *	queued), against @max_timers; under @lock
  * @spare: released objects ready for reuse, through free_node; at most
@@ -141,6 +156,7 @@ struct twheel_fd {
 	unsigned int __percpu	*precise_held;
 	bool			cap_exempt;
 	bool			wake_alarm;
+	bool			restoring;
 	atomic_long_t		charged;
 	u64			*deadlines;
 	struct page		**dl_pages;
@@ -151,6 +167,11 @@ struct twheel_fd {
 	spinlock_t		lock;		/* events; also taken in softirq */
 	struct list_head	ready;
 	unsigned int		nqueued;
+	u64			queued_seq;
+	unsigned int		unqueued;
+	struct list_head	*dump_next;
+	u64			dump_pos;
+	unsigned int		dump_unqueued;
 	unsigned int		ntimers;
 	struct llist_head	spare;
 	unsigned int		nspare;
@@ -185,13 +206,15 @@ struct twheel_fd {
  * @clock: the clock (TW_CLK_*) of @deadline and @fired, which read() gives
  *	as the file's time namespace sees that clock: the timer's clock when
  *	they were written, which a MODIFY onto another may have changed since
+ * @seq: tf->queued_seq when the record was last queued at the tail of
+ *	tf->ready: its place in the queue, for TWHEEL_IOC_DUMP
  *
  * All under tf->lock. A pending one-shot timer on CLOCK_MONOTONIC, the
  * common timer by far, has none: its expiry takes one (tf->recs, else the
  * slab without sleeping), and the reader gives it back once the event is
  * read. Periodic timers and timers on other clocks have one from the
  * arming that made them so until they are recycled: their parking, their
- * link and their expiries need it at any time. 80 bytes.
+ * link and their expiries need it at any time. 88 bytes.
  */
 struct twheel_fd_rec {
 	struct list_head		node;
@@ -202,6 +225,7 @@ struct twheel_fd_rec {
 	u64				deadline;
 	u64				fired;
 	u64				count;
+	u64				seq;
 	u8				flags;
 	u8				clock;
 };

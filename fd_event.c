@@ -36,12 +36,13 @@
 #include "fd_map.h"
 #include "fd_event.h"
 
-/* Queues the event of @ft, which has a record. */
-static void twheel_fd_queue_tail_locked(struct twheel_fd *tf,
-					struct twheel_fd_timer *ft)
+/* Queues the event of @ft, which has a record (fd_event.h). */
+void twheel_fd_queue_tail_locked(struct twheel_fd *tf,
+				 struct twheel_fd_timer *ft)
 {
 	lockdep_assert_held(&tf->lock);
 
+	ft->rec->seq = tf->queued_seq++;
 	tw_list_add_tail(&ft->rec->node, &tf->ready);
 	ft->on_list = true;
 	WRITE_ONCE(tf->nqueued, tf->nqueued + 1);
@@ -407,6 +408,7 @@ static unsigned int twheel_fd_pop(struct twheel_fd *tf,
 		rec = list_first_entry(&tf->ready, struct twheel_fd_rec, node);
 		ft = rec->ft;
 		tw_list_del_init(&rec->node);
+		tf->unqueued++;
 		ft->on_list = false;
 		ft->in_flight = true;
 		WRITE_ONCE(tf->nqueued, tf->nqueued - 1);

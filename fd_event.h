@@ -14,6 +14,8 @@
 
 struct twheel_fd_prealloc;
 
+void twheel_fd_queue_tail_locked(struct twheel_fd *tf,
+				 struct twheel_fd_timer *ft);
 void twheel_fd_end_parking_locked(struct twheel_fd_timer *ft);
 int twheel_fd_unstarve_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 			      struct twheel_fd_prealloc *pre);

@@ -235,6 +235,31 @@ twheel_fd_check_spec(const struct twheel_fd *tf,
 	return 0;
 }
 
+/* One more chunk of the table, charged against the caps. */
+static int twheel_fd_grow_table(struct twheel_fd *tf)
+{
+	struct twheel_fd_table_growth g;
+	struct twheel_fd_slot **old_dir;
+	int ret;
+
+	lockdep_assert_held(&tf->ctl_mutex);
+
+	ret = twheel_fd_charge(tf, TWHEEL_PAGE_UNITS);
+	if (ret)
+		return ret;
+	ret = twheel_fd_table_grow_alloc(&tf->table, &g);
+	if (ret) {
+		twheel_fd_uncharge(tf, TWHEEL_PAGE_UNITS);
+		return ret;
+	}
+	spin_lock_bh(&tf->lock);
+	old_dir = twheel_fd_table_grow_commit(&tf->table, &g);
+	spin_unlock_bh(&tf->lock);
+	/* Lookups of the old directory were under tf->lock. */
+	kvfree(old_dir);
+	return 0;
+}
+
 /*
  * Makes sure the next @n SCHEDULE operations find a free slot and a spare
  * object, as far as the caps allow: grows the table and allocates objects,
@@ -261,22 +286,9 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 	 * back if one of its SCHEDULE ops finds nothing left.
 	 */
 	while (t->nslots - READ_ONCE(t->used) < n && t->nslots < t->max_slots) {
-		struct twheel_fd_table_growth g;
-		struct twheel_fd_slot **old_dir;
-
-		table_err = twheel_fd_charge(tf, TWHEEL_PAGE_UNITS);
+		table_err = twheel_fd_grow_table(tf);
 		if (table_err)
 			break;
-		table_err = twheel_fd_table_grow_alloc(t, &g);
-		if (table_err) {
-			twheel_fd_uncharge(tf, TWHEEL_PAGE_UNITS);
-			break;
-		}
-		spin_lock_bh(&tf->lock);
-		old_dir = twheel_fd_table_grow_commit(t, &g);
-		spin_unlock_bh(&tf->lock);
-		/* Lookups of the old directory were under tf->lock. */
-		kvfree(old_dir);
 	}
 	/* No more objects than free slots. */
 	n = min(n, t->nslots - READ_ONCE(t->used));
@@ -592,6 +604,7 @@ twheel_fd_cancel_finish_locked(struct twheel_fd *tf, struct twheel_fd_timer *ft,
 		pending = true;
 	if (discard && ft->on_list) {
 		tw_list_del_init(&ft->rec->node);
+		tf->unqueued++;
 		ft->on_list = false;
 		ft->rec->count = 0;
 		WRITE_ONCE(tf->nqueued, tf->nqueued - 1);
@@ -982,4 +995,193 @@ long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 	if (ret == -ENOENT && cancelled)
 		return pending;
 	return ret < 0 ? ret : ret || pending;
+}
+
+/*
+ * Restoring a dump (TWHEEL_IOC_RESTORE, fd_cr.c): one timer at a time, in
+ * restore mode, where nothing else takes a slot.
+ */
+
+/**
+ * twheel_fd_restore_prepare - what restoring one entry takes that may sleep
+ * @tf: the file
+ * @st: the entry, as given
+ * @pre: where to put a record and a link for it
+ *
+ * Grows the table to the entry's slot and makes a spare object, a record
+ * and (another clock) a link, as far as the caps and memory allow; what
+ * it could not make, twheel_fd_restore_timer() fails for.
+ *
+ * Context: process context, under tf->ctl_mutex.
+ * Return: 0, -EINVAL for a slot past max_timers, or the error of the caps
+ * or the allocations.
+ */
+int twheel_fd_restore_prepare(struct twheel_fd *tf,
+			      const struct twheel_timer_state *st,
+			      struct twheel_fd_prealloc *pre)
+{
+	u32 slot = TWHEEL_FD_ID_SLOT(st->id);
+	int ret;
+
+	lockdep_assert_held(&tf->ctl_mutex);
+
+	if (!(st->state & TWHEEL_STATE_ORPHAN)) {
+		if (!lower_32_bits(st->id) || slot >= tf->table.max_slots)
+			return -EINVAL;
+		while (slot >= tf->table.nslots) {
+			ret = twheel_fd_grow_table(tf);
+			if (ret)
+				return ret;
+		}
+	}
+	if (st->state & TWHEEL_STATE_FREE)
+		return 0;
+	ret = twheel_fd_prepare(tf, 1);
+	if (ret)
+		return ret;
+	if (list_empty(&pre->recs))
+		twheel_fd_recs_alloc(&pre->recs, 1);
+	if (st->clockid != TWHEEL_CLOCK_MONOTONIC && list_empty(&pre->links))
+		twheel_fd_links_alloc(&pre->links, 1);
+	return 0;
+}
+
+/* The unread event of @st given to @ft, queued after those restored before. */
+static void twheel_fd_restore_event_locked(struct twheel_fd *tf,
+					   struct twheel_fd_timer *ft,
+					   const struct twheel_timer_state *st,
+					   int clock)
+{
+	struct twheel_fd_rec *rec = ft->rec;
+
+	rec->user_data = st->ev_user_data;
+	rec->deadline = twheel_fd_to_host(tf, clock, st->ev_deadline);
+	rec->fired = twheel_fd_to_host(tf, clock, st->ev_fired);
+	rec->count = st->ev_count;
+	rec->flags = st->ev_flags;
+	rec->clock = clock;
+	twheel_fd_queue_tail_locked(tf, ft);
+}
+
+/* twheel_fd_restore_timer() under twheel_fd_lock_ops(). */
+static int twheel_fd_restore_locked(struct twheel_fd *tf,
+				    const struct twheel_timer_state *st,
+				    struct twheel_fd_prealloc *pre)
+{
+	struct twheel_timer_spec spec = {
+		.value = st->deadline,
+		.period = st->period,
+		.user_data = st->user_data,
+		.clockid = st->clockid,
+		.flags = st->flags | TWHEEL_TIMER_ABSTIME,
+		.slack = st->slack,
+	};
+	bool pending = st->state & TWHEEL_STATE_PENDING;
+	bool orphan = st->state & TWHEEL_STATE_ORPHAN;
+	bool clock = st->clockid != TWHEEL_CLOCK_MONOTONIC;
+	struct twheel_fd_rec *rec = NULL;
+	struct twheel_fd_arming arm;
+	struct twheel_fd_timer *ft;
+	int ev_clock = TW_CLK_MONO;
+	ktime_t now = 0;
+	int ret;
+
+	lockdep_assert_held(&tf->ctl_mutex);
+	lockdep_assert_held(&tf->lock);
+
+	if (st->flags & TWHEEL_TIMER_ABSTIME)
+		return -EINVAL;
+	ret = twheel_fd_check_spec(tf, &spec, &arm, &now);
+	if (ret)
+		return ret;
+	if (st->ev_count) {
+		ev_clock = twheel_clock_index(st->ev_clockid);
+		if (ev_clock < 0 || st->ev_flags & ~(TWHEEL_EVENT_PERIODIC |
+						     TWHEEL_EVENT_CANCELLED |
+						     TWHEEL_EVENT_CLOCK_SET))
+			return -EINVAL;
+	} else if (!pending || st->ev_flags || st->ev_user_data ||
+		   st->ev_deadline || st->ev_fired || st->ev_clockid) {
+		return -EINVAL;
+	}
+	if (orphan ? pending : !pending && arm.mode != TWHEEL_ONESHOT)
+		return -EINVAL;
+	if (!pending && (st->deadline || st->period))
+		return -EINVAL;
+	if (tf->ntimers >= tf->max_timers)
+		return -ENOSPC;
+	if (!tf->spare.first)
+		return -ENOMEM;
+	if (!orphan && twheel_fd_table_slot_obj(&tf->table,
+						TWHEEL_FD_ID_SLOT(st->id)))
+		return -EEXIST;
+	if (clock || arm.mode != TWHEEL_ONESHOT || st->ev_count) {
+		rec = twheel_fd_rec_take_locked(tf, pre);
+		if (!rec)
+			return -ENOMEM;
+	}
+
+	ft = llist_entry(tf->spare.first, struct twheel_fd_timer, free_node);
+	tf->spare.first = ft->free_node.next;
+	WRITE_ONCE(tf->nspare, tf->nspare - 1);
+	tf->ntimers++;
+	ft->id = st->id;
+	ft->mode = orphan ? TWHEEL_ONESHOT : arm.mode;
+	ft->user_data = st->user_data;
+	ft->live = !orphan;
+	ft->parked = false;
+	ft->on_list = false;
+	ft->in_flight = false;
+	if (rec)
+		twheel_fd_rec_attach(ft, rec);
+	if (!orphan)
+		WARN_ON_ONCE(twheel_fd_table_insert_at(&tf->table, &ft->id));
+
+	if (pending && clock)
+		ret = twheel_fd_arm_clock_locked(ft, &arm, pre);
+	else if (pending)
+		ret = twheel_fd_core_arm(ft, arm.deadline, arm.period,
+					 arm.mode, arm.slack);
+	if (ret < 0) {
+		ft->live = false;
+		if (!orphan)
+			twheel_fd_table_remove(&tf->table, ft->id);
+		tf->ntimers--;
+		twheel_fd_recycle_locked(tf, ft, NULL);
+		return ret;
+	}
+	if (st->ev_count)
+		twheel_fd_restore_event_locked(tf, ft, st, ev_clock);
+	return 0;
+}
+
+/**
+ * twheel_fd_restore_timer - recreate one timer of a dump
+ * @tf: the file, in restore mode
+ * @st: the entry (struct twheel_timer_state), other than TWHEEL_STATE_FREE,
+ *	whose fixed fields the caller checked
+ * @pre: what twheel_fd_restore_prepare() made
+ *
+ * The timer gets @st's id (a live one) and arming, which is checked as an
+ * ABSTIME SCHEDULE's (the slot of the mapped deadline array is left
+ * alone), and @st's unread event, queued. An entry no dump could give
+ * fails: a live timer neither pending nor with an event, a periodic one
+ * not pending, an orphan pending or without an event.
+ *
+ * Context: process context, under tf->ctl_mutex; takes tf->lock.
+ * Return: 0, or -EINVAL, -EEXIST, -ENOSPC, -EPERM, -ENOMEM as uapi/twheel.h
+ * says of TWHEEL_IOC_RESTORE.
+ */
+int twheel_fd_restore_timer(struct twheel_fd *tf,
+			    const struct twheel_timer_state *st,
+			    struct twheel_fd_prealloc *pre)
+{
+	int ret;
+
+	lockdep_assert_held(&tf->ctl_mutex);
+
+	twheel_fd_lock_ops(tf);
+	ret = twheel_fd_restore_locked(tf, st, pre);
+	twheel_fd_unlock_ops(tf);
+	return ret;
 }

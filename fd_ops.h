@@ -21,4 +21,12 @@ long twheel_fd_ioc_modify(struct twheel_fd *tf,
 long twheel_fd_ioc_cancel(struct twheel_fd *tf,
 			  const struct twheel_cancel __user *uc);
 
+struct twheel_fd_prealloc;
+int twheel_fd_restore_prepare(struct twheel_fd *tf,
+			      const struct twheel_timer_state *st,
+			      struct twheel_fd_prealloc *pre);
+int twheel_fd_restore_timer(struct twheel_fd *tf,
+			    const struct twheel_timer_state *st,
+			    struct twheel_fd_prealloc *pre);
+
 #endif /* _TWHEEL_FD_OPS_H */

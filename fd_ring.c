@@ -390,6 +390,9 @@ static unsigned int twheel_fd_ring_drain_locked(struct twheel_fd_ring *r)
 
 	lockdep_assert_held(&r->mutex);
 
+	/* Restore mode: nothing may take a slot (fd_cr.c); ops wait. */
+	if (unlikely(READ_ONCE(r->tf->restoring)))
+		return 0;
 	/* Pairs with the program's release store of sq_tail. */
 	tail = smp_load_acquire(&r->hdr->sq_tail);
 	total = tail - r->head;
@@ -597,6 +600,8 @@ int twheel_fd_ring_enter(struct twheel_fd *tf)
 
 	if (!r)
 		return -ENXIO;
+	if (READ_ONCE(tf->restoring))
+		return -EBUSY;
 	mutex_lock(&r->mutex);
 	if (!r->polling && twheel_fd_ring_pending(r)) {
 		r->idle = 0;
@@ -775,4 +780,115 @@ void twheel_fd_ring_show(struct seq_file *m, struct twheel_fd *tf)
 	seq_printf(m, "twheel-ring-cq-overflow:\t%llu\n", r->cq_overflow);
 	seq_printf(m, "twheel-ring-drain-ns:\t%llu\n", r->drain_ns);
 	mutex_unlock(&r->mutex);
+}
+
+/* Ids copied per hold of the ring's mutex by TWHEEL_IOC_RING_STATE. */
+#define TWHEEL_RING_IDS_CHUNK	64
+
+/* TWHEEL_IOC_RING_STATE's read: the ids, then the rest at once. */
+static int twheel_fd_ring_state_get(struct twheel_fd_ring *r,
+				    struct twheel_ring_state *rs,
+				    u64 __user *ids)
+{
+	u64 chunk[TWHEEL_RING_IDS_CHUNK];
+	unsigned int i, n;
+
+	if (rs->nslots < r->nslots)
+		return -EINVAL;
+	for (i = 0; i < r->nslots; i += n) {
+		n = min_t(unsigned int, TWHEEL_RING_IDS_CHUNK, r->nslots - i);
+		mutex_lock(&r->mutex);
+		memcpy(chunk, &r->ids[i], n * sizeof(*chunk));
+		mutex_unlock(&r->mutex);
+		/* Never under the mutex: a fault may need mmap_lock. */
+		if (copy_to_user(&ids[i], chunk, n * sizeof(*chunk)))
+			return -EFAULT;
+	}
+	mutex_lock(&r->mutex);
+	rs->nslots = r->nslots;
+	rs->sq_head = r->head;
+	rs->cq_tail = r->cq_tail;
+	rs->ring_flags = r->flags;
+	rs->cq_overflow = r->cq_overflow;
+	rs->drained = r->drained;
+	mutex_unlock(&r->mutex);
+	return 0;
+}
+
+/*
+ * TWHEEL_IOC_RING_STATE's set, in restore mode. The ring is left not
+ * polling, NEED_WAKEUP set: a program checks the flag after each publish,
+ * so the first op published after the restore brings a RING_ENTER.
+ */
+static int twheel_fd_ring_state_set(struct twheel_fd_ring *r,
+				    const struct twheel_ring_state *rs,
+				    const u64 __user *ids)
+{
+	u64 chunk[TWHEEL_RING_IDS_CHUNK];
+	unsigned int i, n;
+
+	if (rs->nslots > r->nslots ||
+	    rs->ring_flags & ~(TWHEEL_RING_NEED_WAKEUP | TWHEEL_RING_BAD_TAIL))
+		return -EINVAL;
+	for (i = 0; i < r->nslots; i += n) {
+		n = min_t(unsigned int, TWHEEL_RING_IDS_CHUNK, r->nslots - i);
+		memset(chunk, 0, sizeof(chunk));
+		if (i < rs->nslots &&
+		    copy_from_user(chunk, &ids[i], min(n, rs->nslots - i) *
+				   sizeof(*chunk)))
+			return -EFAULT;
+		mutex_lock(&r->mutex);
+		memcpy(&r->ids[i], chunk, n * sizeof(*chunk));
+		mutex_unlock(&r->mutex);
+	}
+	mutex_lock(&r->mutex);
+	r->head = rs->sq_head;
+	r->cq_tail = rs->cq_tail;
+	r->flags = rs->ring_flags | TWHEEL_RING_NEED_WAKEUP;
+	r->cq_overflow = rs->cq_overflow;
+	r->drained = rs->drained;
+	r->idle = 0;
+	/* Pairs with smp_load_acquire() in twheel_fd_ring_busy(). */
+	smp_store_release(&r->done, r->head);
+	/* Pairs with the program's acquire of sq_head. */
+	smp_store_release(&r->hdr->sq_head, r->head);
+	/* Pairs with the program's acquire of cq_tail. */
+	smp_store_release(&r->hdr->cq_tail, r->cq_tail);
+	twheel_fd_ring_publish(r);
+	mutex_unlock(&r->mutex);
+	return 0;
+}
+
+/**
+ * twheel_fd_ioc_ring_state - TWHEEL_IOC_RING_STATE
+ * @tf: the file
+ * @us: the caller's struct twheel_ring_state
+ *
+ * Context: process context; takes the ring's mutex per chunk of ids.
+ * Return: 0, -ENXIO without a ring, -EINVAL (a set outside restore mode
+ * included), -EFAULT.
+ */
+long twheel_fd_ioc_ring_state(struct twheel_fd *tf,
+			      struct twheel_ring_state __user *us)
+{
+	/* Pairs with smp_store_release() in twheel_fd_ring_create(). */
+	struct twheel_fd_ring *r = smp_load_acquire(&tf->ring);
+	struct twheel_ring_state rs;
+	int ret;
+
+	if (copy_from_user(&rs, us, sizeof(rs)))
+		return -EFAULT;
+	if (rs.flags & ~TWHEEL_RING_STATE_SET || rs.pad || rs.reserved)
+		return -EINVAL;
+	if (!r)
+		return -ENXIO;
+	if (rs.flags & TWHEEL_RING_STATE_SET) {
+		if (!READ_ONCE(tf->restoring))
+			return -EINVAL;
+		return twheel_fd_ring_state_set(r, &rs, u64_to_user_ptr(rs.ids));
+	}
+	ret = twheel_fd_ring_state_get(r, &rs, u64_to_user_ptr(rs.ids));
+	if (ret)
+		return ret;
+	return copy_to_user(us, &rs, sizeof(rs)) ? -EFAULT : 0;
 }

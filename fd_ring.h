@@ -16,5 +16,7 @@ int twheel_fd_ring_enter(struct twheel_fd *tf);
 bool twheel_fd_ring_busy(struct twheel_fd *tf);
 void twheel_fd_ring_destroy(struct twheel_fd *tf);
 void twheel_fd_ring_show(struct seq_file *m, struct twheel_fd *tf);
+long twheel_fd_ioc_ring_state(struct twheel_fd *tf,
+			      struct twheel_ring_state __user *us);
 
 #endif /* _TWHEEL_FD_RING_H */

@@ -148,3 +148,94 @@ int twheel_fd_table_grow(struct twheel_fd_table *t)
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(twheel_fd_table_grow);
+
+/* The free slot of @id, or NULL (-EINVAL, -EEXIST in *@err). */
+static struct twheel_fd_slot *
+twheel_fd_table_free_slot(struct twheel_fd_table *t, u64 id, int *err)
+{
+	u32 slot = TWHEEL_FD_ID_SLOT(id);
+	struct twheel_fd_slot *s;
+
+	*err = -EINVAL;
+	if (!lower_32_bits(id) || slot >= t->nslots)
+		return NULL;
+	s = twheel_fd_slot(t, slot);
+	*err = -EEXIST;
+	return s->w & 1 ? s : NULL;
+}
+
+/**
+ * twheel_fd_table_insert_at - make an id live again, where a dump found it
+ * @t: the table, grown to hold the id's slot
+ * @idp: where the object keeps its id, which names the slot and generation
+ *
+ * Leaves the free list stale: no twheel_fd_table_insert() until
+ * twheel_fd_table_relink().
+ *
+ * Context: the table's lock.
+ * Return: 0; -EINVAL for an id whose slot the table does not have, -EEXIST
+ * if that slot holds an id.
+ */
+int twheel_fd_table_insert_at(struct twheel_fd_table *t, u64 *idp)
+{
+	struct twheel_fd_slot *s;
+	int err;
+
+	s = twheel_fd_table_free_slot(t, *idp, &err);
+	if (!s)
+		return err;
+	s->w = (unsigned long)idp;
+	WRITE_ONCE(t->used, t->used + 1);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_fd_table_insert_at);
+
+/**
+ * twheel_fd_table_set_free - give a free slot the generation a dump found
+ * @t: the table, grown to hold the id's slot
+ * @id: the id the slot's next timer gets
+ *
+ * Leaves the free list stale, as twheel_fd_table_insert_at() does.
+ *
+ * Context: the table's lock.
+ * Return: as twheel_fd_table_insert_at().
+ */
+int twheel_fd_table_set_free(struct twheel_fd_table *t, u64 id)
+{
+	struct twheel_fd_slot *s;
+	int err;
+
+	s = twheel_fd_table_free_slot(t, id, &err);
+	if (!s)
+		return err;
+	s->w = TWHEEL_FD_FREE_WORD(TWHEEL_FD_ID_GEN(id), 0);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_fd_table_set_free);
+
+/**
+ * twheel_fd_table_relink - link every free slot again, lowest first
+ * @t: the table
+ *
+ * One pass over the slots, after twheel_fd_table_insert_at() and
+ * twheel_fd_table_set_free(): as many steps as the table has slots, at
+ * most its max_slots.
+ *
+ * Context: the table's lock.
+ */
+void twheel_fd_table_relink(struct twheel_fd_table *t)
+{
+	struct twheel_fd_slot *s;
+	u32 i = t->nslots;
+
+	t->free_head = 0;
+	while (i--) {
+		s = twheel_fd_slot(t, i);
+		if (!(s->w & 1))
+			continue;
+		s->w = TWHEEL_FD_FREE_WORD(TWHEEL_FD_FREE_GEN(s->w),
+					   t->free_head);
+		t->free_head = i + 1;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_fd_table_relink);

@@ -211,4 +211,9 @@ static inline void twheel_fd_table_remove(struct twheel_fd_table *t, u64 id)
 	WRITE_ONCE(t->used, t->used - 1);
 }
 
+/* Restoring a dump (fd_cr.c): ids put back where they were. */
+int twheel_fd_table_insert_at(struct twheel_fd_table *t, u64 *idp);
+int twheel_fd_table_set_free(struct twheel_fd_table *t, u64 id);
+void twheel_fd_table_relink(struct twheel_fd_table *t);
+
 #endif /* _TWHEEL_FD_TABLE_H */

@@ -134,6 +134,8 @@ int twheel_clock_link_arm(struct twheel_clock_link *link,
 			  ktime_t deadline, u64 period, enum twheel_mode mode,
 			  unsigned int flags);
 bool twheel_clock_link_unlink(struct twheel_clock_link *link);
+bool twheel_clock_link_read(struct twheel_clock_link *link, ktime_t *deadline,
+			    u64 *period);
 enum twheel_clock_verdict twheel_clock_link_expire(struct twheel_clock_link *link,
 						   bool park,
 						   struct twheel_clock_expiry *ex);

@@ -38,8 +38,13 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <fcntl.h>
 
 #include <libtwheel.h>
+
+#include "twheel_cr.h"
 
 #define NSEC_PER_USEC	1000ULL
 #define NSEC_PER_MSEC	1000000ULL
@@ -1124,6 +1129,8 @@ static void help_main(FILE *f)
 "  run        several timers (-t SPEC ...), with cancels and modifies on cue\n"
 "  watch      the same as run\n"
 "  info       the limits and counters of a fresh fd, and the clock\n"
+"  dump       write an image of another process's open file (checkpoint)\n"
+"  restore    make a file from such an image and run a command with it\n"
 "  help [COMMAND]\n"
 "\n"
 "durations: a number and a unit, ns us ms s m h; fractions and sums work:\n"
@@ -1533,6 +1540,193 @@ static int cmd_run(int argc, char **argv)
 	return run(&o);
 }
 
+static void help_dump(FILE *f)
+{
+	fprintf(f,
+"usage: twheelctl dump --pid PID --fd N -o IMAGE\n"
+"\n"
+"Write an image of the open " TWHEEL_DEVICE " that is fd N of process PID: every\n"
+"timer (TWHEEL_IOC_DUMP), its deadline array and submission ring, and which\n"
+"of PID's eventfds it signals. Stop the process first (kill -STOP), so that\n"
+"nothing changes the file meanwhile; its timers go on firing, and the image\n"
+"carries the expiries counted so far. Needs ptrace access to PID\n"
+"(pidfd_getfd). 'twheelctl restore' makes a file from the image.\n");
+}
+
+static void help_restore(FILE *f)
+{
+	fprintf(f,
+"usage: twheelctl restore -i IMAGE --fd N -- COMMAND [ARG]...\n"
+"\n"
+"Open " TWHEEL_DEVICE ", recreate the timers of IMAGE in it with the same ids\n"
+"(TWHEEL_IOC_RESTORE), its deadline array and ring, and run COMMAND with the\n"
+"file as fd N and, if the dumped file signalled an eventfd, a new eventfd\n"
+"with the same count at the number it had. Absolute times are on the clocks\n"
+"of this process's time namespace: restore where the clocks go on from the\n"
+"dumped process's. Fails, running nothing, if the kernel has no twheel.\n");
+}
+
+/* The value of option @i of argv, or a usage error. */
+static const char *opt_arg(const char *cmd, int argc, char **argv, int i)
+{
+	if (i + 1 >= argc)
+		usage_error(cmd, "option '%s' needs an argument", argv[i]);
+	return argv[i + 1];
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+	const char *cmd = "dump ", *out = NULL;
+	struct twheel_cr_image img;
+	long long pid = -1, theirs = -1;
+	int pidfd, fd, ofd, ret;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			help_dump(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--pid")) {
+			pid = (long long)u64_arg(cmd, "--pid", opt_arg(cmd, argc, argv, i), 1);
+			i++;
+		} else if (!strcmp(argv[i], "--fd")) {
+			theirs = (long long)u64_arg(cmd, "--fd", opt_arg(cmd, argc, argv, i), 0);
+			i++;
+		} else if (!strcmp(argv[i], "-o")) {
+			out = opt_arg(cmd, argc, argv, i);
+			i++;
+		} else {
+			usage_error(cmd, "unexpected argument '%s'", argv[i]);
+		}
+	}
+	if (pid < 0 || theirs < 0 || !out)
+		usage_error(cmd, "give --pid, --fd and -o");
+	if (pid > INT_MAX || theirs > INT_MAX)
+		usage_error(cmd, "--pid and --fd must be at most %d", INT_MAX);
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (pidfd < 0)
+		die_errno(errno, "pidfd_open(%lld)", pid);
+	fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)theirs, 0);
+	if (fd < 0)
+		die_errno(errno, "fd %lld of process %lld", theirs, pid);
+	ret = twheel_cr_dump(fd, &img);
+	if (ret)
+		die_errno(-ret, "dump of fd %lld of process %lld", theirs, pid);
+	img.hdr.eventfd = twheel_cr_find_eventfd(pidfd, (int)pid, fd,
+						 &img.hdr.eventfd_count);
+	if (img.hdr.eventfd >= 0)
+		img.hdr.flags |= TWHEEL_CR_EVENTFD;
+	ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (ofd < 0)
+		die_errno(errno, "%s", out);
+	ret = twheel_cr_write(ofd, &img);
+	if (ret || close(ofd))
+		die_errno(ret ? -ret : errno, "%s", out);
+	printf("dumped %llu entries%s%s%s to %s\n",
+	       (unsigned long long)img.hdr.ntimers,
+	       img.hdr.flags & TWHEEL_CR_MAP ? ", the deadline array" : "",
+	       img.hdr.flags & TWHEEL_CR_RING ? ", the ring" : "",
+	       img.hdr.flags & TWHEEL_CR_EVENTFD ? ", an eventfd" : "", out);
+	twheel_cr_free(&img);
+	close(fd);
+	close(pidfd);
+	return 0;
+}
+
+/* Moves @fd to number @want (not close-on-exec). */
+static void cr_place_fd(int fd, int want, const char *what)
+{
+	if (fd == want) {
+		if (fcntl(fd, F_SETFD, 0))
+			die_errno(errno, "%s", what);
+		return;
+	}
+	if (dup2(fd, want) < 0)
+		die_errno(errno, "%s as fd %d", what, want);
+	close(fd);
+}
+
+static int cmd_restore(int argc, char **argv)
+{
+	const char *cmd = "restore ", *in = NULL;
+	struct twheel_cr_image img;
+	long long want = -1;
+	int i, ifd, fd, efd = -1, ret;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			help_restore(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "-i")) {
+			in = opt_arg(cmd, argc, argv, i);
+			i++;
+		} else if (!strcmp(argv[i], "--fd")) {
+			want = (long long)u64_arg(cmd, "--fd", opt_arg(cmd, argc, argv, i), 0);
+			i++;
+		} else if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else {
+			usage_error(cmd, "unexpected argument '%s'", argv[i]);
+		}
+	}
+	if (!in || want < 0 || i >= argc)
+		usage_error(cmd, "give -i, --fd and a command after --");
+	if (want > INT_MAX)
+		usage_error(cmd, "--fd must be at most %d", INT_MAX);
+	ifd = open(in, O_RDONLY | O_CLOEXEC);
+	if (ifd < 0)
+		die_errno(errno, "%s", in);
+	ret = twheel_cr_read(ifd, &img);
+	if (ret)
+		die_errno(-ret, "%s", in);
+	close(ifd);
+	fd = open(TWHEEL_DEVICE, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		fprintf(stderr, "%s: cannot open %s: %s (%s)\n", prog, TWHEEL_DEVICE,
+			strerror(e), errname(e));
+		if (e == ENOENT)
+			fprintf(stderr, "%s: is the twheel module loaded? (insmod twheel.ko)\n", prog);
+		exit(EXIT_RUNTIME);
+	}
+	ret = twheel_cr_restore(fd, &img);
+	if (ret)
+		die_errno(-ret, "restore of %s", in);
+	if (img.hdr.flags & TWHEEL_CR_EVENTFD) {
+		struct twheel_eventfd e = { 0 };
+
+		if (img.hdr.eventfd == want)
+			usage_error(cmd, "the image's eventfd was fd %d: pick another --fd",
+				    img.hdr.eventfd);
+		efd = eventfd((unsigned int)img.hdr.eventfd_count, EFD_CLOEXEC);
+		if (efd < 0)
+			die_errno(errno, "eventfd");
+		e.fd = efd;
+		if (ioctl(fd, TWHEEL_IOC_SET_EVENTFD, &e))
+			die_errno(errno, "TWHEEL_IOC_SET_EVENTFD");
+		/* Out of the way of the numbers it is moved to. */
+		if (efd == want || fd == img.hdr.eventfd) {
+			int moved = fcntl(efd == want ? efd : fd, F_DUPFD_CLOEXEC,
+					  (want > img.hdr.eventfd ? want : img.hdr.eventfd) + 1);
+
+			if (moved < 0)
+				die_errno(errno, "fcntl");
+			close(efd == want ? efd : fd);
+			if (efd == want)
+				efd = moved;
+			else
+				fd = moved;
+		}
+	}
+	cr_place_fd(fd, (int)want, TWHEEL_DEVICE);
+	if (efd >= 0)
+		cr_place_fd(efd, img.hdr.eventfd, "the eventfd");
+	twheel_cr_free(&img);
+	execvp(argv[i], argv + i);
+	die_errno(errno, "%s", argv[i]);
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -1556,6 +1750,10 @@ int main(int argc, char **argv)
 			help_run(stdout);
 		else if (!strcmp(argv[2], "info"))
 			help_info(stdout);
+		else if (!strcmp(argv[2], "dump"))
+			help_dump(stdout);
+		else if (!strcmp(argv[2], "restore"))
+			help_restore(stdout);
 		else
 			usage_error(NULL, "no such command '%s'", argv[2]);
 		return 0;
@@ -1566,5 +1764,9 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "info"))
 		return cmd_info(argc - 1, argv + 1);
-	usage_error(NULL, "unknown command '%s' (schedule, run, watch, info, help)", cmd);
+	if (!strcmp(cmd, "dump"))
+		return cmd_dump(argc - 1, argv + 1);
+	if (!strcmp(cmd, "restore"))
+		return cmd_restore(argc - 1, argv + 1);
+	usage_error(NULL, "unknown command '%s' (schedule, run, watch, info, dump, restore, help)", cmd);
 }

@@ -201,6 +201,14 @@ struct twheel_cancel {
 	__u32 pad;
 };
 
+/*
+ * struct twheel_eventfd::flags: change nothing, but return 1 if @fd is the
+ * registered eventfd (with @fd -1: if one is registered), else 0; what
+ * a dump uses to find the eventfd (TWHEEL_INFO_RESTORE says the kernel
+ * has it).
+ */
+#define TWHEEL_EVENTFD_QUERY	0x1u
+
 /**
  * struct twheel_eventfd - register the eventfd signalled on every expiry
  * @fd: an eventfd, or -1 to unregister. A number that is not an open file
@@ -209,7 +217,7 @@ struct twheel_cancel {
  *
  * The eventfd's counter goes up by one for each expiry callback; periods a
  * late fixed-rate timer skipped are counted in twheel_event::count only.
- * @flags: must be zero
+ * @flags: 0 or TWHEEL_EVENTFD_QUERY
  * @reserved: must be zero
  */
 struct twheel_eventfd {
@@ -315,6 +323,8 @@ struct twheel_batch {
 #define TWHEEL_INFO_ALARM		0x40u
 /* The opener had CAP_WAKE_ALARM: this file may arm timers on them. */
 #define TWHEEL_INFO_WAKE_ALARM		0x80u
+/* TWHEEL_IOC_DUMP, TWHEEL_IOC_RESTORE and TWHEEL_IOC_RING_STATE work. */
+#define TWHEEL_INFO_RESTORE		0x100u
 
 /**
  * struct twheel_info - limits and counters of this fd
@@ -539,6 +549,179 @@ struct twheel_ring_cqe {
 #define TWHEEL_RING_MAP_BYTES	(TWHEEL_RING_CQ_OFF + \
 				 TWHEEL_RING_ENTRIES * 16)
 
+/*
+ * Checkpoint and restore (TWHEEL_INFO_RESTORE): what CRIU's plugin and
+ * `twheelctl dump` / `restore` use to move a file's timers to a new file,
+ * in another process or on another machine, with the same ids.
+ *
+ * TWHEEL_IOC_DUMP describes the file's timers, one struct
+ * twheel_timer_state each, from slot @pos of the id table on: the live
+ * timers (pending, or fired with an unread event), the slots without one
+ * (TWHEEL_STATE_FREE: @id is the id the slot's next timer gets) and, once
+ * the slots are done, the timers cancelled with their event unread
+ * (TWHEEL_STATE_ORPHAN). It drains the ring first, as every ioctl does.
+ * Each entry is a snapshot of its timer under the file's lock; a timer
+ * that expires while the dump goes on may be described before or after
+ * that expiry, never half of it. To get a consistent picture, stop the
+ * file's users first (CRIU freezes them): the timers go on firing meanwhile,
+ * which is right, since their restored copies will carry every expiry
+ * counted so far and fire the others, late but never early. EAGAIN: a
+ * read() of the file was halfway through its copy, or read() took an
+ * orphan's event between two calls: start again from @pos 0.
+ *
+ * TWHEEL_IOC_RESTORE recreates timers from such entries in a file that
+ * holds none yet: the first call puts the file in restore mode, where the
+ * ops that create ids (SCHEDULE, MODIFY, CANCEL, BATCH, RING_ENTER and the
+ * ring's drains) fail with EBUSY, and a call with TWHEEL_RESTORE_DONE
+ * leaves it. Give every entry TWHEEL_IOC_DUMP gave, in any order but for
+ * those with an event (@ev_count > 0), which queue in the order they are
+ * given: sort them by @ev_seq to keep the order read() had. A pending
+ * timer is armed for @deadline (absolute, on @clockid of the file's time
+ * namespace: a restored process in a time namespace whose clocks go on
+ * from the dumped one's, as CRIU makes it, sees every deadline where it
+ * was), fires at once if that has passed, and parks as read() would if
+ * its event is still unread; its slot of the mapped deadline array is
+ * left alone, so restore the array (write it through a mapping) before
+ * the timers. Errors, by the first entry that fails (the call returns
+ * how many entries it restored before it, or the error if none): EINVAL
+ * for an entry TWHEEL_IOC_DUMP could not have given, EEXIST for an id
+ * whose slot is taken, ENOSPC past max_timers, EPERM for an alarm clock
+ * without CAP_WAKE_ALARM, EBUSY for a file that held timers before
+ * restore mode, and those of SCHEDULE (EDQUOT, EAGAIN, ENOMEM). Closing
+ * a file in restore mode is fine.
+ *
+ * TWHEEL_IOC_RING_STATE reads, or with TWHEEL_RING_STATE_SET (in restore
+ * mode, once the ring is mapped) sets, the kernel's side of the
+ * submission ring: its head and completion tail, its counters and the id
+ * behind each of the program's slots. The program's side (sq_tail,
+ * cq_head, the ops and completions) is in the mapping: copy it back
+ * through one.
+ */
+
+/* struct twheel_timer_state::state */
+#define TWHEEL_STATE_PENDING	0x1u	/* armed: fires at @deadline */
+#define TWHEEL_STATE_ORPHAN	0x2u	/* cancelled; its event is unread */
+#define TWHEEL_STATE_FREE	0x4u	/* no timer: @id is its slot's next */
+#define TWHEEL_STATE_MASK	(TWHEEL_STATE_PENDING | TWHEEL_STATE_ORPHAN | \
+				 TWHEEL_STATE_FREE)
+
+/**
+ * struct twheel_timer_state - one timer (or slot) of a dump
+ * @id: the timer's id (TWHEEL_STATE_FREE: the slot's next one)
+ * @deadline: TWHEEL_STATE_PENDING: its next expiry, ns on @clockid of the
+ *	file's time namespace; else 0
+ * @period: ns, for a periodic timer; else 0
+ * @slack: with TWHEEL_TIMER_SLACK in @flags, as struct twheel_timer_spec's
+ *	(the slack the kernel kept: a slack below the tick rounded down)
+ * @user_data: the timer's latest
+ * @clockid: TWHEEL_CLOCK_*
+ * @flags: TWHEEL_TIMER_* of its arming (TWHEEL_TIMER_ABSTIME left out)
+ * @state: TWHEEL_STATE_*
+ * @ev_flags: the unread event's TWHEEL_EVENT_*
+ * @ev_count: the unread event's count: expiries (and periods skipped)
+ *	not yet read; 0: no unread event
+ * @ev_user_data: the unread event's user_data
+ * @ev_deadline: the unread event's deadline, ns on @ev_clockid of the
+ *	file's time namespace
+ * @ev_fired: the unread event's fired, likewise
+ * @ev_seq: the event's place in the queue read() takes events from:
+ *	smaller ones are read first
+ * @ev_clockid: the clock of @ev_deadline and @ev_fired (a MODIFY onto
+ *	another clock may have left it other than @clockid)
+ * @pad: zero
+ * @reserved: zero
+ *
+ * What is not here is not the timer's: a timer is restored from these
+ * fields alone. FREE entries have only @id and @state.
+ */
+struct twheel_timer_state {
+	__u64 id;
+	__u64 deadline;
+	__u64 period;
+	__u64 slack;
+	__u64 user_data;
+	__u32 clockid;
+	__u32 flags;
+	__u32 state;
+	__u32 ev_flags;
+	__u64 ev_count;
+	__u64 ev_user_data;
+	__u64 ev_deadline;
+	__u64 ev_fired;
+	__u64 ev_seq;
+	__u32 ev_clockid;
+	__u32 pad;
+	__u64 reserved[2];
+};
+
+/**
+ * struct twheel_dump - TWHEEL_IOC_DUMP
+ * @timers: user pointer to @count struct twheel_timer_state
+ * @count: room in @timers, 1..TWHEEL_BATCH_MAX
+ * @flags: must be zero
+ * @pos: in: where to go on (0 to begin); out: where the next call goes on
+ * @reserved: must be zero
+ *
+ * Returns the number of entries written; fewer than @count (0 included)
+ * means the dump is complete.
+ */
+struct twheel_dump {
+	__u64 timers;
+	__u32 count;
+	__u32 flags;
+	__u64 pos;
+	__u64 reserved;
+};
+
+/* struct twheel_restore::flags: leave restore mode after these entries. */
+#define TWHEEL_RESTORE_DONE	0x1u
+
+/**
+ * struct twheel_restore - TWHEEL_IOC_RESTORE
+ * @timers: user pointer to @count struct twheel_timer_state
+ * @count: 0..TWHEEL_BATCH_MAX
+ * @flags: 0 or TWHEEL_RESTORE_DONE
+ * @reserved: must be zero
+ */
+struct twheel_restore {
+	__u64 timers;
+	__u32 count;
+	__u32 flags;
+	__u64 reserved;
+};
+
+/* struct twheel_ring_state::flags: set rather than read. */
+#define TWHEEL_RING_STATE_SET	0x1u
+
+/**
+ * struct twheel_ring_state - TWHEEL_IOC_RING_STATE
+ * @ids: user pointer to @nslots __u64: the id behind each ring slot, or 0
+ * @nslots: entries of @ids: reading, at least the ring's (max_timers when
+ *	it was made; EINVAL if fewer); setting, at most the ring's
+ * @flags: 0 or TWHEEL_RING_STATE_SET
+ * @sq_head: the kernel's ops consumed (struct twheel_ring_hdr's)
+ * @cq_tail: the kernel's completions written
+ * @ring_flags: TWHEEL_RING_NEED_WAKEUP and TWHEEL_RING_BAD_TAIL
+ * @pad: zero
+ * @cq_overflow: as struct twheel_ring_hdr's
+ * @drained: as struct twheel_ring_hdr's
+ * @reserved: zero
+ *
+ * ENXIO without a ring. Reading returns the ring's number of slots.
+ */
+struct twheel_ring_state {
+	__u64 ids;
+	__u32 nslots;
+	__u32 flags;
+	__u32 sq_head;
+	__u32 cq_tail;
+	__u32 ring_flags;
+	__u32 pad;
+	__u64 cq_overflow;
+	__u64 drained;
+	__u64 reserved;
+};
+
 #define TWHEEL_IOC_MAGIC	0xB9
 #define TWHEEL_IOC_SCHEDULE	_IOWR(TWHEEL_IOC_MAGIC, 0x00, struct twheel_timer_spec)
 #define TWHEEL_IOC_MODIFY	_IOW(TWHEEL_IOC_MAGIC, 0x01, struct twheel_timer_spec)
@@ -548,5 +731,8 @@ struct twheel_ring_cqe {
 #define TWHEEL_IOC_INFO		_IOR(TWHEEL_IOC_MAGIC, 0x05, struct twheel_info)
 /* Drains the submission ring (see above); 0, or ENXIO with no ring. */
 #define TWHEEL_IOC_RING_ENTER	_IO(TWHEEL_IOC_MAGIC, 0x06)
+#define TWHEEL_IOC_DUMP		_IOWR(TWHEEL_IOC_MAGIC, 0x07, struct twheel_dump)
+#define TWHEEL_IOC_RESTORE	_IOW(TWHEEL_IOC_MAGIC, 0x08, struct twheel_restore)
+#define TWHEEL_IOC_RING_STATE	_IOWR(TWHEEL_IOC_MAGIC, 0x09, struct twheel_ring_state)
 
 #endif /* _UAPI_TWHEEL_H */

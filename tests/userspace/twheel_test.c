@@ -46,6 +46,8 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -5889,6 +5891,393 @@ static const char *test_name(const struct __fixture_metadata *f,
 	for ((f) = __fixture_list; (f); (f) = (f)->next)	\
 		for ((t) = (f)->tests; (t); (t) = (t)->next)
 
+/* ------------------------------------------------------------------ */
+/* Checkpoint and restore: twheelctl dump and restore                  */
+/* ------------------------------------------------------------------ */
+
+/* The kinds of timer of the checkpoint test, CR_EACH of each. */
+enum {
+	CR_ONESHOT,	/* CLOCK_MONOTONIC, due after the restore */
+	CR_FIRED,	/* fired before the dump, its event unread */
+	CR_PERIODIC,	/* fixed rate, overruns unread at the dump */
+	CR_REAL,	/* CLOCK_REALTIME, absolute */
+	CR_BOOT_PER,	/* CLOCK_BOOTTIME, periodic */
+	CR_SLACK0,	/* slack 0: hrtimer's precision */
+	CR_MAP,		/* pushed later through the deadline array */
+	CR_RING,	/* armed through the ring */
+	CR_ORPHAN,	/* fired, then cancelled: only its event is left */
+	CR_ALARM,	/* CLOCK_BOOTTIME_ALARM (one-shot MONOTONIC without the cap) */
+	CR_KINDS
+};
+
+#define CR_EACH		100
+#define CR_TIMERS	(CR_KINDS * CR_EACH)
+#define CR_FD		17	/* the file's number, dumped and restored */
+#define CR_EVENTFD	18	/* its eventfd's */
+
+static const char *const cr_kind_name[CR_KINDS] = {
+	"oneshot", "fired", "periodic", "realtime", "boot-periodic", "slack0",
+	"mapped", "ring", "orphan", "alarm",
+};
+
+/* What the checkpoint test's child made, for the restored process to check. */
+struct cr_want {
+	u64 id;
+	u64 user_data;
+	u64 deadline;	/* the first, on @clockid (CR_MAP: as pushed) */
+	u64 period;
+	u32 kind;
+	u32 clockid;
+};
+
+struct cr_wants {
+	u32 n;
+	u32 sq_head;	/* the ring's, at the dump */
+	struct cr_want w[CR_TIMERS];
+};
+
+/* The child of the checkpoint test: CR_TIMERS timers, then it stops. */
+static int cr_make(const char *path)
+{
+	static struct cr_wants cw;
+	u64 mono, real, boot, *map;
+	struct twheel_eventfd e = { .fd = CR_EVENTFD };
+	struct twheel tw;
+	struct ring r;
+	u32 tail = 0;
+	bool alarm;
+	int fd, efd, out;
+
+	if (twheel_open(&tw, 0) < 0 || dup2(tw.fd, CR_FD) != CR_FD)
+		return 1;
+	close(tw.fd);
+	tw.fd = CR_FD;
+	fd = CR_FD;
+	alarm = tw.info.flags & TWHEEL_INFO_WAKE_ALARM;
+	efd = eventfd(0, 0);
+	/* One number only: the dump names the first it finds. */
+	if (efd < 0 || dup2(efd, CR_EVENTFD) != CR_EVENTFD || close(efd) ||
+	    ioctl(fd, TWHEEL_IOC_SET_EVENTFD, &e))
+		return 2;
+	map = tw_map(&tw, PROT_READ | PROT_WRITE);
+	if (!map || !ring_map(&r, fd))
+		return 3;
+	mono = clock_ns(CLOCK_MONOTONIC);
+	real = clock_ns(CLOCK_REALTIME);
+	boot = clock_ns(CLOCK_BOOTTIME);
+	for (u32 i = 0; i < CR_TIMERS; i++) {
+		struct cr_want *w = &cw.w[i];
+		u32 k = i % CR_KINDS, j = i / CR_KINDS;
+		/* After the restore, spread over 0.8 s. */
+		u64 later = 1500 * NSEC_PER_MSEC + j * 8 * NSEC_PER_MSEC;
+		int ret = 0;
+
+		w->kind = k;
+		w->user_data = 0xc0de000000000000ULL | i;
+		w->clockid = TWHEEL_CLOCK_MONOTONIC;
+		w->deadline = mono + later;
+		switch (k) {
+		case CR_FIRED:
+		case CR_ORPHAN:
+			w->deadline = mono + 20 * NSEC_PER_MSEC;
+			break;
+		case CR_PERIODIC:
+			w->deadline = mono + 20 * NSEC_PER_MSEC;
+			w->period = 100 * NSEC_PER_MSEC;
+			break;
+		case CR_REAL:
+			w->clockid = TWHEEL_CLOCK_REALTIME;
+			w->deadline = real + later;
+			break;
+		case CR_BOOT_PER:
+			w->clockid = TWHEEL_CLOCK_BOOTTIME;
+			w->deadline = boot + later;
+			w->period = 150 * NSEC_PER_MSEC;
+			break;
+		case CR_ALARM:
+			if (alarm) {
+				w->clockid = TWHEEL_CLOCK_BOOTTIME_ALARM;
+				w->deadline = boot + later;
+			}
+			break;
+		}
+		if (k == CR_RING) {
+			ring_put(&r, &tail, TWHEEL_RING_ARM, TWHEEL_TIMER_ABSTIME, i,
+				 w->deadline, w->user_data);
+			ring_publish(&r, tail);
+			ring_sync(&r);
+			continue;
+		}
+		if (k == CR_SLACK0)
+			ret = twheel_schedule_slack(&tw, TWHEEL_CLOCK_MONOTONIC, w->deadline, 0,
+						    0, TWHEEL_TIMER_ABSTIME, w->user_data, &w->id);
+		else
+			ret = twheel_schedule_clock(&tw, (int)w->clockid, w->deadline,
+						    w->period, TWHEEL_TIMER_ABSTIME |
+						    (w->period ? TWHEEL_TIMER_PERIODIC : 0),
+						    w->user_data, &w->id);
+		if (ret)
+			return 4;
+		if (k == CR_MAP) {
+			/* Due before the dump as armed; pushed past the restore. */
+			w->deadline = mono + later + 200 * NSEC_PER_MSEC;
+			*slot_of(map, w->id) = w->deadline;
+		}
+	}
+	/* The ring's ids: the kernel's, read back through RING_STATE. */
+	{
+		static u64 ids[1u << 20];
+		struct twheel_ring_state rs = { .ids = (uintptr_t)ids,
+						.nslots = 1u << 20 };
+
+		if (tw.info.max_timers > rs.nslots ||
+		    ioctl(fd, TWHEEL_IOC_RING_STATE, &rs))
+			return 5;
+		for (u32 i = CR_RING; i < CR_TIMERS; i += CR_KINDS)
+			cw.w[i].id = ids[i];
+		cw.sq_head = rs.sq_head;
+	}
+	/* Let the early ones fire, then orphan some, and stop. */
+	usleep(200 * 1000);
+	for (u32 i = CR_ORPHAN; i < CR_TIMERS; i += CR_KINDS)
+		if (twheel_cancel(&tw, cw.w[i].id) != 0)
+			return 6;
+	cw.n = CR_TIMERS;
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0 || write(out, &cw, sizeof(cw)) != (ssize_t)sizeof(cw) || close(out))
+		return 7;
+	fflush(stdout);
+	raise(SIGSTOP);
+	pause();	/* killed once dumped */
+	return 8;
+}
+
+/* The events of one timer, as the restored process saw them. */
+struct cr_seen {
+	u64 count, events, first_deadline, last_deadline;
+};
+
+/* What TWHEEL_IOC_DUMP says of @w's timer now, for a failure. */
+static void cr_show(int fd, const struct cr_want *w)
+{
+	static struct twheel_timer_state st[4096];
+	struct twheel_dump d = { .timers = (uintptr_t)st, .count = 4096 };
+	long n = ioctl(fd, TWHEEL_IOC_DUMP, &d);
+
+	for (long i = 0; i < n; i++)
+		if (st[i].id == w->id)
+			diag("  now: state %#x deadline %llu (want %llu) clock %u flags %#x "
+			     "slack %llu events %llu, mono now %llu", st[i].state,
+			     (unsigned long long)st[i].deadline, (unsigned long long)w->deadline,
+			     st[i].clockid, st[i].flags, (unsigned long long)st[i].slack,
+			     (unsigned long long)st[i].ev_count,
+			     (unsigned long long)clock_ns(CLOCK_MONOTONIC));
+}
+
+/*
+ * The restored process (twheelctl restore runs twheel_test with
+ * TWHEEL_CR_VERIFY): every timer as made, every expiry exactly once,
+ * never early. Return: the exit status, 0 if all held.
+ */
+static int cr_verify(const char *path)
+{
+	static struct cr_wants cw;
+	static struct cr_seen seen[CR_TIMERS];
+	static u64 ids[1u << 20];
+	struct twheel_ring_state rs = { .ids = (uintptr_t)ids, .nslots = 1u << 20 };
+	struct twheel_eventfd q = { .fd = CR_EVENTFD, .flags = TWHEEL_EVENTFD_QUERY };
+	u64 started = now_ns(), last = 0, end, fresh;
+	struct twheel_event ev[64];
+	struct twheel_info info;
+	struct twheel tw;
+	int in, n, fd = CR_FD;
+	const char *t0 = getenv("TWHEEL_CR_T0");
+
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	if (in < 0 || read(in, &cw, sizeof(cw)) != (ssize_t)sizeof(cw))
+		return 90;
+	close(in);
+	if (t0)
+		diag("checkpoint: restore took %llu ms (twheelctl restore to its command)",
+		     (unsigned long long)((started - strtoull(t0, NULL, 0)) / NSEC_PER_MSEC));
+	if (twheel_open_fd(&tw, fd, 0) < 0)
+		return 91;
+	CHECK_RET(twheel_get_info(&tw, &info) ? -errno : 0, 0);
+	CHECK_EQ(info.timers, CR_TIMERS);
+	n = ioctl(fd, TWHEEL_IOC_SET_EVENTFD, &q);
+	CHECK_RET(n < 0 ? -errno : n, 1);
+	CHECK_RET(ioctl(fd, TWHEEL_IOC_RING_STATE, &rs) ? -errno : 0, 0);
+	CHECK_EQ(rs.sq_head, cw.sq_head);
+	for (u32 i = CR_RING; i < CR_TIMERS; i += CR_KINDS)
+		CHECK_EQ(ids[i], cw.w[i].id);
+	/* A new id is none of the restored ones: the generations came back. */
+	CHECK_RET(twheel_schedule(&tw, FAR_FUTURE, 0, 0, 1, &fresh), 0);
+	for (u32 i = 0; i < CR_TIMERS; i++)
+		CHECK(fresh != cw.w[i].id, "a new timer got restored id %#llx",
+		      (unsigned long long)fresh);
+	CHECK_RET(twheel_cancel(&tw, fresh), 1);
+
+	/* Every one-shot deadline, plus 1 s; 20 s at most. */
+	for (u32 i = 0; i < CR_TIMERS; i++) {
+		u64 dl = cw.w[i].deadline;
+
+		if (cw.w[i].clockid == TWHEEL_CLOCK_MONOTONIC && !cw.w[i].period && dl > last)
+			last = dl;
+	}
+	end = last + NSEC_PER_SEC;
+	if (end > started + 20 * NSEC_PER_SEC)
+		end = started + 20 * NSEC_PER_SEC;
+	while (now_ns() < end) {
+		u64 t = now_ns();
+
+		n = wait_events(fd, ev, 64, (unsigned int)((end - t) / NSEC_PER_MSEC + 1), NULL);
+		for (int e = 0; e < n; e++) {
+			u32 i = (u32)(ev[e].user_data & 0xffff);
+			struct cr_want *w = &cw.w[i];
+			u64 clk_now = clock_ns(w->clockid == TWHEEL_CLOCK_BOOTTIME_ALARM ?
+					       CLOCK_BOOTTIME : (clockid_t)w->clockid);
+
+			if (!CHECK(i < CR_TIMERS && ev[e].user_data == w->user_data &&
+				   ev[e].id == w->id, "event id %#llx user_data %#llx: not a timer made",
+				   (unsigned long long)ev[e].id, (unsigned long long)ev[e].user_data))
+				continue;
+			CHECK(ev[e].fired >= ev[e].deadline && clk_now >= ev[e].deadline,
+			      "%s %u: EARLY: deadline %llu fired %llu now %llu", cr_kind_name[w->kind],
+			      i, (unsigned long long)ev[e].deadline, (unsigned long long)ev[e].fired,
+			      (unsigned long long)clk_now);
+			if (!seen[i].events)
+				seen[i].first_deadline = ev[e].deadline;
+			seen[i].events++;
+			seen[i].count += ev[e].count;
+			seen[i].last_deadline = ev[e].deadline;
+		}
+	}
+	for (u32 i = 0; i < CR_TIMERS; i++) {
+		struct cr_want *w = &cw.w[i];
+		struct cr_seen *s = &seen[i];
+
+		if (w->period) {
+			/* Every period counted once: the count fits the grid. */
+			CHECK(s->count >= 1 && s->last_deadline ==
+			      w->deadline + (s->count - 1) * w->period,
+			      "%s %u: %llu expiries, last deadline %llu, want %llu + n * %llu",
+			      cr_kind_name[w->kind], i, (unsigned long long)s->count,
+			      (unsigned long long)s->last_deadline,
+			      (unsigned long long)w->deadline, (unsigned long long)w->period);
+			continue;
+		}
+		if (!CHECK(s->events == 1 && s->count == 1,
+			   "%s %u: %llu events, %llu expiries, want exactly one",
+			   cr_kind_name[w->kind], i, (unsigned long long)s->events,
+			   (unsigned long long)s->count))
+			cr_show(fd, w);
+		if (w->kind == CR_MAP)
+			CHECK(s->last_deadline >= w->deadline, "mapped %u: fired for %llu before "
+			      "its pushed deadline %llu", i, (unsigned long long)s->last_deadline,
+			      (unsigned long long)w->deadline);
+		else if (s->events)
+			CHECK_EQ(s->last_deadline, w->deadline);
+	}
+	/* The periodic ones go on: cancelled, they are gone. */
+	for (u32 i = 0; i < CR_TIMERS; i++)
+		if (cw.w[i].period)
+			CHECK(twheel_cancel(&tw, cw.w[i].id) >= 0, "cancel of periodic %u", i);
+	return g_failed ? 1 : 0;
+}
+
+/* Runs argv, waits at most @secs; its exit status, or -1 if it did not exit. */
+static int cr_run(char *const argv[], const char *env_t0, const char *verify,
+		  unsigned int secs, bool no_dev)
+{
+	u64 end = now_ns() + secs * NSEC_PER_SEC;
+	int st;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (no_dev && (unshare(CLONE_NEWNS) ||
+			       mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+			       mount("tmpfs", "/dev", "tmpfs", 0, NULL)))
+			_exit(120);
+		if (env_t0)
+			setenv("TWHEEL_CR_T0", env_t0, 1);
+		if (verify)
+			setenv("TWHEEL_CR_VERIFY", verify, 1);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		if (now_ns() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return -1;
+		}
+		usleep(10 * 1000);
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * A process holding a file of 1,000 timers of every kind (one-shot,
+ * fired and unread, periodic with overruns unread, each clock, slack 0,
+ * pushed through the mapping, armed through the ring, orphaned), stopped,
+ * dumped by twheelctl, killed, and restored by twheelctl into a new
+ * process: the same ids and user_data, every expiry exactly once and
+ * never early, the overruns carried; the ring's ids and the eventfd link
+ * restored. And a restore where /dev/twheel does not exist fails, running
+ * nothing. (CRIU itself: see tests/vm/guest/run.sh.)
+ */
+TEST_F_TIMEOUT(twheel, checkpoint_restore, 120)
+{
+	char img[] = "/tmp/twheel-cr.img", want[] = "/tmp/twheel-cr.want";
+	char fdarg[16], pidarg[16], t0[32], exe[256], marker[] = "/tmp/twheel-cr.ran";
+	struct stat sb;
+	u64 t_dump;
+	pid_t child;
+	ssize_t len;
+	int st;
+
+	if (access("/bin/twheelctl", X_OK) && system("command -v twheelctl >/dev/null"))
+		SKIP(return, "no twheelctl");
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_TRUE(len > 0);
+	exe[len] = '\0';
+	fflush(stdout);
+	child = fork();
+	ASSERT_TRUE(child >= 0);
+	if (!child)
+		_exit(cr_make(want));
+	ASSERT_EQ(child, waitpid(child, &st, WUNTRACED));
+	ASSERT_TRUE(WIFSTOPPED(st)) TH_LOG("the child exited with %d", WEXITSTATUS(st));
+
+	snprintf(pidarg, sizeof(pidarg), "%d", child);
+	snprintf(fdarg, sizeof(fdarg), "%d", CR_FD);
+	t_dump = now_ns();
+	EXPECT_EQ(0, cr_run((char *[]){ "twheelctl", "dump", "--pid", pidarg, "--fd", fdarg,
+					"-o", img, NULL }, NULL, NULL, 60, false));
+	t_dump = now_ns() - t_dump;
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	ASSERT_EQ(0, stat(img, &sb));
+	diag("checkpoint: %d timers dumped in %llu ms, image %lld bytes", CR_TIMERS,
+	     (unsigned long long)(t_dump / NSEC_PER_MSEC), (long long)sb.st_size);
+
+	/* Without the device: refused before the command runs. */
+	unlink(marker);
+	EXPECT_EQ(1, cr_run((char *[]){ "twheelctl", "restore", "-i", img, "--fd", fdarg, "--",
+					"touch", marker, NULL }, NULL, NULL, 30, true));
+	EXPECT_NE(0, access(marker, F_OK));
+
+	snprintf(t0, sizeof(t0), "%llu", (unsigned long long)now_ns());
+	EXPECT_EQ(0, cr_run((char *[]){ "twheelctl", "restore", "-i", img, "--fd", fdarg, "--",
+					exe, NULL }, t0, want, 60, false));
+	unlink(img);
+	unlink(want);
+}
+
 int main(int argc, char **argv)
 {
 	struct __fixture_variant_metadata no_variant = { .name = "" };
@@ -5900,6 +6289,10 @@ int main(int argc, char **argv)
 	int hargc = argc, n = 0, r;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* The restored process of the checkpoint_restore test. */
+	env = getenv("TWHEEL_CR_VERIFY");
+	if (env)
+		return cr_verify(env);
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		usage(stdout);
 		return 0;
