@@ -7,7 +7,8 @@
 # but not yet printed by bench/report.py),
 # collect every "table=" line into build/logs/bench-raw.tsv and print the
 # tables of BENCHMARKS.md (bench/report.py), also saved as
-# build/logs/bench-report.txt.
+# build/logs/bench-report.txt, and draw its figures into build/logs/plots/
+# (bench/plot.py; skipped, saying so, without python3-matplotlib).
 #
 # Environment: TWHEEL_BENCH_REPS=5, TWHEEL_BENCH_SCALE_REPS=2 (table 9),
 # TWHEEL_BENCH_ARGS= (twheel_bench.ko parameters, comma-separated),
@@ -93,5 +94,9 @@ python3 "$TWHEEL_ROOT/bench/report.py" collect \
 python3 "$TWHEEL_ROOT/bench/report.py" report --elapsed "$(($(now) - t0))" \
 	--parts "${TWHEEL_BENCH_PARTS:-main scale httpd}" "$RAW" |
 	tee "$LOGS/bench-report.txt" || rc=1
+# The figures, from the same raw file: Debian's matplotlib, so Debian's
+# python3 (a python3 earlier in PATH may lack it). A missing plot fails nothing.
+/usr/bin/python3 "$TWHEEL_ROOT/bench/plot.py" "$LOGS/plots" "$RAW" ||
+	msg "bench: the plots failed; the tables above stand"
 msg "bench: raw figures in $RAW, tables in $LOGS/bench-report.txt ($(($(now) - t0)) s)"
 exit "$rc"

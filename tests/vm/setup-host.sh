@@ -22,6 +22,8 @@ pkgs=(
 	debhelper dh-dkms lintian fakeroot
 	# The example server's load (make check, make bench table 10).
 	wrk
+	# make bench's figures (bench/plot.py, run by /usr/bin/python3).
+	python3-matplotlib
 )
 # From Debian sid, pinned so that nothing else comes from it: the source of
 # Linux 7.2, from which tests/vm/build-kernel.sh builds make check's 7.2
