@@ -424,8 +424,12 @@ static long twheel_fd_ioctl(struct file *file, unsigned int cmd,
 	struct twheel_fd *tf = file->private_data;
 	void __user *argp = (void __user *)arg;
 
-	/* Ring ops published before the call take effect before it. */
-	if (unlikely(twheel_fd_ring_busy(tf)))
+	/*
+	 * Ring ops published before the call take effect before it.
+	 * TWHEEL_IOC_RING_ENTER drains by itself, and returns what starting
+	 * the poller gave.
+	 */
+	if (unlikely(twheel_fd_ring_busy(tf)) && cmd != TWHEEL_IOC_RING_ENTER)
 		twheel_fd_ring_enter(tf);
 	/* Restoring: only what takes no slot from the table (fd_cr.c). */
 	if (unlikely(READ_ONCE(tf->restoring)))

@@ -65,6 +65,18 @@ module_param(max_total_timers, ulong, 0644);
 MODULE_PARM_DESC(max_total_timers,
 		 "most timers of all users together (default: 25% of low memory / 256 B)");
 
+/*
+ * Per-user cap on submission rings, each of which has a kernel thread of
+ * its own, its poller (fd_ring.c), from its first start to release:
+ * counted like the units, up the chain of owners, so that a user cannot
+ * make threads without bound, nor a container one bound per uid. Root
+ * may change it at any time; a lower cap refuses new rings.
+ */
+static unsigned int max_user_rings = 128;
+module_param(max_user_rings, uint, 0644);
+MODULE_PARM_DESC(max_user_rings,
+		 "most submission rings (each with a poller thread) of one user across all files (default 128)");
+
 /**
  * struct twheel_user - what one user's open files hold together
  * @node: in twheel_users, under twheel_users_lock
@@ -84,6 +96,9 @@ MODULE_PARM_DESC(max_total_timers,
  * @precise_held: per CPU, the entries of that CPU's precise user heap the
  *	user's timers hold, against its share (precise.c); changed only by
  *	the owner of that CPU's wheel
+ * @rings: submission rings of those files, against max_user_rings;
+ *	changed by twheel_fd_charge_ring() and twheel_fd_uncharge_ring()
+ *	only
  */
 struct twheel_user {
 	struct hlist_node	node;
@@ -93,6 +108,7 @@ struct twheel_user {
 	unsigned int		refs;
 	atomic_long_t		units;
 	unsigned int __percpu	*precise_held;
+	atomic_t		rings;
 };
 
 /* uid -> struct twheel_user of every user charged for an open file. */
@@ -174,6 +190,39 @@ void twheel_fd_uncharge(struct twheel_fd *tf, unsigned long n)
 	atomic_long_sub(n, &tf->charged);
 	twheel_user_uncharge(tf->user, NULL, n);
 	atomic_long_sub(n, &twheel_total_units);
+}
+
+/* Takes a ring back from @u and its owners, up to (not including) @end. */
+static void twheel_user_uncharge_ring(struct twheel_user *u,
+				      struct twheel_user *end)
+{
+	for (; u != end; u = u->owner)
+		atomic_dec(&u->rings);
+}
+
+/*
+ * Counts a submission ring, and so its poller thread, against
+ * max_user_rings: the user's and each of its owners', unless the opener
+ * had CAP_SYS_RESOURCE. Return: 0, or -EDQUOT with nothing counted.
+ */
+int twheel_fd_charge_ring(struct twheel_fd *tf)
+{
+	unsigned int max = READ_ONCE(max_user_rings);
+	struct twheel_user *u;
+
+	for (u = tf->user; u; u = u->owner) {
+		if ((unsigned int)atomic_inc_return(&u->rings) > max &&
+		    !tf->cap_exempt) {
+			twheel_user_uncharge_ring(tf->user, u->owner);
+			return -EDQUOT;
+		}
+	}
+	return 0;
+}
+
+void twheel_fd_uncharge_ring(struct twheel_fd *tf)
+{
+	twheel_user_uncharge_ring(tf->user, NULL);
 }
 
 /*
@@ -572,6 +621,11 @@ void twheel_fd_caps_show(struct seq_file *m, const struct twheel_fd *tf)
 			   atomic_long_read(&tf->user->owner->units));
 	seq_printf(m, "twheel-max-user-timers:\t%lu%s\n",
 		   READ_ONCE(max_user_timers),
+		   tf->cap_exempt ? " (exempt)" : "");
+	seq_printf(m, "twheel-user-rings:\t%d\n",
+		   atomic_read(&tf->user->rings));
+	seq_printf(m, "twheel-max-user-rings:\t%u%s\n",
+		   READ_ONCE(max_user_rings),
 		   tf->cap_exempt ? " (exempt)" : "");
 	seq_printf(m, "twheel-total-timers:\t%ld\n",
 		   atomic_long_read(&twheel_total_units));

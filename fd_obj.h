@@ -41,6 +41,8 @@ void twheel_user_put(struct twheel_user *u);
 unsigned int __percpu *twheel_user_precise_held(const struct twheel_user *u);
 int twheel_fd_charge(struct twheel_fd *tf, unsigned long n);
 void twheel_fd_uncharge(struct twheel_fd *tf, unsigned long n);
+int twheel_fd_charge_ring(struct twheel_fd *tf);
+void twheel_fd_uncharge_ring(struct twheel_fd *tf);
 void twheel_fd_caps_info(const struct twheel_fd *tf, struct twheel_info *info);
 void twheel_fd_caps_show(struct seq_file *m, const struct twheel_fd *tf);
 

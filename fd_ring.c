@@ -17,8 +17,9 @@
  *
  * A drain runs under ring->mutex, outside every other lock of the file
  * (twheel_fd_run_ops() takes ctl_mutex and tf->lock inside it), in process
- * context: on a system call, or in the poller, a twheel_work_timer armed
- * for the next granule while the ring keeps bringing ops. One drain takes
+ * context: on a system call, or in the poller, the ring's own kernel
+ * thread, woken once per granule while the ring keeps bringing ops. One
+ * drain takes
  * at most TWHEEL_RING_ENTRIES ops, reads them into its own copy, folds
  * the ops on each slot into the last (a table of TWHEEL_RING_FOLD buckets,
  * at most TWHEEL_RING_PROBES probes per op whatever slots the program
@@ -44,16 +45,52 @@
  * program makes none, whatever it writes; fdinfo counts the runs.
  *
  * The pages stay until release, whatever munmap() does: the kernel works
- * on its own mapping of them (vmap()). What the poller allocates (timer
- * objects, records) is charged to the caps as any op's, and to the memory
- * cgroup of the process that created the ring (set_active_memcg() around
- * the poller's drain), not to the worker's it runs on; the ops drained by
- * a system call charge the caller's memory cgroup, as ioctls do.
+ * on its own mapping of them (vmap()).
+ *
+ * Who runs what, and who pays (issue 42). A system call's drain runs in
+ * the caller, and is the caller's: its CPU time, cgroups, nice level and
+ * affinity, its memory cgroup, as an ioctl's work is. The poller's drains
+ * run in the ring's poller thread, a kernel thread of the ring's own
+ * ("twheel-ring/<pid>"), made by the first system call into the file that
+ * finds ops to consume (twheel_fd_ring_start_worker()), not by mmap(),
+ * which holds mmap_lock, under which the cgroups' locks may not be taken
+ * (cpuset's attach takes mmap_lock inside them). Before the thread first
+ * runs it is attached to every cgroup of that caller, as vhost attaches
+ * its workers to the owner's (cgroup_attach_task_all()), and takes the
+ * caller's nice level and CPU affinity (it sets both itself as it starts,
+ * after what kthread() picks for it). So its CPU time counts against that
+ * cgroup's CPU controller (cpu.max, cpu.weight), its cpuset and its nice
+ * level, as the caller's own would: a user whose cgroup has 10% of a CPU
+ * gets no more through its rings, however many it makes. What it
+ * allocates (timer objects, records) is charged to the caps as any op's,
+ * and to the memory cgroup of the process that created the ring
+ * (set_active_memcg() around its drains). These are taken once: a later
+ * move of that process to other cgroups, or a change of its nice level
+ * or affinity, leaves the thread where it was (vhost's rule too); and the
+ * thread keeps its cgroups populated until the file is released.
+ *
+ * The thread sleeps until @tick, a plain twheel_timer armed for the next
+ * granule as the work item was, wakes it: the tick's callback (softirq,
+ * the wheel's run) only marks the run due and wakes the thread, and the
+ * poller arms the next tick from its run, so a thread that its cgroup
+ * throttles is woken at most once per run it gets; that wake-up and the
+ * tick's expiry are the only work done for the ring outside its thread
+ * and the system calls, and charged to no one. A ring that stops polling
+ * (TWHEEL_RING_NEED_WAKEUP) leaves its thread asleep, at no cost, until
+ * a system call starts it again; the thread is stopped and freed at
+ * release. Each ring has one, counted against the user's max_user_rings
+ * (fd_obj.c: each uid of a user namespace counts against its owner's too)
+ * from the mmap() that creates the ring, and its task_struct and stack
+ * against the caps with the ring's pages (TWHEEL_RING_THREAD_BYTES), so
+ * that no user makes threads without bound.
  */
 
 #include <linux/bits.h>
+#include <linux/cgroup.h>
 #include <linux/compiler.h>
+#include <linux/cpumask.h>
 #include <linux/kernel.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/lockdep.h>
 #include <linux/memcontrol.h>
@@ -64,6 +101,7 @@
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -85,6 +123,13 @@ static_assert((TWHEEL_RING_ENTRIES & (TWHEEL_RING_ENTRIES - 1)) == 0);
 
 /* Poller runs that find nothing before it stops (TWHEEL_RING_NEED_WAKEUP). */
 #define TWHEEL_RING_IDLE_RUNS	2
+
+/*
+ * What the poller's thread costs, counted against the caps with the ring:
+ * its kernel stack and about 16 KiB for its task_struct (more with the
+ * lock checkers) and the scheduler's and cgroups' state of it.
+ */
+#define TWHEEL_RING_THREAD_BYTES	(THREAD_SIZE + SZ_16K)
 
 /* Buckets of the fold table: twice the ops of a drain. */
 #define TWHEEL_RING_FOLD_BITS	10
@@ -120,7 +165,16 @@ struct twheel_ring_fold {
 
 /**
  * struct twheel_fd_ring - the kernel's side of a file's ring
- * @poller: drains once per granule while @polling; process context
+ * @tick: wakes @worker for its run, once per granule while @polling
+ * @worker: the poller's thread, which drains once per @tick while
+ *	@polling; NULL until the first system call that starts the poller,
+ *	then constant until release (set once, under @start_lock)
+ * @start_lock: serialises the making of @worker; outside every other lock
+ *	of the file
+ * @due: a @tick fired since @worker's last run began: set by @tick,
+ *	taken (xchg()) by @worker
+ * @cpus: the CPUs @worker may run on, its starter's; constant once set
+ * @nice: @worker's nice level, its starter's; constant once set
  * @mutex: serialises the drains; outside ctl_mutex and tf->lock
  * @tf: the file; constant
  * @hdr: the shared header (the kernel's mapping of the pages); the
@@ -146,7 +200,8 @@ struct twheel_ring_fold {
  * @idle: poller runs in a row that found nothing; under @mutex
  * @poll_runs: poller runs since the ring was created (fdinfo); under
  *	@mutex
- * @polling: @poller is armed or running; under @mutex
+ * @polling: @tick is armed or its run of @worker due or running; under
+ *	@mutex
  * @closing: release has begun: the poller arms itself no more; under
  *	@mutex
  * @seed: of the fold table's hash, random per ring; constant
@@ -162,7 +217,12 @@ struct twheel_ring_fold {
  * @idx: for each of @ops, its op in @in; under @mutex
  */
 struct twheel_fd_ring {
-	struct twheel_work_timer	poller;
+	struct twheel_timer		tick;
+	struct task_struct		*worker;
+	struct mutex			start_lock;	/* @worker's making */
+	int				due;
+	cpumask_var_t			cpus;
+	int				nice;
 	struct mutex			mutex;		/* the drains */
 	struct twheel_fd		*tf;
 	struct twheel_ring_hdr		*hdr;
@@ -480,26 +540,27 @@ static unsigned int twheel_fd_ring_drain_locked(struct twheel_fd_ring *r)
 	return total;
 }
 
+/* The poller's next run, a granule from now: none without its thread. */
 static void twheel_fd_ring_arm_poller(struct twheel_fd_ring *r)
 {
 	lockdep_assert_held(&r->mutex);
 
-	if (r->closing)
+	/* READ_ONCE(): set outside @mutex. */
+	if (r->closing || !READ_ONCE(r->worker))
 		return;
-	r->polling = twheel_schedule(&r->poller.timer,
+	r->polling = twheel_schedule(&r->tick,
 				     ktime_to_ns(twheel_granularity())) >= 0;
 }
 
 /*
  * Has the program published ops that a drain would consume? sq_tail read
  * once: 1 to TWHEEL_RING_ENTRIES past the head. An empty ring and a tail
- * that lies have none. A hint only: the drain reads sq_tail again.
+ * that lies have none. A hint only: the drain reads sq_tail again, and
+ * without @mutex @head may be a drain behind.
  */
 static bool twheel_fd_ring_pending(const struct twheel_fd_ring *r)
 {
-	u32 ahead = READ_ONCE(r->hdr->sq_tail) - r->head;
-
-	lockdep_assert_held(&r->mutex);
+	u32 ahead = READ_ONCE(r->hdr->sq_tail) - READ_ONCE(r->head);
 
 	return ahead - 1 < TWHEEL_RING_ENTRIES;
 }
@@ -528,12 +589,10 @@ static unsigned int twheel_fd_ring_poll_drain(struct twheel_fd_ring *r)
  *
  * Only ops consumed keep it going (the design comment at the top): a
  * drain that consumes nothing is an idle run, whatever sq_tail says.
+ * Runs in the ring's thread (twheel_fd_ring_thread()), once per @tick.
  */
-static void twheel_fd_ring_poll(struct twheel_timer *timer, u64 missed)
+static void twheel_fd_ring_poll(struct twheel_fd_ring *r)
 {
-	struct twheel_fd_ring *r = container_of(timer, struct twheel_fd_ring,
-						poller.timer);
-
 	mutex_lock(&r->mutex);
 	r->poll_runs++;
 	/*
@@ -552,10 +611,10 @@ static void twheel_fd_ring_poll(struct twheel_timer *timer, u64 missed)
 		goto out_unlock;
 	/*
 	 * Idle: the run armed above is taken back. Should it have fired
-	 * meanwhile (a drain longer than a granule), its run finds the
-	 * poller stopped.
+	 * meanwhile (a drain longer than a granule), its run of the thread
+	 * finds the poller stopped.
 	 */
-	twheel_cancel(&r->poller.timer);
+	twheel_cancel(&r->tick);
 	r->polling = false;
 	r->flags |= TWHEEL_RING_NEED_WAKEUP;
 	WRITE_ONCE(r->hdr->flags, r->flags);
@@ -581,6 +640,90 @@ out_unlock:
 	mutex_unlock(&r->mutex);
 }
 
+/* @tick: the poller's run is due. Softirq (the wheel's run). */
+static void twheel_fd_ring_tick(struct twheel_timer *timer, u64 missed)
+{
+	struct twheel_fd_ring *r = container_of(timer, struct twheel_fd_ring,
+						tick);
+
+	/* Before the wake-up: pairs with its barrier (wake_up_process()). */
+	WRITE_ONCE(r->due, 1);
+	/* Set before @tick was first armed, under @mutex. */
+	wake_up_process(READ_ONCE(r->worker));
+}
+
+/*
+ * The poller's thread: one twheel_fd_ring_poll() per @tick, asleep
+ * otherwise, until release stops it (kthread_stop()). It runs in the
+ * cgroups of the task that made it (twheel_fd_ring_start_worker()), with
+ * its CPUs and nice level, set here: kthread() may pick CPUs of its own
+ * before calling this (Linux 6.14 and later).
+ */
+static int twheel_fd_ring_thread(void *data)
+{
+	struct twheel_fd_ring *r = data;
+
+	set_cpus_allowed_ptr(current, r->cpus);
+	set_user_nice(current, r->nice);
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		/* After the state: a tick's wake-up is not lost. */
+		if (!xchg(&r->due, 0)) {
+			schedule();
+			continue;
+		}
+		__set_current_state(TASK_RUNNING);
+		twheel_fd_ring_poll(r);
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+/*
+ * Makes the poller's thread of @r, on behalf of the current task, the
+ * first that starts the poller: in its cgroups (all hierarchies), with its
+ * CPUs and nice level (the design comment at the top), under @start_lock,
+ * which no other lock of the file nests in or around: a racing call waits
+ * and finds the thread made. cgroup_attach_task_all() takes the cgroups'
+ * locks, and kthread_create() waits for kthreadd.
+ * Return: 0, or the error of a step (-ENOMEM, -EINTR on a fatal signal,
+ * the cgroups' refusal).
+ */
+static int twheel_fd_ring_start_worker(struct twheel_fd_ring *r)
+{
+	struct task_struct *w;
+	int ret = 0;
+
+	mutex_lock(&r->start_lock);
+	if (r->worker)
+		goto out_unlock;
+	w = kthread_create(twheel_fd_ring_thread, r, "twheel-ring/%d",
+			   task_tgid_nr(current));
+	if (IS_ERR(w)) {
+		ret = PTR_ERR(w);
+		goto out_unlock;
+	}
+	ret = cgroup_attach_task_all(current, w);
+	if (ret) {
+		kthread_stop(w);
+		goto out_unlock;
+	}
+	/* Read by the thread as it starts, after either wake-up below. */
+	cpumask_copy(r->cpus, current->cpus_ptr);
+	r->nice = task_nice(current);
+	/*
+	 * Published after them: a @tick is armed only once @worker is seen,
+	 * and its wake-up may come first.
+	 */
+	smp_store_release(&r->worker, w);
+	wake_up_process(w);
+out_unlock:
+	mutex_unlock(&r->start_lock);
+	return ret;
+}
+
 /**
  * twheel_fd_ring_enter - drain @tf's ring, if it has one
  * @tf: the file
@@ -588,30 +731,40 @@ out_unlock:
  * Called before the work of every system call into the file, and by
  * TWHEEL_IOC_RING_ENTER. Starts the poller if the ring has ops to
  * consume, before the drain, as the poller arms itself
- * (twheel_fd_ring_poll()); a tail that lies starts nothing.
+ * (twheel_fd_ring_poll()); a tail that lies starts nothing. The first
+ * call that starts it makes its thread, in the caller's cgroups.
  *
  * Context: process context, no lock of the file held; may sleep.
- * Return: 0, or -ENXIO if the file has no ring.
+ * Return: 0; -ENXIO if the file has no ring; -EBUSY in restore mode
+ * (fd_cr.c), draining nothing; the error of making the poller's thread
+ * (twheel_fd_ring_start_worker()), after the drain, with the poller not
+ * started (TWHEEL_RING_NEED_WAKEUP stays set).
  */
 int twheel_fd_ring_enter(struct twheel_fd *tf)
 {
 	/* Pairs with smp_store_release() in twheel_fd_ring_create(). */
 	struct twheel_fd_ring *r = smp_load_acquire(&tf->ring);
+	int ret = 0;
 
 	if (!r)
 		return -ENXIO;
 	if (READ_ONCE(tf->restoring))
 		return -EBUSY;
+	/* Once per ring; READ_ONCE(): set outside @mutex. */
+	if (unlikely(!READ_ONCE(r->worker)) && twheel_fd_ring_pending(r))
+		ret = twheel_fd_ring_start_worker(r);
 	mutex_lock(&r->mutex);
 	if (!r->polling && twheel_fd_ring_pending(r)) {
 		r->idle = 0;
-		r->flags &= ~TWHEEL_RING_NEED_WAKEUP;
-		WRITE_ONCE(r->hdr->flags, r->flags);
 		twheel_fd_ring_arm_poller(r);
+		if (r->polling) {
+			r->flags &= ~TWHEEL_RING_NEED_WAKEUP;
+			WRITE_ONCE(r->hdr->flags, r->flags);
+		}
 	}
 	twheel_fd_ring_drain_locked(r);
 	mutex_unlock(&r->mutex);
-	return 0;
+	return ret;
 }
 
 /* Is there anything for twheel_fd_ring_enter() to do? No lock. */
@@ -641,7 +794,9 @@ static void twheel_fd_ring_free(struct twheel_fd_ring *r)
 			__free_page(r->pages[i]);
 	kvfree(r->pages);
 	kvfree(r->ids);
+	free_cpumask_var(r->cpus);
 	mem_cgroup_put(r->memcg);
+	mutex_destroy(&r->start_lock);
 	mutex_destroy(&r->mutex);
 	kvfree(r);
 }
@@ -659,16 +814,21 @@ static int twheel_fd_ring_create(struct twheel_fd *tf)
 	lockdep_assert_held(&tf->ctl_mutex);
 
 	units = (npages + DIV_ROUND_UP(sizeof(*r), PAGE_SIZE) +
+		 DIV_ROUND_UP(TWHEEL_RING_THREAD_BYTES, PAGE_SIZE) +
 		 DIV_ROUND_UP((size_t)tf->max_timers * sizeof(u64),
 			      PAGE_SIZE)) * TWHEEL_PAGE_UNITS;
-	ret = twheel_fd_charge(tf, units);
+	ret = twheel_fd_charge_ring(tf);
 	if (ret)
 		return ret;
+	ret = twheel_fd_charge(tf, units);
+	if (ret)
+		goto err_uncharge_ring;
 	ret = -ENOMEM;
 	r = kvzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
 		goto err_uncharge;
 	mutex_init(&r->mutex);
+	mutex_init(&r->start_lock);
 	r->seed = get_random_u32();
 	r->tf = tf;
 	r->units = units;
@@ -677,7 +837,8 @@ static int twheel_fd_ring_create(struct twheel_fd *tf)
 	r->nslots = tf->max_timers;
 	r->ids = kvcalloc(r->nslots, sizeof(*r->ids), GFP_KERNEL_ACCOUNT);
 	r->pages = kvcalloc(npages, sizeof(*r->pages), GFP_KERNEL_ACCOUNT);
-	if (!r->ids || !r->pages)
+	if (!r->ids || !r->pages ||
+	    !zalloc_cpumask_var(&r->cpus, GFP_KERNEL_ACCOUNT))
 		goto err_free;
 	r->npages = npages;
 	for (i = 0; i < npages; i++) {
@@ -694,7 +855,7 @@ static int twheel_fd_ring_create(struct twheel_fd *tf)
 	r->flags = TWHEEL_RING_NEED_WAKEUP;
 	r->hdr->flags = r->flags;
 	r->hdr->entries = TWHEEL_RING_ENTRIES;
-	twheel_work_timer_init(&r->poller, twheel_fd_ring_poll);
+	twheel_timer_init(&r->tick, twheel_fd_ring_tick, 0);
 	/* Pairs with smp_load_acquire() in twheel_fd_ring_enter(). */
 	smp_store_release(&tf->ring, r);
 	return 0;
@@ -703,6 +864,8 @@ err_free:
 	twheel_fd_ring_free(r);
 err_uncharge:
 	twheel_fd_uncharge(tf, units);
+err_uncharge_ring:
+	twheel_fd_uncharge_ring(tf);
 	return ret;
 }
 
@@ -715,7 +878,8 @@ err_uncharge:
  *
  * Context: process context, under mmap_lock; takes ctl_mutex.
  * Return: 0, -EINVAL for a wrong size or a private mapping, or the error
- * of the charge (-EDQUOT, -EAGAIN) or of an allocation (-ENOMEM).
+ * of the charge (-EDQUOT, also past max_user_rings; -EAGAIN) or of an
+ * allocation (-ENOMEM).
  */
 int twheel_fd_ring_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -758,9 +922,13 @@ void twheel_fd_ring_destroy(struct twheel_fd *tf)
 	mutex_lock(&r->mutex);
 	r->closing = true;
 	mutex_unlock(&r->mutex);
-	/* Waits for a running poller, which arms itself no more. */
-	twheel_shutdown_sync(&r->poller.timer);
+	/* No tick wakes the thread any more; its runs arm none. */
+	twheel_shutdown_sync(&r->tick);
+	/* Waits for a running poll, which arms nothing; none is made now. */
+	if (r->worker)
+		kthread_stop(r->worker);
 	twheel_fd_uncharge(tf, r->units);
+	twheel_fd_uncharge_ring(tf);
 	twheel_fd_ring_free(r);
 	tf->ring = NULL;
 }

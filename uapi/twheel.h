@@ -464,6 +464,20 @@ struct twheel_event {
  * a delay counts from the drain, so it is late by the drain's delay at
  * most.
  *
+ * Who pays: a system call's drain is the caller's work. The poller is a
+ * kernel thread of the ring's own ("twheel-ring/<pid>"), made by the
+ * first system call into the file that starts it and attached to that
+ * caller's cgroups (cgroup v2's cpu.max and cpu.weight, cpusets), with its
+ * nice level and CPU affinity: a program gets no more CPU through its
+ * rings than its cgroup gives it, and under a throttled cgroup its ops
+ * may take effect later than a granule. The thread sleeps while the
+ * poller is stopped and is stopped at release; it stays where it was
+ * made if that process moves. Each ring (so each thread) counts against
+ * its user's max_user_rings (128 by default; the mmap() that would create
+ * one more fails with EDQUOT). If the thread cannot be made,
+ * TWHEEL_IOC_RING_ENTER drains the ring, then fails with that error
+ * (ENOMEM, EINTR, the cgroups' refusal) and the poller does not start.
+ *
  * Ops on the same slot drained together (all of one drain, up to
  * TWHEEL_RING_ENTRIES ops) take effect as the last one alone: an ARM and
  * a CANCEL of a slot without a timer that meet in one drain never touch

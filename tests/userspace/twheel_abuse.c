@@ -42,6 +42,17 @@
  *	GAP_MS replaces the 100; 0 only reports the gap. Then the file, with its N
  *	records queued, is closed: that must take at most 2 s on every
  *	kernel (the objects are freed after close() returns, see chardev.c).
+ *   twheel_abuse ring-cgroup
+ *	As root, in cgroup v2 (mounted if need be; exit 77 without its cpu
+ *	controller): uid 65534 in a cgroup with cpu.max "10000 100000" keeps
+ *	16 submission rings full (512 ARMs of distinct slots each, every
+ *	millisecond; RING_ENTER only on NEED_WAKEUP), and uid 65533 in
+ *	another cgroup runs a busy loop, all on CPU 1. Three attack phases
+ *	of 2 s alternate with three control phases (the attacker stopped).
+ *	The attacker's CPU time over the attack phases, its cgroup's
+ *	usage_usec (its rings' poller threads included) plus every
+ *	kworker's, must be within 12% of one CPU, and the busy loop must
+ *	keep 85% of its control rate.
  *   twheel_abuse modify [TIMERS [MS]]
  *	As uid 65534: a storm of MODIFYs (batches of TIMERS, default 4096)
  *	from CPU 1 for MS ms (default 500) at a time, 8 times, on timers armed from
@@ -60,12 +71,16 @@
 #include <grp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1156,6 +1171,364 @@ static int mode_modify(uint32_t n, unsigned int ms)
 	return share >= 0.90 ? 0 : 1;
 }
 
+/* ---- ring-cgroup: the ring's poller pays in its user's cgroup ---- */
+
+#define CG_ROOT		"/sys/fs/cgroup"
+#define CG_ATTACKER	CG_ROOT "/twheel-attacker"
+#define CG_VICTIM	CG_ROOT "/twheel-victim"
+#define CG_CPU_MAX	"10000 100000"	/* 10% of one CPU */
+#define CG_RINGS	16
+#define CG_SLOTS	1024		/* distinct slots: no op folds */
+#define CG_CPU		1		/* every task of the test runs here */
+#define CG_PHASES	6		/* control, attack, ... alternately */
+#define CG_PHASE_MS	2000
+#define CG_SETTLE_MS	300
+#define CG_SHARE_MAX	0.12		/* of one CPU, threads included */
+#define CG_KEEP_MIN	0.85		/* of the victim's control rate */
+
+/* Counters the children publish, in a shared anonymous mapping. */
+struct cg_shared {
+	_Atomic uint64_t victim_iters;
+	_Atomic uint64_t drained;	/* attacker: ops its rings consumed */
+	_Atomic int attacker_up;	/* 1 ready, -1 failed */
+};
+
+static struct cg_shared *cg;
+
+static int cg_join(const char *dir)
+{
+	char path[128], pid[32];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if (write_file(path, pid)) {
+		printf("# join %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Microseconds of CPU the cgroup @dir used: all its tasks and threads. */
+static long long cg_usage_us(const char *dir)
+{
+	char path[128], line[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cpu.stat", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "usage_usec ", 11))
+			v = strtoll(line + 11, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/*
+ * CPU time of every kworker and twheel-ring thread outside the cgroups,
+ * in microseconds (/proc/PID/stat, clock ticks): the old poller's, and
+ * any that would escape the cgroup. Others' work counts too: a stricter
+ * bound, and the kworkers of an idle guest cost little.
+ */
+static long long kthreads_us(void)
+{
+	long long sum = 0, hz = sysconf(_SC_CLK_TCK);
+	char path[300], buf[512];
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		unsigned long long ut, st;
+		char *p;
+		FILE *f;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		p = fgets(buf, sizeof(buf), f);
+		fclose(f);
+		if (!p || !strstr(buf, "(kworker") || !(p = strrchr(buf, ')')))
+			continue;
+		/* After the comm: state, then fields 4..13, utime, stime. */
+		if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			   &ut, &st) == 2)
+			sum += (long long)(ut + st) * 1000000 / hz;
+	}
+	closedir(d);
+	return sum;
+}
+
+/* Softirq time of CPU @cpu in /proc/stat, in microseconds. */
+static long long softirq_us(int cpu)
+{
+	long long hz = sysconf(_SC_CLK_TCK), v = -1;
+	char line[512];
+	FILE *f = fopen("/proc/stat", "r");
+	unsigned long long s[7];
+	int c;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu", &c,
+			   &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6]) == 8 &&
+		    c == cpu)
+			v = (long long)s[6] * 1000000 / hz;
+	fclose(f);
+	return v;
+}
+
+/* The victim: a busy loop on CG_CPU, its iterations published. */
+static void cg_victim(void)
+{
+	uint64_t n = 0, x = 0;
+
+	for (;;) {
+		for (int i = 0; i < 1000; i++) {
+			x += (uint64_t)i;
+			__asm__ __volatile__("" : "+r"(x));
+		}
+		atomic_store_explicit(&cg->victim_iters, ++n,
+				      memory_order_relaxed);
+	}
+}
+
+/*
+ * The attacker: CG_RINGS rings, each kept full (TWHEEL_RING_ENTRIES ARMs
+ * of distinct slots, an hour away: MODIFYs once armed) every
+ * millisecond, a system call only when the kernel asks for one
+ * (TWHEEL_RING_NEED_WAKEUP): its pollers drain all they can.
+ */
+static void cg_attacker(void)
+{
+	struct twheel_ring_hdr *hdr[CG_RINGS];
+	struct twheel_ring_op *sq[CG_RINGS];
+	uint32_t tail[CG_RINGS], seq = 0;
+	uint64_t seen[CG_RINGS] = { 0 };
+	struct twheel tw[CG_RINGS];
+	size_t len = ((size_t)TWHEEL_RING_MAP_BYTES + 4095) & ~(size_t)4095;
+
+	for (int k = 0; k < CG_RINGS; k++) {
+		void *m;
+
+		tw_open(&tw[k]);
+		m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 tw[k].fd, (off_t)TWHEEL_RING_OFFSET);
+		if (m == MAP_FAILED) {
+			printf("# ring %d: mmap: %s\n", k, strerror(errno));
+			atomic_store(&cg->attacker_up, -1);
+			_exit(2);
+		}
+		hdr[k] = m;
+		sq[k] = (struct twheel_ring_op *)((char *)m + TWHEEL_RING_SQ_OFF);
+		tail[k] = 0;
+	}
+	atomic_store(&cg->attacker_up, 1);
+	for (;;) {
+		for (int k = 0; k < CG_RINGS; k++) {
+			uint64_t drained;
+			uint32_t head = __atomic_load_n(&hdr[k]->sq_head,
+							__ATOMIC_ACQUIRE);
+
+			while (tail[k] - head < TWHEEL_RING_ENTRIES) {
+				struct twheel_ring_op *op =
+					&sq[k][tail[k] % TWHEEL_RING_ENTRIES];
+
+				op->op = TWHEEL_RING_ARM;
+				op->flags = 0;
+				op->pad = 0;
+				op->slot = seq++ % CG_SLOTS;
+				op->value = FAR_NS;
+				op->user_data = 0;
+				op->reserved = 0;
+				tail[k]++;
+			}
+			__atomic_store_n(&hdr[k]->sq_tail, tail[k],
+					 __ATOMIC_RELEASE);
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			if (__atomic_load_n(&hdr[k]->flags, __ATOMIC_RELAXED) &
+			    TWHEEL_RING_NEED_WAKEUP)
+				ioctl(tw[k].fd, TWHEEL_IOC_RING_ENTER);
+			/* Per ring: a slow pass still shows its progress. */
+			drained = __atomic_load_n(&hdr[k]->drained,
+						  __ATOMIC_RELAXED);
+			atomic_fetch_add_explicit(&cg->drained,
+						  drained - seen[k],
+						  memory_order_relaxed);
+			seen[k] = drained;
+		}
+		sleep_ns(NSEC_PER_MSEC);
+	}
+}
+
+/* A child in cgroup @dir, on CG_CPU, as @uid, running @fn. */
+static pid_t cg_spawn(const char *dir, uid_t uid, void (*fn)(void))
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid)
+		return pid;
+	if (cg_join(dir))
+		_exit(2);
+	pin(CG_CPU);
+	become(uid);
+	fn();
+	_exit(0);
+}
+
+static int cg_setup(void)
+{
+	char ctl[256] = "";
+	FILE *f;
+
+	if (access(CG_ROOT "/cgroup.controllers", R_OK) &&
+	    mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL)) {
+		printf("# no cgroup v2 (CONFIG_CGROUPS): mount: %s\n",
+		       strerror(errno));
+		return 77;
+	}
+	f = fopen(CG_ROOT "/cgroup.controllers", "r");
+	if (!f || !fgets(ctl, sizeof(ctl), f)) {
+		if (f)
+			fclose(f);
+		printf("# cannot read " CG_ROOT "/cgroup.controllers\n");
+		return 2;
+	}
+	fclose(f);
+	if (!strstr(ctl, "cpu ") && !strstr(ctl, "cpu\n")) {
+		printf("# no cgroup v2 cpu controller (CONFIG_CFS_BANDWIDTH); controllers: %s",
+		       ctl);
+		return 77;
+	}
+	if (write_file(CG_ROOT "/cgroup.subtree_control", "+cpu")) {
+		printf("# +cpu in " CG_ROOT "/cgroup.subtree_control: %s\n",
+		       strerror(errno));
+		return 2;
+	}
+	if ((mkdir(CG_ATTACKER, 0755) && errno != EEXIST) ||
+	    (mkdir(CG_VICTIM, 0755) && errno != EEXIST)) {
+		printf("# mkdir: %s\n", strerror(errno));
+		return 2;
+	}
+	if (write_file(CG_ATTACKER "/cpu.max", CG_CPU_MAX)) {
+		printf("# cpu.max: %s\n", strerror(errno));
+		return 2;
+	}
+	return 0;
+}
+
+/* rmdir once the released rings' threads have left: up to 10 s. */
+static void cg_teardown(void)
+{
+	for (int i = 0; i < 100; i++) {
+		if ((!rmdir(CG_ATTACKER) || errno == ENOENT) &&
+		    (!rmdir(CG_VICTIM) || errno == ENOENT))
+			return;
+		usleep(100 * 1000);
+	}
+	printf("# rmdir of the test's cgroups: %s\n", strerror(errno));
+}
+
+static void cg_kill(pid_t pid)
+{
+	int st;
+
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+}
+
+static int mode_ring_cgroup(void)
+{
+	long long a_us = 0, k_us = 0, s_us = 0, a0, k0, s0, t0, t1;
+	uint64_t it[2] = { 0, 0 }, ms[2] = { 0, 0 }, drained = 0, i0, d0;
+	pid_t attacker = -1, victim = -1;
+	double share, keep;
+	int ret;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) <= CG_CPU) {
+		printf("# needs CPU %d\n", CG_CPU);
+		return 77;
+	}
+	ret = cg_setup();
+	if (ret)
+		return ret;
+	cg = mmap(NULL, sizeof(*cg), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (cg == MAP_FAILED)
+		return 2;
+	memset(cg, 0, sizeof(*cg));
+	/* The parent sleeps on CPU 0, out of the way. */
+	pin(0);
+	ret = 2;
+	victim = cg_spawn(CG_VICTIM, OTHER_UID, cg_victim);
+	attacker = cg_spawn(CG_ATTACKER, NOBODY, cg_attacker);
+	if (victim < 0 || attacker < 0)
+		goto out;
+	for (int i = 0; i < 500 && !atomic_load(&cg->attacker_up); i++)
+		usleep(10 * 1000);
+	if (atomic_load(&cg->attacker_up) != 1) {
+		printf("# the attacker's rings are not up\n");
+		goto out;
+	}
+	/* Phases alternate, control first: drift falls on both alike. */
+	kill(attacker, SIGSTOP);
+	for (int p = 0; p < CG_PHASES; p++) {
+		int att = p & 1;
+
+		if (att)
+			kill(attacker, SIGCONT);
+		usleep(CG_SETTLE_MS * 1000);
+		a0 = cg_usage_us(CG_ATTACKER);
+		k0 = kthreads_us();
+		s0 = softirq_us(CG_CPU);
+		d0 = atomic_load(&cg->drained);
+		i0 = atomic_load(&cg->victim_iters);
+		t0 = (long long)now_ns();
+		usleep(CG_PHASE_MS * 1000);
+		t1 = (long long)now_ns();
+		it[att] += atomic_load(&cg->victim_iters) - i0;
+		ms[att] += (uint64_t)(t1 - t0) / 1000000;
+		if (att) {
+			a_us += cg_usage_us(CG_ATTACKER) - a0;
+			k_us += kthreads_us() - k0;
+			s_us += softirq_us(CG_CPU) - s0;
+			drained += atomic_load(&cg->drained) - d0;
+			kill(attacker, SIGSTOP);
+		}
+		printf("# phase %d (%s): victim %.0f iterations/ms\n", p,
+		       att ? "attack" : "control",
+		       (double)(atomic_load(&cg->victim_iters) - i0) /
+		       (double)((t1 - t0) / 1000000));
+	}
+	kill(attacker, SIGCONT);
+	share = (double)(a_us + k_us) / 1000.0 / (double)ms[1];
+	keep = ((double)it[1] / (double)ms[1]) / ((double)it[0] / (double)ms[0]);
+	printf("# attacker (%d rings, cpu.max \"%s\"): cgroup %.1f%%, kworkers %.1f%%, total %.1f%% of one CPU (bound %.0f%%); CPU %d softirq %.1f%%; %.0f ops drained/s\n",
+	       CG_RINGS, CG_CPU_MAX, a_us / 10.0 / (double)ms[1],
+	       k_us / 10.0 / (double)ms[1], share * 100, CG_SHARE_MAX * 100,
+	       CG_CPU, s_us / 10.0 / (double)ms[1],
+	       (double)drained * 1000 / (double)ms[1]);
+	printf("# victim on CPU %d: %.1f%% of its control throughput (bound %.0f%%)\n",
+	       CG_CPU, keep * 100, CG_KEEP_MIN * 100);
+	ret = share <= CG_SHARE_MAX && keep >= CG_KEEP_MIN ? 0 : 1;
+out:
+	cg_kill(attacker);
+	cg_kill(victim);
+	cg_teardown();
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1173,6 +1546,8 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "modify"))
 		return mode_modify(argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 0) : 4096,
 				   argc > 3 ? (unsigned int)atoi(argv[3]) : 500);
-	fprintf(stderr, "usage: twheel_abuse cpu [TIMERS] | user-cap | userns-cap | close N | burst [N [GAP_MS]] | modify [TIMERS [MS]]\n");
+	if (argc == 2 && !strcmp(argv[1], "ring-cgroup"))
+		return mode_ring_cgroup();
+	fprintf(stderr, "usage: twheel_abuse cpu [TIMERS] | user-cap | userns-cap | close N | burst [N [GAP_MS]] | modify [TIMERS [MS]] | ring-cgroup\n");
 	return 2;
 }
