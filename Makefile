@@ -88,6 +88,14 @@ modules:
 		{ echo "twheel: no kernel build tree (KDIR=$(KDIR)); run $(SETUP_HOST)" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
+# CRIU's plugin, where criu's <criu/criu-plugin.h> is (the criu package).
+CRIU_PLUGIN := $(if $(wildcard /usr/include/criu/criu-plugin.h),tools/criu/twheel_criu.so)
+USER_PROGS += $(CRIU_PLUGIN)
+
+tools/criu/twheel_criu.so: tools/criu/twheel_criu.c tools/twheel_cr.c tools/twheel_cr.h $(LIBTWHEEL_DEPS)
+	$(CC) $(CPPFLAGS) -shared -fPIC $(filter-out -static,$(USER_CFLAGS)) $(CFLAGS) $(LIBTWHEEL) \
+		-o $@ tools/criu/twheel_criu.c tools/twheel_cr.c $(LDFLAGS)
+
 userspace: lib $(USER_PROGS)
 	@test -n "$(USER_PROGS)" || echo "twheel: no userspace sources yet"
 

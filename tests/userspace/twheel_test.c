@@ -5939,8 +5939,16 @@ struct cr_wants {
 	struct cr_want w[CR_TIMERS];
 };
 
-/* The child of the checkpoint test: CR_TIMERS timers, then it stops. */
-static int cr_make(const char *path)
+static int cr_verify(const char *path);
+
+/*
+ * The child of the checkpoint test: CR_TIMERS timers, then it stops
+ * (SIGSTOP) to be dumped by twheelctl; or, for CRIU (make check's criu
+ * test, TWHEEL_CR_MAKE), it says so in PATH.ready and waits for SIGUSR1,
+ * dumped and restored meanwhile, to check its own file and write the
+ * verdict in PATH.result.
+ */
+static int cr_make(const char *path, bool criu)
 {
 	static struct cr_wants cw;
 	u64 mono, real, boot, *map;
@@ -6050,6 +6058,32 @@ static int cr_make(const char *path)
 	if (out < 0 || write(out, &cw, sizeof(cw)) != (ssize_t)sizeof(cw) || close(out))
 		return 7;
 	fflush(stdout);
+	if (criu) {
+		char file[256];
+		sigset_t set;
+		int sig, verdict;
+		FILE *f;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		snprintf(file, sizeof(file), "%s.ready", path);
+		f = fopen(file, "w");
+		if (!f || fclose(f))
+			return 9;
+		sigwait(&set, &sig);
+		/* Its output in a file of its own, made after the restore. */
+		snprintf(file, sizeof(file), "%s.out", path);
+		if (!freopen(file, "w", stdout))
+			return 11;
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		verdict = cr_verify(path);
+		snprintf(file, sizeof(file), "%s.result", path);
+		f = fopen(file, "w");
+		if (!f || fprintf(f, "%d\n", verdict) < 0 || fclose(f))
+			return 10;
+		return verdict;
+	}
 	raise(SIGSTOP);
 	pause();	/* killed once dumped */
 	return 8;
@@ -6185,6 +6219,16 @@ static int cr_verify(const char *path)
 	for (u32 i = 0; i < CR_TIMERS; i++)
 		if (cw.w[i].period)
 			CHECK(twheel_cancel(&tw, cw.w[i].id) >= 0, "cancel of periodic %u", i);
+	{
+		unsigned long long events = 0, expiries = 0;
+
+		for (u32 i = 0; i < CR_TIMERS; i++) {
+			events += seen[i].events;
+			expiries += seen[i].count;
+		}
+		diag("checkpoint: the restored file: %d timers, %llu events of %llu expiries "
+		     "checked, %d failed checks", CR_TIMERS, events, expiries, g_failed);
+	}
 	return g_failed ? 1 : 0;
 }
 
@@ -6252,7 +6296,7 @@ TEST_F_TIMEOUT(twheel, checkpoint_restore, 120)
 	child = fork();
 	ASSERT_TRUE(child >= 0);
 	if (!child)
-		_exit(cr_make(want));
+		_exit(cr_make(want, false));
 	ASSERT_EQ(child, waitpid(child, &st, WUNTRACED));
 	ASSERT_TRUE(WIFSTOPPED(st)) TH_LOG("the child exited with %d", WEXITSTATUS(st));
 
@@ -6296,6 +6340,10 @@ int main(int argc, char **argv)
 	env = getenv("TWHEEL_CR_VERIFY");
 	if (env)
 		return cr_verify(env);
+	/* The process make check's criu test checkpoints. */
+	env = getenv("TWHEEL_CR_MAKE");
+	if (env)
+		return cr_make(env, true);
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		usage(stdout);
 		return 0;

@@ -24,6 +24,9 @@ pkgs=(
 	wrk
 	# make bench's figures (bench/plot.py, run by /usr/bin/python3).
 	python3-matplotlib
+	# CRIU (3.17): its plugin header builds tools/criu/twheel_criu.so, and
+	# make check's criu test checkpoints a process with it in the VM.
+	criu
 )
 # From Debian sid, pinned so that nothing else comes from it: the source of
 # Linux 7.2, from which tests/vm/build-kernel.sh builds make check's 7.2

@@ -83,6 +83,16 @@ guest_files() {
 		fi
 		;;
 	esac
+	# CRIU (dynamic, with its libraries) and twheel's plugin for it, for
+	# make check's criu test.
+	if [ "$mode" = check ] && f=$(command -v criu || ls /usr/sbin/criu 2>/dev/null); then
+		echo "$f:/usr/sbin/criu"
+		ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// { print $3 ":" $3 }
+			$1 ~ /^\// && $2 ~ /^\(/ { print $1 ":" $1 }' | sort -u
+		f=$TWHEEL_ROOT/tools/criu/twheel_criu.so
+		[ ! -f "$f" ] || echo "$f:/usr/lib/criu/twheel_criu.so"
+		criu_modules
+	fi
 	# perf (dynamic, with its libraries) for make bench: table 10's
 	# profile, and table 7's with TWHEEL_BENCH_PERF=1.
 	if { [ "$mode" = bench ] || [ -n "${TWHEEL_BENCH_PERF:-}" ]; } &&
@@ -103,6 +113,32 @@ guest_files() {
 	echo "$so:/twheel/trinity_twheel.so"
 	ldd /usr/bin/trinity "$so" | awk '$2 == "=>" && $3 ~ /^\// { print $3 ":" $3 }
 		$1 ~ /^\// && $2 ~ /^\(/ { print $1 ":" $1 }' | sort -u
+}
+
+# The socket diag modules criu needs, uncompressed, for a distro kernel
+# (the kernels built here have them built in or not at all).
+criu_modules() {
+	local rel dir m
+	case "$kernel" in
+	distro) rel=$(distro_version) ;;
+	distro61) rel=$(distro_version 6.1.) ;;
+	rt) rel=$(distro_version 6.12. -rt-amd64) ;;
+	*) return 0 ;;
+	esac
+	dir=$TWHEEL_BUILD/criu-modules/$rel
+	mkdir -p "$dir"
+	# In load order (the guest has no modprobe): criu's probes open
+	# sockets of each diag family, nf_tables, a tun and a veth.
+	for m in net/ipv4/inet_diag net/ipv4/tcp_diag net/ipv4/udp_diag \
+		net/ipv4/raw_diag net/unix/unix_diag net/netlink/netlink_diag \
+		net/packet/af_packet_diag crypto/crc32c_generic lib/libcrc32c \
+		net/netfilter/nfnetlink net/netfilter/nf_tables drivers/net/tun \
+		drivers/net/veth; do
+		f=/lib/modules/$rel/kernel/$m.ko.xz
+		[ -f "$f" ] || continue
+		[ -f "$dir/${m##*/}.ko" ] || xz -dc "$f" >"$dir/${m##*/}.ko"
+		echo "$dir/${m##*/}.ko:/twheel/criu/${m##*/}.ko"
+	done
 }
 
 initramfs() {

@@ -581,6 +581,69 @@ twheelctl_clock_test() {
 		--every 50ms --delay-mode --count 3
 }
 
+# CRIU in this guest (distro kernels: the socket diag modules, nf_tables,
+# tun and veth its probes want are loaded from the initramfs): a process
+# holding a /dev/twheel of 1,000 timers of every kind (twheel_test's
+# checkpoint_restore child, TWHEEL_CR_MAKE) is dumped with twheel's plugin
+# (which kills it), restored first with twheel unloaded (must fail), then
+# loaded, and it checks its own timers (cr_verify()).
+criu_test() {
+	local d=/tmp/criu pid st t
+	step "criu"
+	[ -x /usr/sbin/criu ] || { result skip criu "no criu on the host (apt-get install criu)"; return; }
+	[ -f /usr/lib/criu/twheel_criu.so ] || { result skip criu "twheel_criu.so not built"; return; }
+	# ns_last_pid is there with CONFIG_CHECKPOINT_RESTORE, which the
+	# debug and 7.2 kernels built here leave out (tinyconfig and fragments).
+	[ -e /proc/sys/kernel/ns_last_pid ] ||
+		{ result skip criu "no CONFIG_CHECKPOINT_RESTORE (twheel_test checkpoint_restore covers the dump and restore)"; return; }
+	mkdir -p $d/img
+	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+	for m in inet_diag tcp_diag udp_diag raw_diag unix_diag netlink_diag af_packet_diag \
+		crc32c_generic libcrc32c nfnetlink nf_tables tun veth; do
+		[ ! -f "/twheel/criu/$m.ko" ] || insmod "/twheel/criu/$m.ko" 2>/dev/null
+	done
+	# Its output is in a file the dump does not see (criu checks sizes).
+	setsid env TWHEEL_CR_MAKE=$d/want /bin/twheel_test </dev/null >/dev/null 2>&1 &
+	pid=$!
+	wait_for 60 test -f $d/want.ready ||
+		{ result "not ok" criu "the process did not set up its timers"; return 1; }
+	uptime_ms; t=$up_ms
+	criu dump -t "$pid" -D $d/img -L /usr/lib/criu -v4 -o dump.log
+	st=$?
+	uptime_ms
+	echo "# criu: dump of 1000 timers took $((up_ms - t)) ms, images $(du -sk $d/img | cut -f1) KiB"
+	grep -i "twheel_criu\|Error (" $d/img/dump.log | grep -v "util.c:642" | head -20 |
+		sed 's/^/# criu dump: /'
+	[ "$st" = 0 ] || { result "not ok" criu "criu dump exited $st"; return 1; }
+	rmmod twheel
+	criu restore -D $d/img -L /usr/lib/criu -v4 -o restore-nomod.log -d
+	st=$?
+	grep -i "twheel_criu\|Error" $d/img/restore-nomod.log | head -8 |
+		sed 's/^/# criu restore without twheel: /'
+	insmod /twheel/twheel.ko
+	if [ "$st" = 0 ] || kill -0 "$pid" 2>/dev/null; then
+		result "not ok" criu "criu restore without twheel loaded did not fail (status $st)"
+		kill -9 "$pid" 2>/dev/null
+		return 1
+	fi
+	wait_for 10 test -c /dev/twheel
+	uptime_ms; t=$up_ms
+	criu restore -D $d/img -L /usr/lib/criu -v4 -o restore.log -d
+	st=$?
+	uptime_ms
+	echo "# criu: restore took $((up_ms - t)) ms"
+	grep -i "twheel_criu\|Error" $d/img/restore.log | head -20 | sed 's/^/# criu restore: /'
+	[ "$st" = 0 ] || { result "not ok" criu "criu restore exited $st"; return 1; }
+	kill -USR1 "$pid"
+	wait_for 60 test -f $d/want.result || true
+	sed 's/^/# /' $d/want.out 2>/dev/null
+	if [ "$(cat $d/want.result 2>/dev/null)" = 0 ]; then
+		result ok criu
+	else
+		result "not ok" criu "the restored process's check: $(cat $d/want.result 2>/dev/null || echo none)"
+	fi
+}
+
 mode_check() {
 	step "twheel.ko"
 	run insmod-twheel 60 insmod /twheel/twheel.ko || return
@@ -592,6 +655,7 @@ mode_check() {
 		run libtwheel-example 60 /bin/libtwheel_example
 		# twheelctl on the other clocks: periodic timers run to --count.
 		! want twheelctl-clock || twheelctl_clock_test
+		! want criu || criu_test
 		abuse_tests
 	fi
 	# fail-nth in the core half: the two then take about as long.
