@@ -431,9 +431,12 @@ static long twheel_fd_ioctl(struct file *file, unsigned int cmd,
 	 */
 	if (unlikely(twheel_fd_ring_busy(tf)) && cmd != TWHEEL_IOC_RING_ENTER)
 		twheel_fd_ring_enter(tf);
-	/* Restoring: only what takes no slot from the table (fd_cr.c). */
-	if (unlikely(READ_ONCE(tf->restoring)))
-		return twheel_fd_ioc_restoring(tf, cmd, argp);
+	/* Restore mode (fd_cr.c): nothing that changes the id table. */
+	if (unlikely(READ_ONCE(tf->restoring)) &&
+	    (cmd == TWHEEL_IOC_SCHEDULE || cmd == TWHEEL_IOC_MODIFY ||
+	     cmd == TWHEEL_IOC_CANCEL || cmd == TWHEEL_IOC_BATCH ||
+	     cmd == TWHEEL_IOC_RING_ENTER))
+		return -EBUSY;
 	switch (cmd) {
 	case TWHEEL_IOC_SCHEDULE:
 		return twheel_fd_ioc_schedule(tf, argp);

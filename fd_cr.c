@@ -468,27 +468,3 @@ long twheel_fd_ioc_restore(struct twheel_fd *tf,
 	kfree(buf);
 	return n ? n : err;
 }
-
-/**
- * twheel_fd_ioc_restoring - an ioctl of a file in restore mode
- * @tf: the file
- * @cmd: the ioctl
- * @argp: its argument
- *
- * Context: process context.
- * Return: that of the ioctls that take no slot; -EBUSY for the others.
- */
-long twheel_fd_ioc_restoring(struct twheel_fd *tf, unsigned int cmd,
-			     void __user *argp)
-{
-	switch (cmd) {
-	case TWHEEL_IOC_DUMP:
-		return twheel_fd_ioc_dump(tf, argp);
-	case TWHEEL_IOC_RESTORE:
-		return twheel_fd_ioc_restore(tf, argp);
-	case TWHEEL_IOC_RING_STATE:
-		return twheel_fd_ioc_ring_state(tf, argp);
-	default:
-		return -EBUSY;
-	}
-}

@@ -11,7 +11,5 @@
 long twheel_fd_ioc_dump(struct twheel_fd *tf, struct twheel_dump __user *ud);
 long twheel_fd_ioc_restore(struct twheel_fd *tf,
 			   const struct twheel_restore __user *ur);
-long twheel_fd_ioc_restoring(struct twheel_fd *tf, unsigned int cmd,
-			     void __user *argp);
 
 #endif /* _TWHEEL_FD_CR_H */

@@ -367,6 +367,21 @@ static int twheel_fd_arm_clock_locked(struct twheel_fd_timer *ft,
 				     arm->cflags);
 }
 
+/* Takes a spare object for a new timer of the file: there must be one. */
+static __always_inline struct twheel_fd_timer *
+twheel_fd_take_spare_locked(struct twheel_fd *tf)
+{
+	struct twheel_fd_timer *ft;
+
+	lockdep_assert_held(&tf->lock);
+
+	ft = llist_entry(tf->spare.first, struct twheel_fd_timer, free_node);
+	tf->spare.first = ft->free_node.next;
+	WRITE_ONCE(tf->nspare, tf->nspare - 1);
+	tf->ntimers++;
+	return ft;
+}
+
 /*
  * TWHEEL_OP_SCHEDULE: on success, writes the new id to @spec->id and
  * returns 0. On failure nothing has changed. @prep_err is what
@@ -398,11 +413,7 @@ static int twheel_fd_schedule_locked(struct twheel_fd *tf,
 			return -ENOMEM;
 	}
 
-	ft = llist_entry(tf->spare.first, struct twheel_fd_timer, free_node);
-	tf->spare.first = ft->free_node.next;
-	WRITE_ONCE(tf->nspare, tf->nspare - 1);
-	tf->ntimers++;
-
+	ft = twheel_fd_take_spare_locked(tf);
 	twheel_fd_table_insert(&tf->table, &ft->id);
 	ft->mode = arm.mode;
 	ft->user_data = spec->user_data;
@@ -1121,10 +1132,7 @@ static int twheel_fd_restore_locked(struct twheel_fd *tf,
 			return -ENOMEM;
 	}
 
-	ft = llist_entry(tf->spare.first, struct twheel_fd_timer, free_node);
-	tf->spare.first = ft->free_node.next;
-	WRITE_ONCE(tf->nspare, tf->nspare - 1);
-	tf->ntimers++;
+	ft = twheel_fd_take_spare_locked(tf);
 	ft->id = st->id;
 	ft->mode = orphan ? TWHEEL_ONESHOT : arm.mode;
 	ft->user_data = st->user_data;
