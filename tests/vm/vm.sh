@@ -134,10 +134,14 @@ criu_modules() {
 		net/packet/af_packet_diag crypto/crc32c_generic lib/libcrc32c \
 		net/netfilter/nfnetlink net/netfilter/nf_tables drivers/net/tun \
 		drivers/net/veth; do
-		f=/lib/modules/$rel/kernel/$m.ko.xz
+		# 6.12's are xz-compressed, 6.1's not.
+		f=/lib/modules/$rel/kernel/$m.ko
+		if [ -f "$f.xz" ]; then
+			[ -f "$dir/${m##*/}.ko" ] || xz -dc "$f.xz" >"$dir/${m##*/}.ko"
+			f=$dir/${m##*/}.ko
+		fi
 		[ -f "$f" ] || continue
-		[ -f "$dir/${m##*/}.ko" ] || xz -dc "$f" >"$dir/${m##*/}.ko"
-		echo "$dir/${m##*/}.ko:/twheel/criu/${m##*/}.ko"
+		echo "$f:/twheel/criu/${m##*/}.ko"
 	done
 }
 

@@ -614,7 +614,11 @@ criu_test() {
 	echo "# criu: dump of 1000 timers took $((up_ms - t)) ms, images $(du -sk $d/img | cut -f1) KiB"
 	grep -i "twheel_criu\|Error (" $d/img/dump.log | grep -v "util.c:642" | head -20 |
 		sed 's/^/# criu dump: /'
-	[ "$st" = 0 ] || { result "not ok" criu "criu dump exited $st"; return 1; }
+	if [ "$st" != 0 ]; then
+		kill -9 "$pid" 2>/dev/null
+		result "not ok" criu "criu dump exited $st"
+		return 1
+	fi
 	rmmod twheel
 	criu restore -D $d/img -L /usr/lib/criu -v4 -o restore-nomod.log -d
 	st=$?
