@@ -509,7 +509,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 				if (!w->precise.n)
 					break;
 				later = ktime_get();
-				t = tw_precise_pop_due(w, later);
+				t = tw_wheel_pop_precise(w, later);
 				if (!t)
 					break;
 				empty = false;
@@ -604,7 +604,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 						   tc->precise_floor));
 	}
 	tw_program_run_end(tc, next);
-	/* Timers this run moved to the hard heap (tw_precise_file()). */
+	/* Timers this run moved to the hard heap (tw_wheel_file_precise()). */
 	tw_program_hard(tc, tw_precise_next_kind(&w->precise,
 						 TW_PRECISE_HARD));
 	tw_irq_enable_wake(tc);
@@ -639,7 +639,7 @@ enum hrtimer_restart tw_hard_fn(struct hrtimer *hrt)
 	tc->hard_programmed = KTIME_MAX;
 	now = ktime_get();
 	/* An earlier @now is never early: a timer due since waits for the next. */
-	while (budget && (t = tw_precise_pop_hard(w, now))) {
+	while (budget && (t = tw_wheel_pop_hard(w, now))) {
 		budget--;
 		if (!tw_claim(tc, t, &shot))
 			continue;
