@@ -894,8 +894,12 @@ class Report(Raw):
                        "vs peer"], grid)
 
     def report(self, elapsed, parts="main scale"):
-        m, info = self.meta, self.find(0, part="main") or {}
-        head = (f"twheel benchmarks, {m.get('date', '?')}, kernel {m.get('kernel', '?')}, "
+        # The main part's guest line, else (a run of other parts) the first one.
+        m = self.meta
+        info = self.find(0, part="main") or next(
+            (g for _, g in self.select(0) if "kernel" in g and "cpus" in g), {})
+        kernel = (info.get("kernel") or [m.get("kernel", "?")])[0]
+        head = (f"twheel benchmarks, {m.get('date', '?')}, kernel {kernel}, "
                 f"accelerator {m.get('accel', '?')}, commit {m.get('commit', '?')}")
         vm = (f"guest: {num(med(info.get('cpus')))} vCPUs, "
               f"{num((med(info.get('mem_kib')) or 0) / 1024)} MiB, clocksource "
