@@ -475,7 +475,7 @@ static int twheel_fd_open(struct inode *inode, struct file *file)
 		kfree(tf);
 		return -ENOMEM;
 	}
-	tf->precise_held = twheel_user_precise_held(tf->user);
+	tf->share.held = twheel_user_precise_held(tf->user);
 	/* As RLIMIT_* are: root may exceed the per-user cap. */
 	tf->cap_exempt = capable(CAP_SYS_RESOURCE);
 	/* As timerfd_create() asks for alarm clocks, once (see uapi/twheel.h). */

@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * twheel: the core's private declarations, shared by its four files:
+ * twheel: the core's private declarations, shared by its five files:
  *
- *   twheel.c   the per-CPU wheels' data, submission (the lock-free hand-off
- *              between CPUs), arming and cancelling: the API's entry point;
- *              the design, the state machine and who owns what are at its top
+ *   twheel.c   the per-CPU wheels' data, arming and cancelling, the
+ *              timers' initialisers: the API's entry point; the design,
+ *              the state machine and who owns what are at its top
+ *   submit.c   submission (the lock-free hand-off between CPUs, the kick
+ *              and the courier, the owner's drain) and waking waiters
  *   sync.c     waiting for a timer (twheel_cancel_sync()) and for groups
- *   expiry.c   a wheel's run: the hrtimer's softirq, the kick IPI, callbacks
+ *   expiry.c   a wheel's run: the hrtimer's softirq, the kick IPI,
+ *              callbacks, work timers
  *   cpu.c      CPU hotplug, the statistics, module load and unload
  *
+ * They call each other in one direction only: cpu.c calls expiry.c,
+ * sync.c and expiry.c call twheel.c, and all of them call submit.c, the
+ * lowest, which calls only the wheel (wheel.h, below it precise.h).
  * What the arming and cancel paths use on every call is inline here.
  */
 #ifndef _TWHEEL_CORE_H
@@ -20,6 +26,7 @@
 #include <linux/lockdep.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
+#include <linux/string.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -200,16 +207,19 @@ struct twheel_cpu {
 DECLARE_PER_CPU(struct twheel_cpu, twheel_cpus);
 
 /*
- * twheel.c: waiters of twheel_cancel_sync() and of the group waits sleep on
+ * submit.c: waiters of twheel_cancel_sync() and of the group waits sleep on
  * tw_idle_wq until the timer they wait for lets go of TW_HELD and
  * TW_RUNNING; tw_wake_work wakes them for a CPU going offline.
  */
 extern struct wait_queue_head tw_idle_wq;
 extern struct work_struct tw_wake_work;
 
-/* cpu.c: module unload has begun: a run no longer defers (tw_hrtimer_fn()). */
+/*
+ * Module unload has begun: a run no longer defers (tw_hrtimer_fn()). In
+ * twheel.c with the rest of the core's data, set by cpu.c, as is:
+ */
 extern bool tw_stopping;
-/* cpu.c: per-CPU workqueue of work timers' callbacks and deferred runs. */
+/* the per-CPU workqueue of work timers' callbacks and deferred runs. */
 extern struct workqueue_struct *twheel_wq;
 
 /* ---------------------------------------------------------------------
@@ -375,7 +385,7 @@ static inline u64 tw_period(struct twheel_timer *t, u8 mode)
 	return mode == TWHEEL_ONESHOT ? 0 : READ_ONCE(*tw_period_slot(t));
 }
 
-/* twheel.c: submission (see there) */
+/* submit.c: submission and waking waiters (see there) */
 void tw_wake_waiters_slow(struct twheel_timer *t);
 
 /*
@@ -392,6 +402,7 @@ static inline void tw_wake_waiters(struct twheel_timer *t, unsigned long old)
 void tw_irq_enable_wake(struct twheel_cpu *tc);
 void tw_kick(int cpu);
 enum hrtimer_restart tw_courier_fn(struct hrtimer *hrt);
+void tw_push_far(struct twheel_cpu *tc, int cpu, ktime_t expires);
 void tw_push_list(struct llist_node *first, struct llist_node *last, int cpu,
 		  bool kick);
 
@@ -403,12 +414,27 @@ static inline void tw_push(struct twheel_timer *t, int cpu, bool kick)
 
 void tw_release(struct twheel_timer *t);
 void tw_drain(struct twheel_cpu *tc, unsigned int *budget);
+
+/* twheel.c: arming and cancelling */
 int tw_publish_next(struct twheel_timer *t, int want);
 bool tw_cancel_refusing(struct twheel_timer *t, unsigned long *oldp,
 			unsigned long refuse);
 
+/* Set up a timer for its initialiser (twheel.c, and expiry.c's work timer). */
+static inline void tw_timer_setup(struct twheel_timer *timer, twheel_fn_t func,
+				  unsigned int flags, const char *name,
+				  struct lock_class_key *key)
+{
+	memset(timer, 0, sizeof(*timer));
+	INIT_LIST_HEAD(&timer->entry);
+	timer->func = func;
+	timer->flags = flags;
+	timer->target_cpu = TWHEEL_ANY_CPU;
+	timer->bucket = TW_NO_BUCKET;
+	lockdep_init_map(&timer->lockdep_map, name, key, 0);
+}
+
 /* expiry.c: a wheel's run */
-void tw_work_fn(struct work_struct *work);
 void tw_resume_fn(struct work_struct *work);
 enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt);
 enum hrtimer_restart tw_hard_fn(struct hrtimer *hrt);

@@ -21,8 +21,6 @@
 #include "internal.h"
 
 static enum cpuhp_state twheel_hp_state;
-bool tw_stopping;
-struct workqueue_struct *twheel_wq;
 static struct dentry *twheel_debugfs;
 
 /* ---------------------------------------------------------------------

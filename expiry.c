@@ -12,6 +12,7 @@
  * bounded by count, the run also by time: see "Bounded work" at the top of
  * twheel.c, where the state bits and the owners are too.
  */
+#include <linux/export.h>
 #include <linux/hrtimer.h>
 #include <linux/lockdep.h>
 #include <linux/math64.h>
@@ -255,7 +256,8 @@ static __always_inline void tw_run_callback(struct twheel_cpu *tc,
 	tw_finish(t, shot, missed);
 }
 
-void tw_work_fn(struct work_struct *work)
+/* A work timer's work: its callback, in process context. */
+static void tw_work_fn(struct work_struct *work)
 {
 	struct twheel_work_timer *wt =
 		container_of(work, struct twheel_work_timer, work);
@@ -271,6 +273,29 @@ void tw_work_fn(struct work_struct *work)
 
 	tw_run_callback(NULL, false, &wt->timer, &shot);
 }
+
+/**
+ * __twheel_work_timer_init - initialise a work timer; use
+ *	twheel_work_timer_init()
+ * @wt: the timer
+ * @func: the callback, run in process context
+ * @name: lockdep name
+ * @key: lockdep class
+ *
+ * Here, beside its work function, rather than with the other initialisers
+ * in twheel.c: the arming code calls nothing of the run's.
+ *
+ * Context: any context; the timer must not be in use.
+ */
+void __twheel_work_timer_init(struct twheel_work_timer *wt, twheel_fn_t func,
+			      const char *name, struct lock_class_key *key)
+{
+	tw_timer_setup(&wt->timer, func, TWHEEL_F_PROCESS | TWHEEL_F_PERIODIC,
+		       name, key);
+	wt->period = 0;
+	INIT_WORK(&wt->work, tw_work_fn);
+}
+EXPORT_SYMBOL_GPL(__twheel_work_timer_init);
 
 /* Owner, TW_RUNNING claimed: hand the expiry to the workqueue. */
 static void tw_queue_work(struct twheel_timer *t, const struct tw_shot *shot)
@@ -509,7 +534,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 				if (!w->precise.n)
 					break;
 				later = ktime_get();
-				t = tw_precise_pop_due(w, later);
+				t = tw_wheel_pop_precise(w, later);
 				if (!t)
 					break;
 				empty = false;
@@ -604,7 +629,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 						   tc->precise_floor));
 	}
 	tw_program_run_end(tc, next);
-	/* Timers this run moved to the hard heap (tw_precise_file()). */
+	/* Timers this run moved to the hard heap (tw_wheel_file_precise()). */
 	tw_program_hard(tc, tw_precise_next_kind(&w->precise,
 						 TW_PRECISE_HARD));
 	tw_irq_enable_wake(tc);
@@ -639,7 +664,7 @@ enum hrtimer_restart tw_hard_fn(struct hrtimer *hrt)
 	tc->hard_programmed = KTIME_MAX;
 	now = ktime_get();
 	/* An earlier @now is never early: a timer due since waits for the next. */
-	while (budget && (t = tw_precise_pop_hard(w, now))) {
+	while (budget && (t = tw_wheel_pop_hard(w, now))) {
 		budget--;
 		if (!tw_claim(tc, t, &shot))
 			continue;

@@ -74,9 +74,10 @@ struct twheel_user;
  * @max_timers: the cap on @ntimers and on the table's slots; set at open,
  *	constant afterwards
  * @user: the user charged for this file's units; constant
- * @precise_held: the user's count, per CPU, of the entries its timers hold
- *	in that CPU's precise user heap (precise.c), reached from a timer of
- *	the file there (%TW_F_SHARED); constant, the user's own
+ * @share: the user's count, per CPU, of the entries its timers hold in
+ *	that CPU's precise user heap (precise.c), reached from a timer of the
+ *	file there (%TW_F_SHARED, struct tw_shared_timer); constant, the
+ *	user's own
  * @cap_exempt: the opener had CAP_SYS_RESOURCE: the per-user cap does not
  *	apply (the per-file and global caps do); constant
  * @wake_alarm: the opener had CAP_WAKE_ALARM: timers on the alarm clocks
@@ -153,7 +154,7 @@ struct twheel_fd {
 	struct twheel_fd_table	table;
 	unsigned int		max_timers;
 	struct twheel_user	*user;
-	unsigned int __percpu	*precise_held;
+	struct tw_share		share;
 	bool			cap_exempt;
 	bool			wake_alarm;
 	bool			restoring;
@@ -237,7 +238,10 @@ struct twheel_fd_rec {
  *	tf->lock, by read()'s settling of an in_flight timer under
  *	tf->ctl_mutex, which the ops under tf->lock alone leave alone
  * @pt: the same timer as a periodic one (room for the core's period copy)
- * @tf: the file the timer belongs to; constant
+ * @shared: the same timer as the core's precise stage sees it (struct
+ *	tw_shared_timer, %TW_F_SHARED): shared.share is the share of the
+ *	file the timer belongs to, tf->share, so that twheel_fd_of() gives
+ *	that file; constant
  * @id: its id (see fd_table.h); set before it becomes live, constant until
  *	the object is recycled
  * @user_data: the latest one given by SCHEDULE or MODIFY; under tf->lock
@@ -288,8 +292,8 @@ struct twheel_fd_timer {
 	union {		/* @timer is what the code passes; @pt gives a period */
 		struct twheel_timer		timer;
 		struct twheel_periodic_timer	pt;
+		struct tw_shared_timer		shared;
 	};
-	struct twheel_fd	*tf;
 	u64			id;
 	union {
 		u64			user_data;
@@ -313,6 +317,13 @@ struct twheel_fd_timer {
 static_assert(sizeof(struct twheel_fd_timer) <= 112);
 #endif
 
+/* The file a timer belongs to: its share is that file's (@shared). */
+static __always_inline struct twheel_fd *
+twheel_fd_of(const struct twheel_fd_timer *ft)
+{
+	return container_of(ft->shared.share, struct twheel_fd, share);
+}
+
 /* The timer of a live id, or NULL (fd_table.h: the table keeps &ft->id). */
 static __always_inline struct twheel_fd_timer *
 twheel_fd_lookup(const struct twheel_fd *tf, u64 id)
@@ -331,7 +342,7 @@ twheel_fd_lookup(const struct twheel_fd *tf, u64 id)
  */
 static __always_inline u64 twheel_fd_period(const struct twheel_fd_timer *ft)
 {
-	lockdep_assert_held(&ft->tf->lock);
+	lockdep_assert_held(&twheel_fd_of(ft)->lock);
 	return READ_ONCE(ft->pt.period);
 }
 

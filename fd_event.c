@@ -67,7 +67,7 @@ static void twheel_fd_park_locked(struct twheel_fd_timer *ft, u64 missed)
 {
 	u64 next;
 
-	lockdep_assert_held(&ft->tf->lock);
+	lockdep_assert_held(&twheel_fd_of(ft)->lock);
 
 	/* False if MODIFY re-armed the timer since this expiry began. */
 	if (!twheel_cancel_running(&ft->timer))
@@ -91,7 +91,7 @@ static void twheel_fd_park_locked(struct twheel_fd_timer *ft, u64 missed)
  */
 static void twheel_fd_clock_end_locked(struct twheel_fd_timer *ft)
 {
-	lockdep_assert_held(&ft->tf->lock);
+	lockdep_assert_held(&twheel_fd_of(ft)->lock);
 
 	/* Read under ctl_mutex alone by twheel_fd_settle(): see @mode. */
 	WRITE_ONCE(ft->mode, TWHEEL_ONESHOT);
@@ -107,7 +107,7 @@ static noinline void twheel_fd_catch_up_clock_locked(struct twheel_fd_timer *ft)
 {
 	struct twheel_clock_expiry ex;
 
-	lockdep_assert_held(&ft->tf->lock);
+	lockdep_assert_held(&twheel_fd_of(ft)->lock);
 
 	switch (twheel_clock_link_catch_up(ft->rec->clk, &ex)) {
 	case TWHEEL_CLOCK_SET:
@@ -135,7 +135,7 @@ static void twheel_fd_catch_up_locked(struct twheel_fd_timer *ft)
 {
 	u64 now, n, next, period;
 
-	lockdep_assert_held(&ft->tf->lock);
+	lockdep_assert_held(&twheel_fd_of(ft)->lock);
 
 	if (unlikely(ft->clock)) {
 		twheel_fd_catch_up_clock_locked(ft);
@@ -344,7 +344,7 @@ void twheel_fd_expire(struct twheel_timer *timer, u64 missed)
 {
 	struct twheel_fd_timer *ft = container_of(timer, struct twheel_fd_timer,
 						  timer);
-	struct twheel_fd *tf = ft->tf;
+	struct twheel_fd *tf = twheel_fd_of(ft);
 	struct twheel_fd_rec *rec;
 	u64 n = twheel_fd_sat_add(missed, 1);
 	bool unread;

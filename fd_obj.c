@@ -290,7 +290,7 @@ void twheel_fd_timer_destroy(struct twheel_fd *tf, struct twheel_fd_timer *ft)
  */
 void twheel_fd_clock_put(struct twheel_fd_timer *ft)
 {
-	lockdep_assert_held(&ft->tf->lock);
+	lockdep_assert_held(&twheel_fd_of(ft)->lock);
 
 	twheel_clock_link_unlink(ft->rec->clk);
 	kfree(ft->rec->clk);
@@ -606,7 +606,7 @@ void twheel_fd_caps_show(struct seq_file *m, const struct twheel_fd *tf)
 
 	/* A sum of counts each CPU changes on its own: a snapshot. */
 	for_each_possible_cpu(cpu)
-		held += READ_ONCE(*per_cpu_ptr(tf->precise_held, cpu));
+		held += READ_ONCE(*per_cpu_ptr(tf->share.held, cpu));
 	seq_printf(m, "twheel-user-precise:\t%u\n", held);
 	seq_printf(m, "twheel-precise-per-user:\t%u%s\n",
 		   READ_ONCE(tw_precise_per_user),

@@ -77,7 +77,7 @@ static __always_inline int twheel_fd_core_arm(struct twheel_fd_timer *ft,
 	unsigned long flags;
 	int ret;
 
-	lockdep_assert_held(&ft->tf->lock);
+	lockdep_assert_held(&twheel_fd_of(ft)->lock);
 	if (!IS_ENABLED(CONFIG_PREEMPT_RT))
 		return twheel_arm_irqsoff(&ft->timer, deadline, period, mode,
 					  slack);
@@ -94,7 +94,7 @@ static __always_inline bool twheel_fd_core_cancel(struct twheel_fd_timer *ft,
 	unsigned long flags;
 	bool ret;
 
-	lockdep_assert_held(&ft->tf->lock);
+	lockdep_assert_held(&twheel_fd_of(ft)->lock);
 	if (!IS_ENABLED(CONFIG_PREEMPT_RT))
 		return twheel_cancel_idle_irqsoff(&ft->timer, running);
 	local_irq_save(flags);
@@ -305,7 +305,7 @@ static int twheel_fd_prepare(struct twheel_fd *tf, unsigned int n)
 			ret = -ENOMEM;
 			break;
 		}
-		ft->tf = tf;
+		ft->shared.share = &tf->share;
 		/* Spare objects have no record (twheel_fd_recycle_locked()). */
 		ft->clock = false;
 		ft->cancelling = false;
@@ -343,8 +343,8 @@ static int twheel_fd_arm_clock_locked(struct twheel_fd_timer *ft,
 {
 	struct twheel_clock_link *link;
 
-	lockdep_assert_held(&ft->tf->ctl_mutex);
-	lockdep_assert_held(&ft->tf->lock);
+	lockdep_assert_held(&twheel_fd_of(ft)->ctl_mutex);
+	lockdep_assert_held(&twheel_fd_of(ft)->lock);
 
 	if (!ft->clock) {
 		if (list_empty(&pre->links))

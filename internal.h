@@ -31,11 +31,36 @@ void twheel_chardev_exit(void);
 /*
  * twheel_timer::flags: beside %TW_F_RATED, a timer of a file whose user
  * is held to a share of each CPU's precise user heap (precise.c): the
- * timer is the @timer of a struct twheel_fd_timer, whose file's
- * precise_held counts the user's entries. Set by chardev's files once at
- * init, unless the opener had CAP_SYS_RESOURCE (as the per-user cap).
+ * timer is the pt.timer of a struct tw_shared_timer, whose share counts
+ * the user's entries. Set by chardev's files once at init, unless the
+ * opener had CAP_SYS_RESOURCE (as the per-user cap).
  */
 #define TW_F_SHARED		0x40u
+
+/**
+ * struct tw_share - a user's share of the precise user heaps (precise.c)
+ * @held: per CPU, the entries of that CPU's user heap the user's timers
+ *	hold; changed only by the owner of that CPU's wheel
+ */
+struct tw_share {
+	unsigned int __percpu	*held;
+};
+
+/**
+ * struct tw_shared_timer - how the core sees a %TW_F_SHARED timer
+ * @pt: the timer, as its owner embeds it (the core is given &pt.timer)
+ * @share: its user's share; set before the first arming, constant
+ *	while the timer lives
+ *
+ * The precise stage reaches a user's count through these core types
+ * alone: /dev/twheel's timer (struct twheel_fd_timer, fd.h) has this
+ * layout as one view of its first member, so the core includes nothing
+ * of the chardev.
+ */
+struct tw_shared_timer {
+	struct twheel_periodic_timer	pt;
+	struct tw_share			*share;
+};
 
 /* twheel.c, for fd_ops.c's hot paths, interrupts off (see there) */
 bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running);

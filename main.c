@@ -2,8 +2,9 @@
 /*
  * twheel: the module's entry point.
  *
- * The core (twheel.c and wheel.c: the wheels and the exported API) comes up
- * first and goes down last; then the clock listener (clock.c: timers on
+ * The core (twheel.c and the files core.h lists, with wheel.c and
+ * precise.c: the wheels and the exported API) comes up first and goes
+ * down last; then the clock listener (clock.c: timers on
  * CLOCK_REALTIME and CLOCK_BOOTTIME); /dev/twheel (chardev.c) is one user of that API
  * and is registered only once the core can arm timers. Neither calls the
  * other's init or exit.

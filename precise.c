@@ -11,6 +11,12 @@
  * bucket does. Every operation is O(log TW_PRECISE_MAX), 12 steps at
  * most, whatever the number of timers pending.
  *
+ * The stage is below the wheel and calls nothing of it: the wheel
+ * (wheel.c, wheel.h) decides when a timer comes here (tw_wheel_link_precise(),
+ * tw_wheel_file_precise()), and accounts for what leaves (its bucket
+ * and its count of linked timers); a heap full or a share held makes
+ * tw_precise_add() return 0, and the wheel keeps the timer itself.
+ *
  * A fair share of the user heap. Its TW_PRECISE_MAX entries per CPU serve
  * every user of /dev/twheel together, so without a share one user's
  * slack-0 timers due within the same two ticks on a CPU (4,096 of them,
@@ -26,13 +32,15 @@
  * take a share of each heap, never more of one.
  *
  * The count. Each user has an unsigned int per CPU (alloc_percpu(),
- * fd_obj.c), and each file a copy of its pointer (twheel_fd::precise_held,
- * set at open): a timer of the chardev's (%TW_F_SHARED, set once when its
- * object is made) reaches its count through the file its object belongs
- * to, two loads from memory its expiry touches anyway, and the entry of
- * this stage's CPU (tw_precise::cpu). Only the owner of the wheel changes
- * it, under the wheel's serialisation, so it is a plain increment in
- * tw_heap_add() and a decrement in tw_precise_del(): no atomic, no shared
+ * fd_obj.c), and each file a copy of its pointer in its struct tw_share
+ * (twheel_fd::share, set at open): a %TW_F_SHARED timer (the chardev's,
+ * set once when its object is made) is the timer of a struct
+ * tw_shared_timer (internal.h), which points at that share: two loads
+ * from memory its expiry touches anyway, and the entry of this stage's
+ * CPU (tw_precise::cpu). So the stage knows the core's types only, not
+ * the chardev's. Only the owner of the wheel changes the count, under
+ * the wheel's serialisation, so it is a plain increment in
+ * tw_precise_add() and a decrement in tw_precise_del(): no atomic, no shared
  * cache line between CPUs, and nothing at all for the kernel's timers or
  * a timer with the default slack, which never enter the heap's code. Every
  * way a timer leaves a heap (its expiry, tw_precise_pop_due() and
@@ -66,9 +74,8 @@
 
 #include "twheel.h"
 #include "internal.h"
-#include "wheel.h"
+#include "tw_list.h"
 #include "precise.h"
-#include "fd.h"
 
 /* Most entries of each CPU's user heap one user holds (see above). */
 unsigned int tw_precise_per_user = TW_PRECISE_MAX / 4;
@@ -249,24 +256,30 @@ tw_heap_of(struct tw_precise *p, const struct twheel_timer *t)
 
 /*
  * The count of entries of this stage's user heap that the user of @t, a
- * %TW_F_SHARED timer, holds: its file's, on the stage's CPU.
+ * %TW_F_SHARED timer, holds: its share's (struct tw_shared_timer), on the
+ * stage's CPU.
  */
 static __always_inline unsigned int *
 tw_share_held(const struct tw_precise *p, const struct twheel_timer *t)
 {
-	const struct twheel_fd_timer *ft;
+	const struct tw_shared_timer *st;
 
-	ft = container_of(t, struct twheel_fd_timer, timer);
-	return per_cpu_ptr(ft->tf->precise_held, p->cpu);
+	st = container_of(t, struct tw_shared_timer, pt.timer);
+	return per_cpu_ptr(st->share->held, p->cpu);
 }
 
-/*
- * Put @t, unlinked and counted, in its heap. Return: its key, or 0 when
- * that heap is full, or its user holds its share of it.
+/**
+ * tw_precise_add - put a timer in its heap
+ * @p: the stage
+ * @t: an unlinked timer; t->expires is its deadline, t->mode its slack
+ * @gran: the wheel's tick, ns (what the default slack class stands for)
+ *
+ * Return: its key (the latest time it may fire), or 0 when its heap is
+ * full, or its user holds its share of it: the caller then files it
+ * elsewhere (the wheel keeps its precision).
  */
-static u64 tw_heap_add(struct tw_wheel *w, struct twheel_timer *t)
+u64 tw_precise_add(struct tw_precise *p, struct twheel_timer *t, u64 gran)
 {
-	struct tw_precise *p = &w->precise;
 	struct tw_precise_heap *h = tw_heap_of(p, t);
 	u64 key, expires = READ_ONCE(t->expires);
 	unsigned int class = READ_ONCE(t->mode) >> TW_SLACK_SHIFT;
@@ -280,7 +293,7 @@ static u64 tw_heap_add(struct tw_wheel *w, struct twheel_timer *t)
 			return 0;
 		WRITE_ONCE(*held, *held + 1);
 	}
-	if (check_add_overflow(expires, tw_class_slack(w->gran, class), &key) ||
+	if (check_add_overflow(expires, tw_class_slack(gran, class), &key) ||
 	    key > KTIME_MAX)
 		key = KTIME_MAX;
 	h->slot[h->n].key = key;
@@ -290,68 +303,19 @@ static u64 tw_heap_add(struct tw_wheel *w, struct twheel_timer *t)
 	p->n++;
 	return key;
 }
+EXPORT_SYMBOL_IF_KUNIT(tw_precise_add);
 
 /**
- * tw_precise_link - link a precise timer by its deadline
- * @w: the wheel
- * @t: an unlinked timer; t->expires is its deadline, t->mode its slack
- *
- * A deadline two ticks away or more goes to the wheel for the tick
- * before its own (tw_precise_tick(): tw_wheel_pop_next() brings it here
- * when that tick comes); one that has passed to the expired list; one
- * within this tick or the next to the heap. With the heap full, or its
- * user's share of it held, the timer keeps the wheel's precision (each
- * heap fills on its own).
- *
- * Return: the time, ns, by which the wheel must next look at @t.
- */
-ktime_t tw_precise_link(struct tw_wheel *w, struct twheel_timer *t)
-{
-	u64 expires = READ_ONCE(t->expires), tick = tw_precise_tick(w, expires);
-	u64 key;
-
-	w->count++;
-	if (tick > w->clk)
-		return tw_wheel_tick_time(w, tw_link_tick(w, t, tick));
-	if (tw_tick_of(w, expires) > w->clk) {
-		key = tw_heap_add(w, t);
-		if (key)
-			return key;
-	}
-	return tw_wheel_tick_time(w, tw_link_tick(w, t, tw_tick_of(w, expires)));
-}
-EXPORT_SYMBOL_IF_KUNIT(tw_precise_link);
-
-/**
- * tw_precise_file - move a timer to the precise stage
- * @w: the wheel
- * @t: a timer just taken off the expired list (tw_wheel_pop_due()), its
- *	deadline still to come
- *
- * To the heap; with the heap full or its user's share of it held, back
- * to the wheel for its deadline's tick rounded up, at most one tick late
- * as every other timer is.
- */
-void tw_precise_file(struct tw_wheel *w, struct twheel_timer *t)
-{
-	w->count++;
-	if (tw_heap_add(w, t))
-		return;
-	tw_link_tick(w, t, tw_tick_of(w, READ_ONCE(t->expires)));
-}
-EXPORT_SYMBOL_IF_KUNIT(tw_precise_file);
-
-/**
- * tw_precise_del - take a timer out of the heap
- * @w: the wheel
- * @t: a timer in one of @w's heaps (its bucket is that heap's base plus
+ * tw_precise_del - take a timer out of its heap
+ * @p: the stage
+ * @t: a timer in one of @p's heaps (its bucket is that heap's base plus
  *	its index)
  *
- * For tw_wheel_unlink(), which resets the bucket and the count.
+ * For the wheel (tw_wheel_unlink(), tw_wheel_took()), which resets the
+ * bucket and its count of linked timers.
  */
-void tw_precise_del(struct tw_wheel *w, struct twheel_timer *t)
+void tw_precise_del(struct tw_precise *p, struct twheel_timer *t)
 {
-	struct tw_precise *p = &w->precise;
 	unsigned int b = t->bucket - TW_PRECISE_BASE;
 
 	tw_heap_remove(&p->heap[b / TW_PRECISE_MAX], b % TW_PRECISE_MAX);
@@ -367,7 +331,7 @@ EXPORT_SYMBOL_IF_KUNIT(tw_precise_del);
 
 /**
  * tw_precise_pop_due - take a heap's first timer if its deadline came
- * @w: the wheel
+ * @p: the stage
  * @now_ns: the current time
  *
  * As hrtimer takes the first timer of its queue if its soft expiry came:
@@ -376,11 +340,10 @@ EXPORT_SYMBOL_IF_KUNIT(tw_precise_del);
  * timers whose deadline came, the one with the earlier key; the hard heap
  * is tw_precise_pop_hard()'s.
  *
- * Return: the timer, unlinked and uncounted, or NULL.
+ * Return: the timer, out of its heap (tw_precise_del()), or NULL.
  */
-struct twheel_timer *tw_precise_pop_due(struct tw_wheel *w, u64 now_ns)
+struct twheel_timer *tw_precise_pop_due(struct tw_precise *p, u64 now_ns)
 {
-	struct tw_precise *p = &w->precise;
 	const struct tw_precise_slot *best = NULL;
 	struct twheel_timer *t;
 	unsigned int k;
@@ -396,7 +359,7 @@ struct twheel_timer *tw_precise_pop_due(struct tw_wheel *w, u64 now_ns)
 	if (!best)
 		return NULL;
 	t = best->t;
-	tw_wheel_unlink(w, t);
+	tw_precise_del(p, t);
 	return t;
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_precise_pop_due);
@@ -404,35 +367,35 @@ EXPORT_SYMBOL_IF_KUNIT(tw_precise_pop_due);
 /**
  * tw_precise_pop_hard - take the hard heap's first timer if its deadline
  *	came
- * @w: the wheel
+ * @p: the stage
  * @now_ns: the current time
  *
  * As tw_precise_pop_due(), for the heap of %TWHEEL_F_HARDIRQ timers.
  *
- * Return: the timer, unlinked and uncounted, or NULL.
+ * Return: the timer, out of its heap (tw_precise_del()), or NULL.
  */
-struct twheel_timer *tw_precise_pop_hard(struct tw_wheel *w, u64 now_ns)
+struct twheel_timer *tw_precise_pop_hard(struct tw_precise *p, u64 now_ns)
 {
-	const struct tw_precise_heap *h = &w->precise.heap[TW_PRECISE_HARD];
+	const struct tw_precise_heap *h = &p->heap[TW_PRECISE_HARD];
 	struct twheel_timer *t;
 
 	if (!h->n || READ_ONCE(h->slot[0].t->expires) > now_ns)
 		return NULL;
 	t = h->slot[0].t;
-	tw_wheel_unlink(w, t);
+	tw_precise_del(p, t);
 	return t;
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_precise_pop_hard);
 
 /**
  * tw_precise_pop_any - take any timer out of the heap, for emptying it
- * @w: the wheel
+ * @p: the stage
  *
- * Return: the timer, unlinked and uncounted, or NULL if the heap is empty.
+ * Return: the timer, out of its heap (tw_precise_del()), or NULL if the
+ * stage is empty.
  */
-struct twheel_timer *tw_precise_pop_any(struct tw_wheel *w)
+struct twheel_timer *tw_precise_pop_any(struct tw_precise *p)
 {
-	struct tw_precise *p = &w->precise;
 	struct tw_precise_heap *h;
 	struct twheel_timer *t;
 
@@ -442,7 +405,7 @@ struct twheel_timer *tw_precise_pop_any(struct tw_wheel *w)
 		;
 	/* The last slot: nothing to sift. */
 	t = h->slot[h->n - 1].t;
-	tw_wheel_unlink(w, t);
+	tw_precise_del(p, t);
 	return t;
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_precise_pop_any);

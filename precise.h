@@ -12,7 +12,10 @@
  * (hrtimer's own rule for ranges), and a run takes from the heap every
  * timer at its top whose deadline has come: coalesced within their slack,
  * never early. Like the rest of the wheel, no clocks, no CPUs, no locks:
- * time is an argument; the owner serialises every call.
+ * time is an argument; the owner serialises every call. The stage is the
+ * wheel's lowest layer: it knows nothing of the wheel (wheel.h calls it,
+ * never the other way) nor of /dev/twheel (a user's share is reached
+ * through the core's struct tw_shared_timer, internal.h).
  *
  * The stage has three heaps: one for the kernel's callers, one for the
  * timers of /dev/twheel (%TW_F_RATED), so that the core can space the runs
@@ -21,7 +24,8 @@
  * and one for the kernel's timers whose callbacks may run in hard
  * interrupt context (%TWHEEL_F_HARDIRQ), which the core fires from a hard
  * hrtimer of its own (tw_hard_fn()): tw_precise_pop_due() and
- * tw_precise_next() leave that heap to tw_precise_pop_hard().
+ * tw_precise_next() leave that heap to tw_precise_pop_hard() (the wheel's
+ * tw_wheel_pop_hard()).
  * Each holds at most TW_PRECISE_MAX timers: past that, a timer keeps the
  * wheel's precision (at most one tick late, never early), so no user makes
  * a section with interrupts off longer than log2(TW_PRECISE_MAX) steps of
@@ -39,7 +43,6 @@
 #include <linux/types.h>
 
 struct twheel_timer;
-struct tw_wheel;
 
 /* Most timers in one heap of a wheel: 12 levels, 64 KiB per CPU each. */
 #define TW_PRECISE_MAX		4096
@@ -114,12 +117,11 @@ int tw_precise_init(struct tw_precise *p, int node);
 void tw_precise_free(struct tw_precise *p);
 u64 tw_slack_class(u64 gran, u64 slack_ns);
 u64 tw_class_slack(u64 gran, unsigned int class);
-ktime_t tw_precise_link(struct tw_wheel *w, struct twheel_timer *t);
-void tw_precise_file(struct tw_wheel *w, struct twheel_timer *t);
-void tw_precise_del(struct tw_wheel *w, struct twheel_timer *t);
-struct twheel_timer *tw_precise_pop_due(struct tw_wheel *w, u64 now_ns);
-struct twheel_timer *tw_precise_pop_hard(struct tw_wheel *w, u64 now_ns);
-struct twheel_timer *tw_precise_pop_any(struct tw_wheel *w);
+u64 tw_precise_add(struct tw_precise *p, struct twheel_timer *t, u64 gran);
+void tw_precise_del(struct tw_precise *p, struct twheel_timer *t);
+struct twheel_timer *tw_precise_pop_due(struct tw_precise *p, u64 now_ns);
+struct twheel_timer *tw_precise_pop_hard(struct tw_precise *p, u64 now_ns);
+struct twheel_timer *tw_precise_pop_any(struct tw_precise *p);
 
 /**
  * tw_precise_next_kind - when one heap next wants the CPU

@@ -289,6 +289,56 @@ void tw_wheel_forward(struct tw_wheel *w, u64 now_ns)
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_forward);
 
 /**
+ * tw_wheel_link_precise - link a precise timer by its deadline
+ * @w: the wheel
+ * @t: an unlinked timer; t->expires is its deadline, t->mode its slack
+ *
+ * A deadline two ticks away or more goes to the wheel for the tick
+ * before its own (tw_precise_tick(): tw_wheel_pop_next() brings it to
+ * the precise stage when that tick comes); one that has passed to the
+ * expired list; one within this tick or the next to the stage's heap.
+ * With the heap full, or its user's share of it held, the timer keeps
+ * the wheel's precision (each heap fills on its own).
+ *
+ * Return: the time, ns, by which the wheel must next look at @t.
+ */
+ktime_t tw_wheel_link_precise(struct tw_wheel *w, struct twheel_timer *t)
+{
+	u64 expires = READ_ONCE(t->expires), tick = tw_precise_tick(w, expires);
+	u64 key;
+
+	w->count++;
+	if (tick > w->clk)
+		return tw_wheel_tick_time(w, tw_link_tick(w, t, tick));
+	if (tw_tick_of(w, expires) > w->clk) {
+		key = tw_precise_add(&w->precise, t, w->gran);
+		if (key)
+			return key;
+	}
+	return tw_wheel_tick_time(w, tw_link_tick(w, t, tw_tick_of(w, expires)));
+}
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_link_precise);
+
+/**
+ * tw_wheel_file_precise - move a timer to the precise stage
+ * @w: the wheel
+ * @t: a timer just taken off the expired list (tw_wheel_pop_due()), its
+ *	deadline still to come
+ *
+ * To the stage's heap; with the heap full or its user's share of it
+ * held, back to the wheel for its deadline's tick rounded up, at most one
+ * tick late as every other timer is.
+ */
+void tw_wheel_file_precise(struct tw_wheel *w, struct twheel_timer *t)
+{
+	w->count++;
+	if (tw_precise_add(&w->precise, t, w->gran))
+		return;
+	tw_link_tick(w, t, tw_tick_of(w, READ_ONCE(t->expires)));
+}
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_file_precise);
+
+/**
  * tw_wheel_pop - take any linked timer off the wheel
  * @w: the wheel
  *
@@ -304,7 +354,7 @@ struct twheel_timer *tw_wheel_pop(struct tw_wheel *w)
 
 	if (tw_wheel_has_due(w))
 		return tw_wheel_pop_due(w);
-	t = tw_precise_pop_any(w);
+	t = tw_wheel_took(w, tw_precise_pop_any(&w->precise));
 	if (t)
 		return t;
 	for (;;) {

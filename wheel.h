@@ -68,6 +68,8 @@ u64 tw_wheel_next(const struct tw_wheel *w);
 bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget);
 void tw_wheel_forward(struct tw_wheel *w, u64 now_ns);
 struct twheel_timer *tw_wheel_pop(struct tw_wheel *w);
+ktime_t tw_wheel_link_precise(struct tw_wheel *w, struct twheel_timer *t);
+void tw_wheel_file_precise(struct tw_wheel *w, struct twheel_timer *t);
 
 /*
  * The arming path's part of the wheel, inline: an arming and a cancel call
@@ -92,7 +94,7 @@ static __always_inline bool tw_timer_precise(const struct twheel_timer *t)
  * The tick of a precise timer's deadline rounded down, less one: its
  * bucket is processed a tick before the deadline's, so that it is in the
  * precise stage before its deadline's tick begins and its own run is the
- * only one between it and its deadline (tw_precise_link()).
+ * only one between it and its deadline (tw_wheel_link_precise()).
  */
 static __always_inline u64 tw_precise_tick(const struct tw_wheel *w, u64 ns)
 {
@@ -187,10 +189,58 @@ static __always_inline void tw_wheel_unlink(struct tw_wheel *w,
 	} else if (b == TW_NO_BUCKET) {
 		tw_list_del_init(&t->entry);
 	} else {
-		tw_precise_del(w, t);
+		tw_precise_del(&w->precise, t);
 	}
 	t->bucket = TW_NO_BUCKET;
 	w->count--;
+}
+
+/**
+ * tw_wheel_took - account for a timer the precise stage gave up
+ * @w: the wheel
+ * @t: a timer just taken out of @w's precise stage (tw_precise_pop_*()),
+ *	or NULL
+ *
+ * The rest of tw_wheel_unlink() for it: the stage took it out of its heap,
+ * the wheel forgets its bucket and counts it no more.
+ *
+ * Return: @t.
+ */
+static __always_inline struct twheel_timer *
+tw_wheel_took(struct tw_wheel *w, struct twheel_timer *t)
+{
+	if (t) {
+		t->bucket = TW_NO_BUCKET;
+		w->count--;
+	}
+	return t;
+}
+
+/**
+ * tw_wheel_pop_precise - take the precise stage's next due timer
+ * @w: the wheel
+ * @now_ns: the current time
+ *
+ * Return: the timer, unlinked, of the kernel's or the user heap
+ * (tw_precise_pop_due()), or NULL.
+ */
+static __always_inline struct twheel_timer *
+tw_wheel_pop_precise(struct tw_wheel *w, u64 now_ns)
+{
+	return tw_wheel_took(w, tw_precise_pop_due(&w->precise, now_ns));
+}
+
+/**
+ * tw_wheel_pop_hard - take the hard heap's first timer if its deadline came
+ * @w: the wheel
+ * @now_ns: the current time
+ *
+ * Return: the timer, unlinked (tw_precise_pop_hard()), or NULL.
+ */
+static __always_inline struct twheel_timer *
+tw_wheel_pop_hard(struct tw_wheel *w, u64 now_ns)
+{
+	return tw_wheel_took(w, tw_precise_pop_hard(&w->precise, now_ns));
 }
 
 /**
@@ -247,7 +297,7 @@ static __always_inline u64 tw_wheel_relink(struct tw_wheel *w,
  *
  * The arming path in one call into the wheel. A timer with the default
  * slack is linked as tw_wheel_relink() links it; a precise one
- * (tw_timer_precise()) by tw_precise_link().
+ * (tw_timer_precise()) by tw_wheel_link_precise().
  *
  * Return: the time, ns, by which the wheel must next look at @t.
  */
@@ -257,7 +307,7 @@ static __always_inline ktime_t tw_wheel_relink_ns(struct tw_wheel *w,
 	if (!list_empty(&t->entry))
 		tw_wheel_unlink(w, t);
 	if (unlikely(tw_timer_precise(t)))
-		return tw_precise_link(w, t);
+		return tw_wheel_link_precise(w, t);
 	return tw_wheel_tick_time(w, tw_wheel_link(w, t));
 }
 
@@ -319,7 +369,7 @@ tw_wheel_pop_next(struct tw_wheel *w, u64 now_ns, unsigned int *budget,
 	struct twheel_timer *t;
 
 	if (unlikely(w->precise.n)) {
-		t = tw_precise_pop_due(w, now_ns);
+		t = tw_wheel_pop_precise(w, now_ns);
 		if (t)
 			return t;
 	}
@@ -328,7 +378,7 @@ tw_wheel_pop_next(struct tw_wheel *w, u64 now_ns, unsigned int *budget,
 		/* Never early: a default timer's tick is never before it. */
 		if (likely(READ_ONCE(t->expires) <= now_ns))
 			return t;
-		tw_precise_file(w, t);
+		tw_wheel_file_precise(w, t);
 		if (*budget <= floor || --*budget <= floor)
 			break;
 	}

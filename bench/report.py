@@ -14,7 +14,7 @@ writes one TSV line per measured value:
   part  table  row                        rep  metric     value
   main  1      facility=twheel,pending=1000  0  ns_per_op  812.4
 
-report prints the nine tables: for every figure the median over the
+report prints the tables: for every figure the median over the
 repetitions and the spread (min-max), and the ratio to twheel. compare
 prints, for every figure two runs have in common, both medians and their
 ratio. Exit status of report: 1 if a table has no data.
@@ -832,9 +832,74 @@ class Report(Raw):
             print()
             self.grid(10, ["goal (issue 27)", "ratio", "per repetition", "goal", ""], goals)
 
+    def table11(self):
+        """Wake-ups of idle CPUs: a row per facility, from its cpu=idle line (the
+        idle CPUs together) and its cpu=N lines."""
+        user = ("twheel_fd", "timerfd")
+        rows = ordered(self.select(11, cpu="idle"),
+                       ["none", "twheel", "timer_list", "timer_list_pinned", "hrtimer",
+                        "twheel_fd", "timerfd"])
+
+        def per_s(m, key):
+            v = [a / b for a, b in zip(nums(m.get(key)), nums(m.get("seconds"))) if b]
+            return v
+
+        grid = []
+        for d, m in rows:
+            fac = d["facility"]
+            if "skipped" in m:
+                grid.append(skipped(d, 6))
+                continue
+            peer = self.find(11, facility="timerfd" if fac in user else "timer_list",
+                             cpu="idle")
+            cpus = sorted(int(e["cpu"]) for e, _ in self.select(11, facility=fac)
+                          if e.get("cpu", "").isdigit())
+            each = []
+            awake = "-"
+            for c in cpus:
+                cm = self.find(11, facility=fac, cpu=str(c)) or {}
+                w = med(per_s(cm, "wakeups"))
+                if (cm.get("awake") or ["0"])[0] == "1":
+                    awake = num(w)
+                else:
+                    each.append(num(w))
+            fired = sum(nums(m.get("fired"))) if m.get("fired") else None
+            every = sum(nums(m.get("all_fired"))) if m.get("all_fired") else None
+            wk, pw = med(per_s(m, "wakeups")), med(per_s(peer or {}, "wakeups"))
+            grid.append([fac, "userspace" if fac in user else "kernel",
+                         cell(per_s(m, "wakeups")), " / ".join(each) or "-",
+                         cell(per_s(m, "loc")), awake,
+                         f"{100 * fired / every:.0f}%" if fired is not None and every
+                         else "-",
+                         ratio(wk, pw) if peer and fac not in ("timer_list", "timerfd",
+                                                                "none") else "-"])
+        ncpu = self.first(11, "cpus", cpu="idle")
+        print(f"\n### Table 11: wake-ups of idle CPUs\n" if self.markdown else
+              "\n== Table 11: wake-ups of idle CPUs")
+        self.note("One CPU kept busy (CPU 0), the others idle; 10,000 timers due 10 ms-10 s "
+                  "(uniform), re-armed when they fire (in the kernel from their callback, "
+                  "from userspace by the reader on CPU 0), and 1,000 periodic timers of "
+                  "100 ms, a quarter armed from each CPU. Per second of the counted "
+                  "interval: exits from idle of the idle CPUs together (power:cpu_idle), "
+                  "each idle CPU's, their local timer interrupts (LOC), the busy CPU's "
+                  "exits, and the share of callbacks run on idle CPUs; \"vs peer\" = this / "
+                  "timer_list (kernel) or timerfd (userspace). \"none\": no timers, the "
+                  "floor." + (f" {ncpu} idle CPUs." if ncpu else "") +
+                  "".join(f" {k}: {v[0]}." for k, v in
+                          (self.find(11, item="kernel") or {}).items()))
+        if not self.markdown:
+            print()
+        self.grid(11, ["timers", "armed from", "idle wake-ups/s", "per idle CPU",
+                       "idle LOC/s", "busy CPU wake-ups/s", "callbacks on idle CPUs",
+                       "vs peer"], grid)
+
     def report(self, elapsed, parts="main scale"):
-        m, info = self.meta, self.find(0, part="main") or {}
-        head = (f"twheel benchmarks, {m.get('date', '?')}, kernel {m.get('kernel', '?')}, "
+        # The main part's guest line, else (a run of other parts) the first one.
+        m = self.meta
+        info = self.find(0, part="main") or next(
+            (g for _, g in self.select(0) if "kernel" in g and "cpus" in g), {})
+        kernel = (info.get("kernel") or [m.get("kernel", "?")])[0]
+        head = (f"twheel benchmarks, {m.get('date', '?')}, kernel {kernel}, "
                 f"accelerator {m.get('accel', '?')}, commit {m.get('commit', '?')}")
         vm = (f"guest: {num(med(info.get('cpus')))} vCPUs, "
               f"{num((med(info.get('mem_kib')) or 0) / 1024)} MiB, clocksource "
@@ -860,7 +925,7 @@ class Report(Raw):
         for table in (self.table1, self.table2, self.table3, self.goals13, self.table4,
                       self.table5, self.table6, self.table7, self.table8, self.goals28,
                       self.table9,
-                      self.table10):
+                      self.table10, self.table11):
             table()
         done = self.find(0, done=1) or {}
         extra = [f"make bench wall time: {elapsed} s"] if elapsed else []
@@ -878,6 +943,8 @@ class Report(Raw):
         want = {t for t in range(1, 10) if ("main" if t != 9 else "scale") in parts.split()}
         if "httpd" in parts.split():
             want.add(10)
+        if "idle" in parts.split():
+            want.add(11)
         if "ops" in parts.split():
             want.add(7)
         missing = sorted(t for t in set(self.missing) if t in want)

@@ -81,7 +81,9 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/timer.h>
+#include <linux/tracepoint.h>
 #include <linux/vmstat.h>
+#include <trace/events/power.h>
 
 #include "../compat.h"
 #include "../twheel.h"
@@ -92,7 +94,7 @@ MODULE_IMPORT_NS(TWHEEL_INTERNAL_NS);
 
 static unsigned int tables = 0x3f;
 module_param(tables, uint, 0444);
-MODULE_PARM_DESC(tables, "Tables to run, bit 0 = table 1 .. bit 5 = table 6 (default 0x3f)");
+MODULE_PARM_DESC(tables, "Tables to run, bit 0 = table 1 .. bit 5 = table 6, bit 10 = table 11 (default 0x3f)");
 
 static unsigned int reps = 5;
 module_param(reps, uint, 0444);
@@ -145,6 +147,14 @@ MODULE_PARM_DESC(remote_facs, "Facilities of table 2's remote rows, bit 0 = twhe
 static int quiet_cpu = 3;
 module_param(quiet_cpu, int, 0444);
 MODULE_PARM_DESC(quiet_cpu, "Idle CPU watched by table 5 (default 3)");
+
+static int awake_cpu;
+module_param(awake_cpu, int, 0444);
+MODULE_PARM_DESC(awake_cpu, "CPU kept busy while the others idle, table 11 (default 0)");
+
+static unsigned int t11_secs = 30;
+module_param(t11_secs, uint, 0444);
+MODULE_PARM_DESC(t11_secs, "Seconds counted per row, table 11 (default 30)");
 
 static unsigned int time_limit = 900;
 module_param(time_limit, uint, 0444);
@@ -1753,6 +1763,325 @@ static int table5(void)
 }
 
 /* ---------------------------------------------------------------------
+ * Table 11: wake-ups of idle CPUs
+ */
+
+/*
+ * One CPU (awake_cpu) kept busy by a task that spins, the others idle,
+ * nothing runnable there: T11_KEEP keepalive timers, deadlines uniform
+ * over T11_KEEP_MIN_NS .. T11_KEEP_MAX_NS and re-armed so from their
+ * callback when they fire, and T11_PERIODIC timers of period
+ * T11_PERIOD_NS, armed a quarter from each CPU. For t11_secs seconds,
+ * per CPU: its exits from idle (the power:cpu_idle tracepoint, state
+ * PWR_EVENT_EXIT), its local timer interrupts (LOC of /proc/interrupts)
+ * and the callbacks that ran on it. A row without timers ("none") gives
+ * the floor: the ticks and housekeeping of an idle system.
+ */
+#define T11_KEEP		10000
+#define T11_PERIODIC		1000
+#define T11_N			(T11_KEEP + T11_PERIODIC)
+#define T11_KEEP_MIN_NS		(10 * NSEC_PER_MSEC)
+#define T11_KEEP_MAX_NS		(10 * NSEC_PER_SEC)
+#define T11_PERIOD_NS		(100 * NSEC_PER_MSEC)
+#define T11_SETTLE_MS		1000
+
+enum t11_fac {
+	T11_NONE, T11_TWHEEL, T11_TIMER_LIST, T11_TIMER_LIST_PINNED,
+	T11_HRTIMER, NR_T11
+};
+
+static const char *const t11_names[NR_T11] = {
+	[T11_NONE] = "none",
+	[T11_TWHEEL] = "twheel",
+	[T11_TIMER_LIST] = "timer_list",
+	[T11_TIMER_LIST_PINNED] = "timer_list_pinned",
+	[T11_HRTIMER] = "hrtimer",
+};
+
+union t11_timer {
+	struct twheel_periodic_timer	tw;
+	struct timer_list		tl;
+	struct hrtimer			hr;
+};
+
+static union t11_timer *t11_timers;
+static bool t11_live;			/* callbacks re-arm while set */
+static DEFINE_PER_CPU(unsigned long, t11_wakeups);
+static DEFINE_PER_CPU(unsigned long, t11_fired);
+
+/* power:cpu_idle: a CPU leaves idle (every kernel here: state, cpu_id). */
+static void t11_idle_probe(void *data, unsigned int state, unsigned int cpu)
+{
+	if (state == PWR_EVENT_EXIT)
+		this_cpu_inc(t11_wakeups);
+}
+
+static u64 t11_delay(void)
+{
+	return T11_KEEP_MIN_NS +
+	       mul_u64_u32_shr(T11_KEEP_MAX_NS - T11_KEEP_MIN_NS,
+			       get_random_u32(), 32);
+}
+
+/* Index of @p, a member of t11_timers[]: below T11_KEEP a keepalive. */
+static unsigned long t11_index(const void *p)
+{
+	return ((const char *)p - (const char *)t11_timers) / sizeof(*t11_timers);
+}
+
+static void t11_tw_fn(struct twheel_timer *t, u64 missed)
+{
+	this_cpu_inc(t11_fired);
+	/* A keepalive: re-armed from its callback; the periodic ones rearm. */
+	if (t11_index(t) < T11_KEEP && READ_ONCE(t11_live))
+		twheel_schedule(t, t11_delay());
+}
+
+static void t11_tl_fn(struct timer_list *t)
+{
+	this_cpu_inc(t11_fired);
+	if (!READ_ONCE(t11_live))
+		return;
+	if (t11_index(t) < T11_KEEP)
+		mod_timer(t, jiffies + ns_to_jiffies_up(t11_delay()));
+	else
+		mod_timer(t, t->expires + ns_to_jiffies_up(T11_PERIOD_NS));
+}
+
+static enum hrtimer_restart t11_hr_fn(struct hrtimer *t)
+{
+	this_cpu_inc(t11_fired);
+	if (!READ_ONCE(t11_live))
+		return HRTIMER_NORESTART;
+	if (t11_index(t) < T11_KEEP)
+		hrtimer_forward_now(t, ns_to_ktime(t11_delay()));
+	else
+		hrtimer_forward(t, hrtimer_get_expires(t), ns_to_ktime(T11_PERIOD_NS));
+	return HRTIMER_RESTART;
+}
+
+struct t11_arm {
+	enum t11_fac	fac;
+	unsigned int	part;		/* this CPU's share: i % parts == part */
+	unsigned int	parts;
+};
+
+/* On each CPU in turn: arm its share of the keepalives and periodic timers. */
+static int t11_arm_fn(void *arg)
+{
+	const struct t11_arm *a = arg;
+	unsigned int i;
+	u64 delay;
+
+	for (i = a->part; i < T11_N; i += a->parts) {
+		union t11_timer *x = &t11_timers[i];
+
+		delay = i < T11_KEEP ? t11_delay() :
+			1 + mul_u64_u32_shr(T11_PERIOD_NS, get_random_u32(), 32);
+		switch (a->fac) {
+		case T11_TWHEEL:
+			if (i < T11_KEEP)
+				twheel_schedule(&x->tw.timer, delay);
+			else
+				twheel_arm(&x->tw.timer, ktime_get() + delay,
+					   T11_PERIOD_NS, TWHEEL_FIXED_RATE);
+			break;
+		case T11_TIMER_LIST:
+		case T11_TIMER_LIST_PINNED:
+			mod_timer(&x->tl, jiffies + ns_to_jiffies_up(delay));
+			break;
+		case T11_HRTIMER:
+			hrtimer_start(&x->hr, ns_to_ktime(delay), HRTIMER_MODE_REL);
+			break;
+		default:
+			break;
+		}
+		if (!(i & 1023))
+			cond_resched();
+	}
+	return 0;
+}
+
+struct t11_count {
+	unsigned long	wakeups[NR_CPUS];
+	unsigned long	fired[NR_CPUS];
+	u64		loc[NR_CPUS];
+};
+
+static void t11_snap(struct t11_count *c)
+{
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		c->wakeups[cpu] = per_cpu(t11_wakeups, cpu);
+		c->fired[cpu] = per_cpu(t11_fired, cpu);
+		c->loc[cpu] = timer_irqs(cpu);
+	}
+}
+
+struct t11_watch {
+	struct t11_count	c0;
+	struct t11_count	c1;
+	ktime_t			t0;
+	ktime_t			t1;
+};
+
+/*
+ * On awake_cpu: spin (with cond_resched(), so that softirqs, kworkers
+ * and the callbacks pulled here still run) through the settling time and
+ * the counted interval, snapshotting the counts at both ends of it.
+ */
+static int t11_spin(void *arg)
+{
+	struct t11_watch *w = arg;
+	ktime_t until = ktime_add_ms(ktime_get(), T11_SETTLE_MS);
+
+	while (ktime_get() < until && !READ_ONCE(bench_abort))
+		cond_resched();
+	t11_snap(&w->c0);
+	w->t0 = ktime_get();
+	until = w->t0 + (u64)t11_secs * NSEC_PER_SEC;
+	while (ktime_get() < until && !READ_ONCE(bench_abort))
+		cond_resched();
+	t11_snap(&w->c1);
+	w->t1 = ktime_get();
+	return 0;
+}
+
+static void t11_init(enum t11_fac fac)
+{
+	unsigned int i;
+
+	for (i = 0; i < T11_N; i++) {
+		union t11_timer *x = &t11_timers[i];
+
+		switch (fac) {
+		case T11_TWHEEL:
+			twheel_periodic_timer_init(&x->tw, t11_tw_fn);
+			break;
+		case T11_TIMER_LIST:
+		case T11_TIMER_LIST_PINNED:
+			timer_setup(&x->tl, t11_tl_fn,
+				    fac == T11_TIMER_LIST_PINNED ? TIMER_PINNED : 0);
+			break;
+		case T11_HRTIMER:
+			twheel_hrtimer_setup(&x->hr, t11_hr_fn, CLOCK_MONOTONIC,
+					     HRTIMER_MODE_REL);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void t11_stop(enum t11_fac fac)
+{
+	unsigned int i, pass;
+
+	WRITE_ONCE(t11_live, false);
+	/* Twice: a callback that saw t11_live set may re-arm during the first. */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < T11_N; i++) {
+			union t11_timer *x = &t11_timers[i];
+
+			switch (fac) {
+			case T11_TWHEEL:
+				twheel_cancel_sync(&x->tw.timer);
+				break;
+			case T11_TIMER_LIST:
+			case T11_TIMER_LIST_PINNED:
+				timer_delete_sync(&x->tl);
+				break;
+			case T11_HRTIMER:
+				hrtimer_cancel(&x->hr);
+				break;
+			default:
+				break;
+			}
+			if (!(i & 1023))
+				cond_resched();
+		}
+	}
+}
+
+static int table11_row(enum t11_fac fac, unsigned int rep)
+{
+	struct t11_arm a = { .fac = fac, .parts = num_online_cpus() };
+	struct t11_watch *w = kvzalloc(sizeof(*w), GFP_KERNEL);
+	unsigned long wk, fired, idle_wk = 0, idle_fired = 0, all_fired = 0;
+	u64 loc, idle_loc = 0, secs10;
+	int cpu, ret = 0;
+
+	if (!w)
+		return -ENOMEM;
+	memset(t11_timers, 0, T11_N * sizeof(*t11_timers));
+	t11_init(fac);
+	WRITE_ONCE(t11_live, true);
+	a.part = 0;
+	for_each_online_cpu(cpu) {
+		ret = run_on_cpu(cpu, t11_arm_fn, &a);
+		if (ret)
+			break;
+		a.part++;
+	}
+	if (!ret)
+		ret = run_on_cpu(awake_cpu, t11_spin, w);
+	t11_stop(fac);
+	if (ret || READ_ONCE(bench_abort))
+		goto out;
+	secs10 = div64_u64((w->t1 - w->t0) * 10, NSEC_PER_SEC);
+	for_each_online_cpu(cpu) {
+		wk = w->c1.wakeups[cpu] - w->c0.wakeups[cpu];
+		fired = w->c1.fired[cpu] - w->c0.fired[cpu];
+		loc = w->c1.loc[cpu] - w->c0.loc[cpu];
+		all_fired += fired;
+		if (cpu != awake_cpu) {
+			idle_wk += wk;
+			idle_loc += loc;
+			idle_fired += fired;
+		}
+		pr_info("table=11 facility=%s cpu=%d rep=%u awake=%d wakeups=%lu loc=%llu fired=%lu seconds=%s\n",
+			t11_names[fac], cpu, rep, cpu == awake_cpu, wk, loc,
+			fired, fx(secs10).s);
+	}
+	pr_info("table=11 facility=%s cpu=idle rep=%u cpus=%u wakeups=%lu loc=%llu fired=%lu all_fired=%lu seconds=%s wakeups_per_s=%s\n",
+		t11_names[fac], rep, num_online_cpus() - 1, idle_wk, idle_loc,
+		idle_fired, all_fired, fx(secs10).s,
+		fx(per10(idle_wk * 10, secs10)).s);
+out:
+	kvfree(w);
+	return ret;
+}
+
+static int table11(void)
+{
+	unsigned int r, f;
+	int ret;
+
+	if (awake_cpu < 0 || awake_cpu >= nr_cpu_ids || !cpu_online(awake_cpu) ||
+	    num_online_cpus() < 2) {
+		pr_info("table=11 skipped=1 reason=awake_cpu_%d_not_usable\n", awake_cpu);
+		return 0;
+	}
+	t11_timers = kvcalloc(T11_N, sizeof(*t11_timers), GFP_KERNEL);
+	if (!t11_timers)
+		return -ENOMEM;
+	ret = register_trace_cpu_idle(t11_idle_probe, NULL);
+	if (ret)
+		goto out_free;
+	/* Rows alternate within each repetition: drift hits all alike. */
+	for (r = 0; r < reps && !ret && !stopping(); r++)
+		for (f = 0; f < NR_T11 && !ret && !stopping(); f++)
+			ret = table11_row(f, r);
+	unregister_trace_cpu_idle(t11_idle_probe, NULL);
+	tracepoint_synchronize_unregister();
+out_free:
+	kvfree(t11_timers);
+	t11_timers = NULL;
+	return ret;
+}
+
+/* ---------------------------------------------------------------------
  * Table 6: memory
  */
 
@@ -1836,6 +2165,7 @@ static int runner_thread(void *unused)
 		{ BIT(3), table4 },
 		{ BIT(4), table5 },
 		{ BIT(5), table6 },
+		{ BIT(10), table11 },
 	};
 	ktime_t t0 = ktime_get();
 	unsigned int i;

@@ -689,14 +689,14 @@ static void tw_test_precise_share(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, tf);
 	KUNIT_ASSERT_NOT_NULL(test, ft);
 	for (i = 0; i < 2; i++) {
-		tf[i].precise_held = alloc_percpu(unsigned int);
-		KUNIT_ASSERT_TRUE(test, !!tf[i].precise_held);
-		held[i] = per_cpu_ptr(tf[i].precise_held, w->precise.cpu);
+		tf[i].share.held = alloc_percpu(unsigned int);
+		KUNIT_ASSERT_TRUE(test, !!tf[i].share.held);
+		held[i] = per_cpu_ptr(tf[i].share.held, w->precise.cpu);
 	}
 	tw_precise_per_user = share;
 	/* User 0's timers first, all within the tick: they reach the heap. */
 	for (i = 0; i < na + nb; i++) {
-		ft[i].tf = &tf[i < na ? 0 : 1];
+		ft[i].shared.share = &tf[i < na ? 0 : 1].share;
 		tw_test_precise_timer(&ft[i].timer, base + 1000 + i * 10, i, 0);
 		ft[i].timer.flags |= TW_F_RATED | TW_F_SHARED;
 		tw_wheel_relink_ns(w, &ft[i].timer);
@@ -743,14 +743,14 @@ static void tw_test_precise_share(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->count, 0UL);
 	tw_precise_per_user = saved;
 	for (i = 0; i < 2; i++)
-		free_percpu(tf[i].precise_held);
+		free_percpu(tf[i].share.held);
 }
 
 /*
  * The hard heap (TWHEEL_F_HARDIRQ): a kernel timer that may fire in hard
  * interrupt context goes to its own heap, near or moved from the wheel;
  * the wheel's run neither fires it nor waits for it (tw_precise_next()
- * and tw_wheel_pop_next() leave it), tw_precise_pop_hard() takes it at
+ * and tw_wheel_pop_next() leave it), tw_wheel_pop_hard() takes it at
  * its deadline and not a nanosecond before, and only it.
  */
 static void tw_test_precise_hard(struct kunit *test)
@@ -777,15 +777,15 @@ static void tw_test_precise_hard(struct kunit *test)
 	/* The wheel's own run waits for the soft timer only. */
 	KUNIT_EXPECT_EQ(test, tw_precise_next(&w->precise),
 			(ktime_t)(base + GRAN / 2 + 1));
-	KUNIT_EXPECT_NULL(test, tw_precise_pop_hard(w, base + GRAN / 2 - 1));
+	KUNIT_EXPECT_NULL(test, tw_wheel_pop_hard(w, base + GRAN / 2 - 1));
 	now = base + GRAN / 2 + 1;
 	budget = UINT_MAX;
 	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
 	budget = UINT_MAX;
 	KUNIT_EXPECT_PTR_EQ(test, tw_wheel_pop_next(w, now, &budget, 0), &soft);
 	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, now, &budget, 0));
-	KUNIT_EXPECT_PTR_EQ(test, tw_precise_pop_hard(w, now), &near);
-	KUNIT_EXPECT_NULL(test, tw_precise_pop_hard(w, now));
+	KUNIT_EXPECT_PTR_EQ(test, tw_wheel_pop_hard(w, now), &near);
+	KUNIT_EXPECT_NULL(test, tw_wheel_pop_hard(w, now));
 	/* The far one: the wheel moves it to the hard heap at its tick. */
 	now = base + 5 * GRAN;
 	budget = UINT_MAX;
@@ -794,8 +794,8 @@ static void tw_test_precise_hard(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, now, &budget, 0));
 	KUNIT_EXPECT_TRUE(test, tw_precise_in_hard(&far));
 	KUNIT_EXPECT_EQ(test, tw_precise_next(&w->precise), KTIME_MAX);
-	KUNIT_EXPECT_NULL(test, tw_precise_pop_hard(w, base + 5 * GRAN + 6));
-	KUNIT_EXPECT_PTR_EQ(test, tw_precise_pop_hard(w, base + 5 * GRAN + 7),
+	KUNIT_EXPECT_NULL(test, tw_wheel_pop_hard(w, base + 5 * GRAN + 6));
+	KUNIT_EXPECT_PTR_EQ(test, tw_wheel_pop_hard(w, base + 5 * GRAN + 7),
 			    &far);
 	KUNIT_EXPECT_EQ(test, w->count, 0UL);
 	KUNIT_EXPECT_EQ(test, w->precise.n, 0U);

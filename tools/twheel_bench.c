@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * twheel_bench: userspace benchmarks of /dev/twheel against timerfd,
- * io_uring timeouts and POSIX timers; tables 7, 8 and 9 of `make bench`
+ * io_uring timeouts and POSIX timers; tables 7, 8, 9 and 11 of `make bench`
  * (BENCHMARKS.md explains them).
  *
  *   twheel_bench ops [-r REPS] [-n TIMERS] [-m ROWS]
@@ -11,6 +11,9 @@
  *                                                  due over a second
  *   twheel_bench scale [-r REPS] [-t SECONDS] [-f MIB]
  *                                                  9: most pending timers
+ *   twheel_bench idle [-r REPS] [-t SECONDS]       11: wake-ups of idle
+ *                                                  CPUs (/dev/twheel and
+ *                                                  timerfd)
  *
  * Every measurement is one line on stdout, in the format twheel_bench.ko
  * writes to the kernel log: the keys before "rep=" name the row, those
@@ -40,11 +43,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <sched.h>
+#include <pthread.h>
 #include <liburing.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/timerfd.h>
@@ -1623,6 +1628,313 @@ static int cmd_spread(unsigned int reps, unsigned int n)
 }
 
 /* ------------------------------------------------------------------ */
+/* Table 11, from userspace: wake-ups of idle CPUs                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * As twheel_bench.ko's table 11 (see there): IDLE_KEEP keepalive timers
+ * (deadlines uniform over 10 ms - 10 s, armed again when their expiry is
+ * read) and IDLE_PERIODIC timers of 100 ms, a quarter armed from each
+ * CPU; then one thread on the awake CPU (0) reads every expiry and re-arms
+ * the keepalives, while a SCHED_IDLE thread keeps that CPU busy and the
+ * others have nothing to run. Per CPU for the interval: exits from idle
+ * (the power:cpu_idle tracepoint's exits, counted by tracefs per CPU) and
+ * local timer interrupts (LOC).
+ */
+#define IDLE_KEEP	10000
+#define IDLE_PERIODIC	1000
+#define IDLE_N		(IDLE_KEEP + IDLE_PERIODIC)
+#define IDLE_KEEP_MIN	(10 * NSEC_PER_MSEC)
+#define IDLE_KEEP_MAX	(10 * NSEC_PER_SEC)
+#define IDLE_PERIOD	(100 * NSEC_PER_MSEC)
+#define IDLE_SETTLE	NSEC_PER_SEC
+#define IDLE_MAX_CPUS	64
+#define TRACEFS		"/sys/kernel/tracing"
+
+static volatile int idle_spinning;
+
+static u64 idle_delay(void)
+{
+	return IDLE_KEEP_MIN + rnd() % (IDLE_KEEP_MAX - IDLE_KEEP_MIN);
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+static int tracefs_write(const char *file, const char *val)
+{
+	char path[256];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), TRACEFS "/%s", file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Exits from idle of every CPU: the cpu_idle events recorded there. */
+static int idle_trace_on(void)
+{
+	int ret;
+
+	if (access(TRACEFS "/events/power/cpu_idle", F_OK) &&
+	    mount("nodev", TRACEFS, "tracefs", 0, NULL) && errno != EBUSY)
+		return -errno;
+	ret = tracefs_write("events/power/cpu_idle/filter", "state == 4294967295");
+	if (!ret)
+		ret = tracefs_write("buffer_size_kb", "4096");
+	if (!ret)
+		ret = tracefs_write("events/power/cpu_idle/enable", "1");
+	if (!ret)
+		ret = tracefs_write("tracing_on", "1");
+	return ret;
+}
+
+static void idle_trace_off(void)
+{
+	tracefs_write("events/power/cpu_idle/enable", "0");
+	tracefs_write("events/power/cpu_idle/filter", "0");
+	tracefs_write("trace", "");
+}
+
+/* Events recorded on @cpu so far, lost ones (overrun) included. */
+static long long idle_exits(int cpu)
+{
+	char path[256], line[256];
+	long long entries = -1, overrun = 0, v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), TRACEFS "/per_cpu/cpu%d/stats", cpu);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "entries: %lld", &v) == 1)
+			entries = v;
+		else if (sscanf(line, "overrun: %lld", &v) == 1)
+			overrun = v;
+	}
+	fclose(f);
+	return entries < 0 ? -1 : entries + overrun;
+}
+
+static void *idle_spin(void *arg)
+{
+	struct sched_param sp = { 0 };
+
+	(void)arg;
+	pin(0);
+	sched_setscheduler(0, SCHED_IDLE, &sp);
+	while (idle_spinning)
+		;
+	return NULL;
+}
+
+struct idle_counts {
+	long long exits[IDLE_MAX_CPUS];
+	long long loc[IDLE_MAX_CPUS];
+};
+
+static void idle_snap(struct idle_counts *c, int ncpu)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		c->exits[cpu] = idle_exits(cpu);
+		c->loc[cpu] = loc_irqs(cpu);
+	}
+}
+
+struct idle_row {
+	const char *name;
+	bool twheel;
+	struct twheel tw;
+	int *tfd;
+	int ep;
+	u64 events;
+};
+
+static int idle_arm(struct idle_row *row, unsigned int i, u64 delay, bool periodic)
+{
+	struct itimerspec its = { 0 };
+
+	if (row->twheel)
+		return twheel_schedule(&row->tw, delay, periodic ? IDLE_PERIOD : 0,
+				       periodic ? TWHEEL_TIMER_PERIODIC : 0, i, NULL);
+	its.it_value = ns_to_ts(delay);
+	if (periodic)
+		its.it_interval = ns_to_ts(IDLE_PERIOD);
+	return timerfd_settime(row->tfd[i], 0, &its, NULL) ? -errno : 0;
+}
+
+/* Read what expired, within @wait_ns; re-arm the keepalives from here. */
+static int idle_serve(struct idle_row *row, u64 wait_ns)
+{
+	struct epoll_event eev[256];
+	struct twheel_event ev[256];
+	int k, j, ret = 0;
+	u64 cnt;
+
+	if (row->twheel) {
+		k = twheel_read_timeout(&row->tw, ev, 256, wait_ns);
+		if (k == -ETIME || k == -EINTR)
+			return 0;
+		for (j = 0; j < k && !ret; j++) {
+			row->events++;
+			if (ev[j].user_data < IDLE_KEEP)
+				ret = idle_arm(row, ev[j].user_data, idle_delay(), false);
+		}
+		return k < 0 ? k : ret;
+	}
+	k = epoll_wait(row->ep, eev, 256, wait_ns / NSEC_PER_MSEC + 1);
+	if (k < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (j = 0; j < k && !ret; j++) {
+		unsigned int i = eev[j].data.u32;
+
+		if (read(row->tfd[i], &cnt, sizeof(cnt)) != sizeof(cnt))
+			continue;
+		row->events++;
+		if (i < IDLE_KEEP)
+			ret = idle_arm(row, i, idle_delay(), false);
+	}
+	return ret;
+}
+
+static int idle_one(struct idle_row *row, int ncpu, unsigned int seconds,
+		    unsigned int rep)
+{
+	struct idle_counts *c0 = xcalloc(1, sizeof(*c0)), *c1 = xcalloc(1, sizeof(*c1));
+	long long wk, loc, idle_wk = 0, idle_loc = 0;
+	unsigned int i, made = 0;
+	pthread_t spinner;
+	u64 t0, t1, until;
+	int cpu, ret = 0;
+
+	row->events = 0;
+	if (row->twheel) {
+		ret = twheel_open(&row->tw, 0);
+	} else {
+		row->tfd = xcalloc(IDLE_N, sizeof(*row->tfd));
+		row->ep = epoll_create1(EPOLL_CLOEXEC);
+		ret = row->ep < 0 ? -errno : 0;
+		for (; made < IDLE_N && !ret; made++) {
+			struct epoll_event e = { .events = EPOLLIN, .data.u32 = made };
+
+			row->tfd[made] = timerfd_create(CLOCK_MONOTONIC,
+							TFD_CLOEXEC | TFD_NONBLOCK);
+			if (row->tfd[made] < 0 ||
+			    epoll_ctl(row->ep, EPOLL_CTL_ADD, row->tfd[made], &e))
+				ret = -errno;
+		}
+	}
+	/* A quarter of each kind from each CPU, as the kernel's rows. */
+	for (cpu = 0; cpu < ncpu && !ret; cpu++) {
+		ret = pin(cpu);
+		for (i = cpu; i < IDLE_N && !ret; i += ncpu)
+			ret = idle_arm(row, i, i < IDLE_KEEP ? idle_delay() :
+				       1 + rnd() % IDLE_PERIOD, i >= IDLE_KEEP);
+	}
+	if (!ret)
+		ret = pin(0);
+	idle_spinning = 1;
+	if (!ret && pthread_create(&spinner, NULL, idle_spin, NULL)) {
+		ret = -EAGAIN;
+		idle_spinning = 0;
+	}
+	until = now_ns() + IDLE_SETTLE;
+	while (!ret && now_ns() < until)
+		ret = idle_serve(row, until - now_ns());
+	idle_snap(c0, ncpu);
+	t0 = now_ns();
+	until = t0 + (u64)seconds * NSEC_PER_SEC;
+	while (!ret && now_ns() < until)
+		ret = idle_serve(row, until - now_ns());
+	idle_snap(c1, ncpu);
+	t1 = now_ns();
+	if (idle_spinning) {
+		idle_spinning = 0;
+		pthread_join(spinner, NULL);
+	}
+	if (row->twheel) {
+		twheel_close(&row->tw);
+	} else {
+		while (made--)
+			if (row->tfd[made] >= 0)
+				close(row->tfd[made]);
+		if (row->ep >= 0)
+			close(row->ep);
+		free(row->tfd);
+	}
+	if (!ret) {
+		for (cpu = 0; cpu < ncpu; cpu++) {
+			wk = c1->exits[cpu] - c0->exits[cpu];
+			loc = c1->loc[cpu] - c0->loc[cpu];
+			if (cpu) {
+				idle_wk += wk;
+				idle_loc += loc;
+			}
+			printf("table=11 facility=%s cpu=%d rep=%u awake=%d wakeups=%lld loc=%lld seconds=%.1f\n",
+			       row->name, cpu, rep, !cpu, wk, loc, (t1 - t0) / 1e9);
+		}
+		printf("table=11 facility=%s cpu=idle rep=%u cpus=%d wakeups=%lld loc=%lld events=%" PRIu64 " seconds=%.1f wakeups_per_s=%.1f\n",
+		       row->name, rep, ncpu - 1, idle_wk, idle_loc, row->events,
+		       (t1 - t0) / 1e9, idle_wk / ((t1 - t0) / 1e9));
+	}
+	free(c0);
+	free(c1);
+	return ret;
+}
+
+static int cmd_idle(unsigned int reps, unsigned int seconds)
+{
+	struct idle_row rows[] = {
+		{ .name = "twheel_fd", .twheel = true, .ep = -1 },
+		{ .name = "timerfd", .twheel = false, .ep = -1 },
+	};
+	struct rlimit rl = { .rlim_cur = IDLE_N + 64, .rlim_max = IDLE_N + 64 };
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int r, f;
+	int ret;
+
+	if (ncpu < 2 || ncpu > IDLE_MAX_CPUS) {
+		skip(11, "timerfd", "cpus", 0);
+		return 1;
+	}
+	if ((getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < IDLE_N + 64 &&
+	     (rl.rlim_cur = rl.rlim_max = IDLE_N + 64, setrlimit(RLIMIT_NOFILE, &rl)))) {
+		skip(11, "timerfd", "setup", errno);
+		return 1;
+	}
+	ret = idle_trace_on();
+	if (ret) {
+		skip(11, "twheel_fd", "tracefs", -ret);
+		return 1;
+	}
+	for (r = 0; r < reps; r++) {
+		for (f = 0; f < sizeof(rows) / sizeof(rows[0]); f++) {
+			alarm(seconds + STEP_ALARM);
+			ret = idle_one(&rows[f], ncpu, seconds, r);
+			alarm(0);
+			if (ret)
+				skip(11, rows[f].name, "failed", -ret);
+		}
+	}
+	idle_trace_off();
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* Table 9: how many pending timers fit                                */
 /* ------------------------------------------------------------------ */
 
@@ -1912,13 +2224,14 @@ static void usage(void)
 		"usage: twheel_bench ops [-r REPS] [-n TIMERS] [-m FACILITY[/CHUNK],...] (table 7)\n"
 		"       twheel_bench latency [-r REPS] [-n SAMPLES]  (table 8)\n"
 		"       twheel_bench spread [-r REPS] [-n TIMERS]   (table 5, from userspace)\n"
-		"       twheel_bench scale [-r REPS] [-t SECONDS] [-f MIB] (table 9)\n");
+		"       twheel_bench scale [-r REPS] [-t SECONDS] [-f MIB] (table 9)\n"
+		"       twheel_bench idle [-r REPS] [-t SECONDS]     (table 11, from userspace)\n");
 	exit(EXIT_USAGE);
 }
 
 int main(int argc, char **argv)
 {
-	unsigned int reps = 5, n = 0, seconds = 120, floor_mib = 64;
+	unsigned int reps = 5, n = 0, seconds = 0, floor_mib = 64;
 	const char *cmd;
 	char *end;
 	int opt;
@@ -1967,7 +2280,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(cmd, "spread"))
 		cmd_spread(reps, n ? n : 10000);
 	else if (!strcmp(cmd, "scale"))
-		cmd_scale(reps, seconds, floor_mib);
+		cmd_scale(reps, seconds ? seconds : 120, floor_mib);
+	else if (!strcmp(cmd, "idle"))
+		cmd_idle(reps, seconds ? seconds : 30);
 	else
 		usage();
 	return failures ? 1 : 0;

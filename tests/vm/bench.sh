@@ -3,8 +3,8 @@
 #
 # make bench: boot the distro kernel for each part through tests/vm/vm.sh
 # (main: tables 1-8 in 2 GiB; scale: table 9, booted with mem=1024M;
-# httpd: table 10, examples/httpd-load.sh's "table=10" lines, collected
-# but not yet printed by bench/report.py),
+# httpd: table 10, examples/httpd-load.sh's "table=10" lines; idle: table
+# 11, the wake-ups of idle CPUs, in the kernel and from userspace),
 # collect every "table=" line into build/logs/bench-raw.tsv and print the
 # tables of BENCHMARKS.md (bench/report.py), also saved as
 # build/logs/bench-report.txt, and draw its figures into build/logs/plots/
@@ -26,8 +26,10 @@
 # TWHEEL_BENCH_HTTPD_BACKENDS=heap,timerfd,twheel,twheel-ring,
 # TWHEEL_BENCH_HTTPD_REPS=2 (table 10's repetitions, the backends' order
 # reversed in every other one),
-# TWHEEL_BENCH_PARTS="main scale httpd", TWHEEL_BENCH_KERNEL=distro (or distro61,
-# rt), TWHEEL_ACCEL=kvm|tcg|icount (icount: the guest's clocks count its
+# TWHEEL_BENCH_T11_SECS=30 and TWHEEL_BENCH_T11_REPS=1 (table 11: seconds
+# counted per row, repetitions),
+# TWHEEL_BENCH_PARTS="main scale httpd idle", TWHEEL_BENCH_KERNEL=distro (or
+# distro61, rt, v72), TWHEEL_ACCEL=kvm|tcg|icount (icount: the guest's clocks count its
 # instructions, 1 ns each; deterministic; for tables 1-3 alone:
 # TWHEEL_BENCH_PARTS=kernel TWHEEL_BENCH_ARGS=tables=0x7).
 # The figures are never judged: the exit status is 1 only if a part did not
@@ -51,7 +53,7 @@ load=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' '/')
 # Sets and exports TWHEEL_ACCEL (kvm, tcg or icount) for every part.
 accel_args >/dev/null
 build=
-for part in ${TWHEEL_BENCH_PARTS:-main scale httpd}; do
+for part in ${TWHEEL_BENCH_PARTS:-main scale httpd idle}; do
 	args=(--name "$K-bench-$part" --timeout 1800 ${build:+"$build"}
 		--env "TWHEEL_BENCH_PART=$part"
 		--env "TWHEEL_BENCH_REPS=${TWHEEL_BENCH_REPS:-5}"
@@ -69,6 +71,10 @@ for part in ${TWHEEL_BENCH_PARTS:-main scale httpd}; do
 		args+=(--env "TWHEEL_BENCH_HTTPD_BACKENDS=$TWHEEL_BENCH_HTTPD_BACKENDS")
 	[ -z "${TWHEEL_BENCH_HTTPD_REPS:-}" ] ||
 		args+=(--env "TWHEEL_BENCH_HTTPD_REPS=$TWHEEL_BENCH_HTTPD_REPS")
+	[ -z "${TWHEEL_BENCH_T11_SECS:-}" ] ||
+		args+=(--env "TWHEEL_BENCH_T11_SECS=$TWHEEL_BENCH_T11_SECS")
+	[ -z "${TWHEEL_BENCH_T11_REPS:-}" ] ||
+		args+=(--env "TWHEEL_BENCH_T11_REPS=$TWHEEL_BENCH_T11_REPS")
 	[ -z "${TWHEEL_BENCH_PERF:-}" ] || args+=(--env "TWHEEL_BENCH_PERF=1")
 	[ -z "${TWHEEL_BENCH_PERF_SYMS:-}" ] ||
 		args+=(--env "TWHEEL_BENCH_PERF_SYMS=$TWHEEL_BENCH_PERF_SYMS")
@@ -92,7 +98,7 @@ python3 "$TWHEEL_ROOT/bench/report.py" collect \
 	--meta "host_cpus=$(nproc)" --meta "host_load=$load" --meta "commit=$commit" \
 	--meta "twheel_cpu_bytes=$((16#${twcpu:-0}))" "${outs[@]}" >"$RAW"
 python3 "$TWHEEL_ROOT/bench/report.py" report --elapsed "$(($(now) - t0))" \
-	--parts "${TWHEEL_BENCH_PARTS:-main scale httpd}" "$RAW" |
+	--parts "${TWHEEL_BENCH_PARTS:-main scale httpd idle}" "$RAW" |
 	tee "$LOGS/bench-report.txt" || rc=1
 # The figures, from the same raw file: Debian's matplotlib, so Debian's
 # python3 (a python3 earlier in PATH may lack it). A missing plot fails nothing.

@@ -1136,6 +1136,30 @@ mode_bench() {
 		run rmmod-twheel 60 rmmod twheel
 		return
 	fi
+	if [ "$TWHEEL_BENCH_PART" = idle ]; then
+		# Table 11: wake-ups of the idle CPUs (all but CPU 0, kept busy)
+		# for TWHEEL_BENCH_T11_SECS (30) s per row: twheel_bench.ko's
+		# in-kernel rows, then twheel_bench idle's /dev/twheel and
+		# timerfd rows.
+		t11=${TWHEEL_BENCH_T11_SECS:-30}
+		t11r=${TWHEEL_BENCH_T11_REPS:-1}
+		# shellcheck disable=SC2046 # TWHEEL_BENCH_MODARGS: twheel.ko's parameters
+		bench_load $(echo "${TWHEEL_BENCH_MODARGS:-}" | tr ',' ' ') || return
+		# The pull model's switch (6.9 on; absent before) and the idle
+		# driver the CPUs use.
+		echo "table=11 item=kernel rep=0 timer_migration=$(cat /proc/sys/kernel/timer_migration 2>/dev/null || echo none) cpuidle=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)"
+		step "table 11: in the kernel, $t11 s per row"
+		dmesg -c >/dev/null
+		run table-11 $((t11r * 6 * (t11 + 20) + 300)) insmod /twheel/twheel_bench.ko \
+			tables=0x400 reps="$t11r" t11_secs="$t11" time_limit=3600
+		dmesg | sed -n 's/^\[[^]]*\] twheel_bench: //p' | grep -E '^table=|failed'
+		run rmmod-twheel_bench 60 rmmod twheel_bench
+		step "table 11: from userspace, $t11 s per row"
+		COMMENT='' run table-11-user $((t11r * 3 * (t11 + 20) + 300)) \
+			twheel_bench idle -r "$t11r" -t "$t11"
+		run rmmod-twheel 60 rmmod twheel
+		return
+	fi
 	# shellcheck disable=SC2046 # TWHEEL_BENCH_MODARGS: twheel.ko's parameters
 	bench_load $(echo "${TWHEEL_BENCH_MODARGS:-}" | tr ',' ' ') || return
 	if [ "$TWHEEL_BENCH_PART" = kernel ]; then
