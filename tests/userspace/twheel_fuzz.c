@@ -1153,8 +1153,9 @@ static void op_set_eventfd(struct mfd *m)
 	case 6: e.fd = -2 - (int)rnd(1000); want = -EINVAL; break;
 	default:
 		e.fd = g_efds[0];
+		/* Not bit 0, TWHEEL_EVENTFD_QUERY, which changes nothing. */
 		if (chance(50))
-			e.flags = 1u << rnd(32);
+			e.flags = 2u << rnd(31);
 		else
 			e.reserved = 1 + rnd(1000);
 		want = -EINVAL;
@@ -1462,6 +1463,8 @@ static void op_other(struct mfd *m)
 		if (cmd == TWHEEL_IOC_SCHEDULE || cmd == TWHEEL_IOC_MODIFY ||
 		    cmd == TWHEEL_IOC_CANCEL || cmd == TWHEEL_IOC_BATCH ||
 		    cmd == TWHEEL_IOC_SET_EVENTFD || cmd == TWHEEL_IOC_INFO ||
+		    cmd == TWHEEL_IOC_DUMP || cmd == TWHEEL_IOC_RESTORE ||
+		    cmd == TWHEEL_IOC_RING_STATE ||
 		    _IOC_TYPE(cmd) == 'f' || _IOC_TYPE(cmd) == 'T' ||
 		    _IOC_TYPE(cmd) == 0x94)
 			break;

@@ -1830,7 +1830,8 @@ static void op_info(struct worker *w)
 	if ((info.flags & ~(TWHEEL_INFO_USER_CAP_EXEMPT | TWHEEL_INFO_MAP |
 			    TWHEEL_INFO_CLOCKS | TWHEEL_INFO_SHORT_OPS |
 			    TWHEEL_INFO_SLACK | TWHEEL_INFO_RING |
-			    TWHEEL_INFO_ALARM | TWHEEL_INFO_WAKE_ALARM)) ||
+			    TWHEEL_INFO_ALARM | TWHEEL_INFO_WAKE_ALARM |
+			    TWHEEL_INFO_RESTORE)) ||
 	    !info.granularity_ns ||
 	    !info.max_user_timers || !info.max_total_timers)
 		err("worker %d: INFO: unknown flags, or no granularity or caps",
