@@ -616,7 +616,7 @@ struct twheel_ring_cqe {
 #define TWHEEL_STATE_PENDING	0x1u	/* armed: fires at @deadline */
 #define TWHEEL_STATE_ORPHAN	0x2u	/* cancelled; its event is unread */
 #define TWHEEL_STATE_FREE	0x4u	/* no timer: @id is its slot's next */
-#define TWHEEL_STATE_MASK	(TWHEEL_STATE_PENDING | TWHEEL_STATE_ORPHAN | \
+#define TWHEEL_STATE_FLAGS	(TWHEEL_STATE_PENDING | TWHEEL_STATE_ORPHAN | \
 				 TWHEEL_STATE_FREE)
 
 /**
