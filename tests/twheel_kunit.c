@@ -3307,6 +3307,49 @@ static void tw_test_table_gen_wrap(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, twheel_fd_table_lookup(t, wrapped), &obj);
 }
 
+/*
+ * A restore (fd_cr.c): ids put back at their slot and generation, free
+ * slots given theirs, taken slots refused; after the relink the free list
+ * gives every other slot once, lowest first, each with its generation.
+ */
+static void tw_test_table_restore(struct kunit *test)
+{
+	struct twheel_fd_table *t = tw_table_new(test, 100);
+	u64 objs[3], obj, id;
+	u32 i;
+
+	KUNIT_ASSERT_EQ(test, twheel_fd_table_grow(t), 0);
+	objs[0] = 7ULL << 32 | 5;		/* slot 4, generation 7 */
+	objs[1] = 1ULL << 32 | 1;		/* slot 0, generation 1 */
+	KUNIT_EXPECT_EQ(test, twheel_fd_table_insert_at(t, &objs[0]), 0);
+	KUNIT_EXPECT_EQ(test, twheel_fd_table_insert_at(t, &objs[1]), 0);
+	objs[2] = 9ULL << 32 | 5;		/* slot 4 again */
+	KUNIT_EXPECT_EQ(test, twheel_fd_table_insert_at(t, &objs[2]), -EEXIST);
+	objs[2] = 1ULL << 32;			/* no slot */
+	KUNIT_EXPECT_EQ(test, twheel_fd_table_insert_at(t, &objs[2]), -EINVAL);
+	objs[2] = (u64)t->nslots + 1;		/* past the table */
+	KUNIT_EXPECT_EQ(test, twheel_fd_table_insert_at(t, &objs[2]), -EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_fd_table_set_free(t, 3ULL << 32 | 2), 0);
+	KUNIT_EXPECT_EQ(test, twheel_fd_table_set_free(t, 3ULL << 32 | 5), -EEXIST);
+	KUNIT_EXPECT_EQ(test, t->used, 2u);
+	twheel_fd_table_relink(t);
+
+	KUNIT_EXPECT_PTR_EQ(test, twheel_fd_table_lookup(t, objs[0]), &objs[0]);
+	KUNIT_EXPECT_PTR_EQ(test, twheel_fd_table_lookup(t, objs[1]), &objs[1]);
+	KUNIT_EXPECT_NULL(test, twheel_fd_table_lookup(t, 6ULL << 32 | 5));
+	/* slot 1 with the generation it was given, then slots 2, 3, 5, ... */
+	KUNIT_EXPECT_EQ(test, twheel_fd_table_insert(t, &obj), 3ULL << 32 | 2);
+	for (i = 2; i < t->nslots; i++) {
+		if (i == 4)
+			continue;
+		KUNIT_ASSERT_TRUE(test, twheel_fd_table_has_free(t));
+		id = twheel_fd_table_insert(t, &obj);
+		KUNIT_EXPECT_EQ(test, id, (u64)i + 1);
+	}
+	KUNIT_EXPECT_FALSE(test, twheel_fd_table_has_free(t));
+	KUNIT_EXPECT_EQ(test, t->used, t->nslots);
+}
+
 /* The table grows a page at a time up to its cap, never past it. */
 static void tw_test_table_cap(struct kunit *test)
 {
@@ -3335,6 +3378,7 @@ static struct kunit_case tw_table_cases[] = {
 	KUNIT_CASE(tw_test_table_ids),
 	KUNIT_CASE(tw_test_table_gen_wrap),
 	KUNIT_CASE(tw_test_table_cap),
+	KUNIT_CASE(tw_test_table_restore),
 	{}
 };
 
