@@ -1505,7 +1505,13 @@ static int mode_ring_cgroup(void)
 	attacker = cg_spawn(CG_ATTACKER, NOBODY, cg_attacker);
 	if (victim < 0 || attacker < 0)
 		goto out;
-	for (int i = 0; i < 500 && !atomic_load(&cg->attacker_up); i++)
+	/*
+	 * Until the attacker says how its rings went, or dies: bounded by
+	 * its progress, not the host's speed (5 s was too short beside a
+	 * kernel build); 120 s at most, within make check's 300.
+	 */
+	for (int i = 0; i < 12000 && !atomic_load(&cg->attacker_up) &&
+	     waitpid(attacker, NULL, WNOHANG) == 0; i++)
 		usleep(10 * 1000);
 	if (atomic_load(&cg->attacker_up) != 1) {
 		printf("# the attacker's rings are not up\n");
