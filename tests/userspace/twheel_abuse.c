@@ -1269,8 +1269,8 @@ static long long kthreads_us(void)
 	return sum;
 }
 
-/* Softirq time of CPU @cpu in /proc/stat, in microseconds. */
-static long long softirq_us(int cpu)
+/* irq and softirq time of CPU @cpu in /proc/stat, in microseconds. */
+static long long irq_us(int cpu)
 {
 	long long hz = sysconf(_SC_CLK_TCK), v = -1;
 	char line[512];
@@ -1284,9 +1284,43 @@ static long long softirq_us(int cpu)
 		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu", &c,
 			   &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6]) == 8 &&
 		    c == cpu)
-			v = (long long)s[6] * 1000000 / hz;
+			v = (long long)(s[5] + s[6]) * 1000000 / hz;
 	fclose(f);
 	return v;
+}
+
+/*
+ * Nanoseconds task @pid has run on a CPU: the scheduler's own sum in
+ * /proc/PID/schedstat (CONFIG_SCHED_INFO), else utime + stime in ticks.
+ */
+static long long task_run_ns(pid_t pid)
+{
+	long long hz = sysconf(_SC_CLK_TCK), v = -1;
+	unsigned long long ut, st;
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+		if (v >= 0)
+			return v;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p || !(p = strrchr(buf, ')')))
+		return -1;
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+		   &ut, &st) != 2)
+		return -1;
+	return (long long)(ut + st) * 1000000000LL / hz;
 }
 
 /* The victim: a busy loop on CG_CPU, its iterations published. */
@@ -1464,12 +1498,15 @@ static int cmp_double(const void *a, const void *b)
 
 static int mode_ring_cgroup(void)
 {
-	long long a_us = 0, k_us = 0, kc_us = 0, s_us = 0, a0, k0, s0, t0, t1;
-	double rate[CG_PHASES], ratio[CG_PHASES / 2], k_bg, k_att;
+	long long a_us = 0, k_us = 0, kc_us = 0, a0, k0, q0, r0, t0, t1;
+	double rate[CG_PHASES], run[CG_PHASES], irq[CG_PHASES];
+	double ratio[CG_PHASES / 2], part[CG_PHASES / 2], kph[CG_PHASES / 2];
+	double aph[CG_PHASES / 2], k_bg, k_att, irq_att = 0, irq_ctl = 0;
 	long saved_cap;
-	uint64_t it[2] = { 0, 0 }, ms[2] = { 0, 0 }, drained = 0, i0, d0;
+	uint64_t ms[2] = { 0, 0 }, drained = 0, i0, d0;
 	pid_t attacker = -1, victim = -1;
 	double share, keep;
+	int irq_accounted;
 	int ret;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) <= CG_CPU) {
@@ -1526,6 +1563,20 @@ static int mode_ring_cgroup(void)
 		if (kthreads_us() - k0 < 10000)
 			break;
 	}
+	/*
+	 * The victim's throughput is judged by the CPU time the guest's
+	 * scheduler gave it (schedstat) per unit of the guest's time: under
+	 * emulation its iterations per ms measure the host, whose load
+	 * comes and goes between phases (control phases of one run have
+	 * differed by 1.8x beside other guests), while the time a task is
+	 * given is the guest's own decision. The interrupt time CPU 1 spent
+	 * beyond its control phases is taken from the victim too: without
+	 * CONFIG_IRQ_TIME_ACCOUNTING (Debian's kernels) the scheduler
+	 * counts it as the victim's. With it (TWHEEL_IRQ_TIME_ACCOUNTING
+	 * set: make check's debug kernels) the victim's time already
+	 * leaves it out.
+	 */
+	irq_accounted = getenv("TWHEEL_IRQ_TIME_ACCOUNTING") != NULL;
 	for (int p = 0; p < CG_PHASES; p++) {
 		int att = p & 1;
 
@@ -1534,53 +1585,74 @@ static int mode_ring_cgroup(void)
 		usleep(CG_SETTLE_MS * 1000);
 		a0 = cg_usage_us(CG_ATTACKER);
 		k0 = kthreads_us();
-		s0 = softirq_us(CG_CPU);
+		q0 = irq_us(CG_CPU);
+		r0 = task_run_ns(victim);
 		d0 = atomic_load(&cg->drained);
 		i0 = atomic_load(&cg->victim_iters);
 		t0 = (long long)now_ns();
 		usleep(CG_PHASE_MS * 1000);
 		t1 = (long long)now_ns();
-		it[att] += atomic_load(&cg->victim_iters) - i0;
-		ms[att] += (uint64_t)(t1 - t0) / 1000000;
+		run[p] = (double)(task_run_ns(victim) - r0) / (double)(t1 - t0);
+		irq[p] = (double)(irq_us(CG_CPU) - q0) * 1000 / (double)(t1 - t0);
 		rate[p] = (double)(atomic_load(&cg->victim_iters) - i0) /
-			  (double)((t1 - t0) / 1000000);
-		if (!att)
+			  ((double)(t1 - t0) / 1e6);
+		ms[att] += (uint64_t)(t1 - t0) / 1000000;
+		if (!att) {
 			kc_us += kthreads_us() - k0;
-		if (att) {
-			a_us += cg_usage_us(CG_ATTACKER) - a0;
-			k_us += kthreads_us() - k0;
-			s_us += softirq_us(CG_CPU) - s0;
+			irq_ctl += irq[p] / (CG_PHASES - CG_PHASES / 2);
+		} else {
+			aph[p / 2] = (double)(cg_usage_us(CG_ATTACKER) - a0);
+			kph[p / 2] = (double)(kthreads_us() - k0);
+			a_us += (long long)aph[p / 2];
+			k_us += (long long)kph[p / 2];
+			/* Each phase's length, in µs, to divide by below. */
+			part[p / 2] = (double)(t1 - t0) / 1000;
 			drained += atomic_load(&cg->drained) - d0;
+			irq_att += irq[p] / (CG_PHASES / 2);
 			kill(attacker, SIGSTOP);
 		}
-		printf("# phase %d (%s): victim %.0f iterations/ms\n", p,
-		       att ? "attack" : "control", rate[p]);
+		printf("# phase %d (%s): victim ran %.1f%% of CPU %d, %.0f iterations/ms; irq+softirq %.1f%%\n",
+		       p, att ? "attack" : "control", run[p] * 100, CG_CPU,
+		       rate[p], irq[p] * 100);
 	}
 	kill(attacker, SIGCONT);
 	/* The kworkers' time beyond their control rate is the attacker's. */
 	k_bg = (double)kc_us * (double)ms[1] / (double)ms[0];
 	k_att = (double)k_us > k_bg ? (double)k_us - k_bg : 0;
-	share = ((double)a_us + k_att) / 1000.0 / (double)ms[1];
+	/*
+	 * The attacker's share is judged per attack phase, the median of
+	 * three: the guest's clock runs on while the host has its CPU 1
+	 * thread off its own CPUs (make check runs two guests at once), and
+	 * the task that held CPU 1 then is charged for it, past what
+	 * cpu.max throttles: one such phase measured 12.3% where others
+	 * measured 10.6%.
+	 */
+	for (int i = 0; i < CG_PHASES / 2; i++) {
+		double k = kph[i] - (double)kc_us / (double)ms[0] * part[i] / 1000;
+
+		aph[i] = (aph[i] + (k > 0 ? k : 0)) / part[i];
+	}
+	qsort(aph, CG_PHASES / 2, sizeof(aph[0]), cmp_double);
+	share = aph[CG_PHASES / 4];
 	/* Each attack phase against the control phases either side of it. */
-	for (int p = 1; p < CG_PHASES; p += 2)
-		ratio[p / 2] = rate[p] / ((rate[p - 1] + rate[p + 1]) / 2);
+	for (int p = 1; p < CG_PHASES; p += 2) {
+		double irq_more = irq[p] - (irq[p - 1] + irq[p + 1]) / 2;
+
+		if (irq_more < 0 || irq_accounted)
+			irq_more = 0;
+		ratio[p / 2] = (run[p] - irq_more) /
+			       ((run[p - 1] + run[p + 1]) / 2);
+	}
 	qsort(ratio, CG_PHASES / 2, sizeof(ratio[0]), cmp_double);
 	keep = ratio[CG_PHASES / 4];
-	printf("# attacker (%d rings, cpu.max \"%s\"): cgroup %.1f%%, kworkers %.1f%% (%.1f%% in control phases), total %.1f%% of one CPU (bound %.0f%%); CPU %d softirq %.1f%%; %.0f ops drained/s\n",
+	printf("# attacker (%d rings, cpu.max \"%s\"): cgroup %.1f%%, kworkers %.1f%% (%.1f%% in control phases), total %.1f%% of one CPU (median of phases %.1f%%, bound %.0f%%); CPU %d irq+softirq %.1f%% (%.1f%% in control phases); %.0f ops drained/s\n",
 	       CG_RINGS, CG_CPU_MAX, a_us / 10.0 / (double)ms[1],
 	       k_att / 10.0 / (double)ms[1], kc_us / 10.0 / (double)ms[0],
-	       share * 100, CG_SHARE_MAX * 100,
-	       CG_CPU, s_us / 10.0 / (double)ms[1],
-	       (double)drained * 1000 / (double)ms[1]);
-	printf("# victim on CPU %d: %.1f%% of its control throughput (bound %.0f%%)\n",
+	       ((double)a_us + k_att) / 10.0 / (double)ms[1], share * 100,
+	       CG_SHARE_MAX * 100, CG_CPU, irq_att * 100,
+	       irq_ctl * 100, (double)drained * 1000 / (double)ms[1]);
+	printf("# victim on CPU %d: %.1f%% of its control CPU time (bound %.0f%%)\n",
 	       CG_CPU, keep * 100, CG_KEEP_MIN * 100);
-	/*
-	 * TWHEEL_ABUSE_KEEP_INFO: the victim's rate is shown, not judged
-	 * (make check's debug guests, two of them on the host's CPUs at
-	 * once: there it measures the host, 60-90% in one run).
-	 */
-	if (getenv("TWHEEL_ABUSE_KEEP_INFO"))
-		keep = keep >= CG_KEEP_MIN ? keep : CG_KEEP_MIN;
 	ret = share <= CG_SHARE_MAX && keep >= CG_KEEP_MIN ? 0 : 1;
 out:
 	cg_kill(attacker);

@@ -354,8 +354,9 @@ abuse_tests() {
 	# with cpu.max "10000 100000", all on CPU 1: its CPU time, its rings'
 	# poller threads and every kworker included, within 12% of one CPU,
 	# and uid 65533's busy loop in another cgroup on CPU 1 keeps 85% of
-	# its rate in the control phases between. Below a bound (exit status
-	# 1) it measures once more: a real theft loses twice.
+	# the CPU time it had in the control phases between (the scheduler's
+	# time, not its iterations: those measure the host). Below a bound
+	# (exit status 1) it measures once more: a real theft loses twice.
 	if ! want abuse-ring-cgroup; then
 		:
 	elif ! { [ -e /sys/fs/cgroup/cgroup.controllers ] ||
@@ -363,10 +364,9 @@ abuse_tests() {
 		! grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
 		result skip abuse-ring-cgroup "no cgroup v2 cpu controller (CONFIG_CGROUPS, CONFIG_CFS_BANDWIDTH)"
 	else
-		# The debug kernel's two guests share the host's CPUs at once:
-		# there the victim's rate measures the host (60-90% in one
-		# make check), so it is shown, and the attacker's CPU judged.
-		[ "$DEBUGK" = 0 ] || export TWHEEL_ABUSE_KEEP_INFO=1
+		# debug.config has CONFIG_IRQ_TIME_ACCOUNTING: the victim's
+		# time leaves interrupts out already.
+		[ "$DEBUGK" = 0 ] || export TWHEEL_IRQ_TIME_ACCOUNTING=1
 		# shellcheck disable=SC2016
 		run abuse-ring-cgroup 300 /bin/busybox sh -c '/bin/twheel_abuse ring-cgroup
 			st=$?
