@@ -8,9 +8,12 @@ One SVG per figure whose table is in one of the raw files (a later file's
 table replaces an earlier one's): table1.svg (in-kernel cost per timer
 against pending timers), table4.svg and table8.svg (lateness: p50, p99 and
 max per facility), table5.svg (interrupts on an idle CPU), table7.svg
-(userspace cost per timer, by method) and table10.svg (an HTTP server's
-CPU per request, by backend and connection count). Every point is the
-median over the repetitions, its bar the min-max, as in the tables.
+(userspace cost per timer, by method), table10.svg (an HTTP server's
+CPU per request, by backend and connection count) and table11.svg
+(wake-ups of the idle CPUs, per mechanism, grouped by kernel: every file
+with table 11 adds its kernel's group, a later file of the same kernel
+replacing an earlier one's). Every point is the median over the
+repetitions, its bar the min-max, as in the tables.
 
 Needs matplotlib (Debian: python3-matplotlib; run it with /usr/bin/python3,
 not a python3 of another prefix): without it, it says so and exits 0, so
@@ -21,7 +24,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import T7_NAMES, Raw, med, nums  # noqa: E402
+from report import T7_NAMES, Raw, med, num, nums  # noqa: E402
 
 try:
     import matplotlib
@@ -45,10 +48,12 @@ def spread(values):
     return m, m - min(v), max(v) - m
 
 
-def title(raw, text):
-    meta = raw.meta
-    return f"{text}\n{meta.get('date', '?')}, {meta.get('commit', '?')}, " \
-           f"{meta.get('kernel', '?')}, {meta.get('accel', '?')}"
+def title(raws, text, keys=("date", "commit", "kernel", "accel")):
+    """text, then the run's date, commit, kernel and accelerator (of one raw
+    file or a list of them: each distinct value once)."""
+    raws = raws if isinstance(raws, list) else [raws]
+    return f"{text}\n" + ", ".join(", ".join(dict.fromkeys(r.meta.get(k, "?") for r in raws))
+                                   for k in keys)
 
 
 def save(fig, outdir, name):
@@ -166,6 +171,63 @@ def table10(raw, outdir):
     save(fig, outdir, "table10.svg")
 
 
+# Table 11's bars in each kernel's group: (facility, label, colour, hatch, alpha);
+# kernel timers plain, userspace ones hatched.
+T11_BARS = [("twheel", "twheel", "C0", "", 1), ("timer_list", "timer_list", "C1", "", 1),
+            ("timer_list_pinned", "timer_list, pinned", "C1", "", 0.5),
+            ("hrtimer", "hrtimer", "C2", "", 1),
+            ("twheel_fd", "/dev/twheel", "C0", "//", 1), ("timerfd", "timerfd", "C1", "//", 1)]
+
+
+def guest_kernel(raw):
+    """The kernel the idle part booted (the raw file's meta may name the build's)."""
+    return ((raw.find(0, part="idle") or {}).get("kernel") or [raw.meta.get("kernel", "?")])[0]
+
+
+def table11(raws, outdir):
+    """Wake-ups per second of the idle CPUs together, a group of bars per raw file
+    (kernel), the floor with no timers as a dashed line across each group."""
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    width = 0.8 / (len(T11_BARS) + 0.5)
+    floor, low = None, []
+    for g, raw in enumerate(raws):
+        def wakeups(fac):
+            m = raw.find(11, facility=fac, cpu="idle") or {}
+            return spread([a / b for a, b in zip(nums(m.get("wakeups")),
+                                                 nums(m.get("seconds"))) if b])
+        for i, (fac, label, color, hatch, alpha) in enumerate(T11_BARS):
+            s = wakeups(fac)
+            if not s:
+                continue
+            x = g - 0.4 + (i + 0.5 + (0.5 if hatch else 0)) * width
+            low.append(s[0])
+            bars = ax.bar(x, s[0], width, yerr=[[s[1]], [s[2]]] if s[1] or s[2] else None,
+                          capsize=2, color=color, alpha=alpha, hatch=hatch, edgecolor="white",
+                          linewidth=0, label=label if g == 0 else None)
+            ax.bar_label(bars, [num(s[0])], padding=2, fontsize=6)
+        s = wakeups("none")
+        if s:
+            low.append(s[0])
+            floor = ax.hlines(s[0], g - 0.42, g + 0.42, colors="k", linestyles="dashed",
+                              linewidth=1, label=None if floor else "no timers (the floor)")
+    if not low:
+        plt.close(fig)
+        return
+    ax.set_yscale("log")
+    ax.set_ylim(max(min(low), 1) / 2, ax.get_ylim()[1] * 4)
+    ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1, 2, 5)))
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.set_xticks(range(len(raws)), [f"Linux {guest_kernel(r)}" for r in raws], fontsize=8)
+    ncpu = raws[0].first(11, "cpus", cpu="idle")
+    ax.set_ylabel(f"wake-ups per second, {ncpu or 'the'} idle CPUs together")
+    ax.set_title(title(raws, "Table 11: wake-ups of idle CPUs (kernel timers plain, "
+                       "userspace hatched)", ("date", "commit", "accel")), fontsize=9)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=4, loc="upper center")
+    save(fig, outdir, "table11.svg")
+
+
 FIGURES = [
     (1, table1),
     (4, lambda raw, out: lateness(
@@ -193,15 +255,19 @@ def main():
     outdir, paths = sys.argv[1], sys.argv[2:]
     os.makedirs(outdir, exist_ok=True)
     plt.rcParams["svg.hashsalt"] = "twheel"
-    latest = {}
+    latest, idle = {}, {}
     for path in paths:
         raw = Raw(path)
         for n, _ in FIGURES:
             if any(t == n for t, _ in raw.rows):
                 latest[n] = raw
+        if any(t == 11 for t, _ in raw.rows):
+            idle[guest_kernel(raw)] = raw
     for n, draw in FIGURES:
         if n in latest:
             draw(latest[n], outdir)
+    if idle:
+        table11(list(idle.values()), outdir)
     return 0
 
 
