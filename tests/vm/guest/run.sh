@@ -597,8 +597,14 @@ criu_test() {
 	step "criu"
 	[ -x /usr/sbin/criu ] || { result skip criu "no criu on the host (apt-get install criu)"; return; }
 	[ -f /usr/lib/criu/twheel_criu.so ] || { result skip criu "twheel_criu.so not built"; return; }
-	# ns_last_pid is there with CONFIG_CHECKPOINT_RESTORE, which the
-	# debug and 7.2 kernels built here leave out (tinyconfig and fragments).
+	# ns_last_pid is there with CONFIG_CHECKPOINT_RESTORE, which
+	# debug.config sets and v72.config leaves out: Debian 12's criu 3.17
+	# cannot read the vDSO layout of Linux 7.2 ("vdso:
+	# Unexpected rt vDSO area bounds" in its feature detection).
+	case "$(uname -r)" in
+	7.*) result skip criu "criu 3.17 cannot parse Linux 7.x's vDSO (twheel_test checkpoint_restore covers the dump and restore)"
+		return ;;
+	esac
 	[ -e /proc/sys/kernel/ns_last_pid ] ||
 		{ result skip criu "no CONFIG_CHECKPOINT_RESTORE (twheel_test checkpoint_restore covers the dump and restore)"; return; }
 	mkdir -p $d/img
