@@ -113,6 +113,33 @@ static int cr_copy_mapping(int fd, off_t off, uint64_t bytes, void **out)
 	return 0;
 }
 
+/*
+ * A pending one-shot monotonic timer whose slot of the array says later
+ * than its deadline was pushed back by the program and not yet re-filed:
+ * the kernel does that when the old deadline comes (the array is read at
+ * expiry). The restore's arming stores its deadline in the slot, as every
+ * arming does, so it must arm for the pushed one; else the push is lost
+ * and the timer fires early by it (seen under load, where the dump took
+ * 12 s and caught timers due in it).
+ */
+static void cr_take_pushes(struct twheel_cr_image *img)
+{
+	const uint64_t *slots = img->map;
+	uint64_t nslots = img->hdr.map_bytes / sizeof(*slots), i;
+
+	for (i = 0; i < img->hdr.ntimers; i++) {
+		struct twheel_timer_state *st = &img->timers[i];
+		uint32_t slot = TWHEEL_ID_SLOT(st->id);
+
+		if (!(st->state & TWHEEL_STATE_PENDING) ||
+		    (st->flags & TWHEEL_TIMER_PERIODIC) ||
+		    st->clockid != TWHEEL_CLOCK_MONOTONIC || slot >= nslots)
+			continue;
+		if (slots[slot] > st->deadline)
+			st->deadline = slots[slot];
+	}
+}
+
 int twheel_cr_dump(int fd, struct twheel_cr_image *img)
 {
 	struct twheel_info info;
@@ -157,6 +184,7 @@ int twheel_cr_dump(int fd, struct twheel_cr_image *img)
 		ret = cr_copy_mapping(fd, 0, img->hdr.map_bytes, &img->map);
 		if (ret)
 			goto err_free;
+		cr_take_pushes(img);
 	}
 	if (img->hdr.flags & TWHEEL_CR_RING) {
 		ret = cr_copy_mapping(fd, TWHEEL_RING_OFFSET,
