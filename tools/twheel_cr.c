@@ -119,8 +119,9 @@ static int cr_copy_mapping(int fd, off_t off, uint64_t bytes, void **out)
  * the kernel does that when the old deadline comes (the array is read at
  * expiry). The restore's arming stores its deadline in the slot, as every
  * arming does, so it must arm for the pushed one; else the push is lost
- * and the timer fires early by it (seen under load, where the dump took
- * 12 s and caught timers due in it).
+ * and the timer fires early by it. The array is copied after the timers,
+ * and the kernel never writes a slot but at an arming: a timer re-filed
+ * for its push in between is pending at it already.
  */
 static void cr_take_pushes(struct twheel_cr_image *img)
 {

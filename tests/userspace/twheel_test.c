@@ -5936,11 +5936,21 @@ struct cr_want {
 	u64 period;
 	u32 kind;
 	u32 clockid;
+	/*
+	 * CR_MAP: the push was stored after the deadline it moves had come
+	 * (an arming slower than the deadline's distance, as on the debug
+	 * kernel beside other guests): the expiry may have read the slot
+	 * before the store, and either deadline is right.
+	 */
+	u64 armed_deadline;
+	u32 push_late;
+	u32 pad;
 };
 
 struct cr_wants {
 	u32 n;
 	u32 sq_head;	/* the ring's, at the dump */
+	u64 arm_ns;	/* how long arming them all took */
 	struct cr_want w[CR_TIMERS];
 };
 
@@ -6010,6 +6020,16 @@ static int cr_make(const char *path, bool criu)
 			w->deadline = boot + later;
 			w->period = 150 * NSEC_PER_MSEC;
 			break;
+		case CR_MAP:
+			/*
+			 * From now, not from the loop's start: the ring's
+			 * timers before it wait for the kernel's drain, which
+			 * took the loop past 1.5 s on the debug kernel beside
+			 * other guests, and a push stored after the deadline it
+			 * moves may come too late.
+			 */
+			w->deadline = clock_ns(CLOCK_MONOTONIC) + later;
+			break;
 		case CR_ALARM:
 			if (alarm) {
 				w->clockid = TWHEEL_CLOCK_BOOTTIME_ALARM;
@@ -6036,10 +6056,13 @@ static int cr_make(const char *path, bool criu)
 			return 4;
 		if (k == CR_MAP) {
 			/* Due before the dump as armed; pushed past the restore. */
-			w->deadline = mono + later + 200 * NSEC_PER_MSEC;
+			w->armed_deadline = w->deadline;
+			w->deadline += 200 * NSEC_PER_MSEC;
 			*slot_of(map, w->id) = w->deadline;
+			w->push_late = clock_ns(CLOCK_MONOTONIC) >= w->armed_deadline;
 		}
 	}
+	cw.arm_ns = clock_ns(CLOCK_MONOTONIC) - mono;
 	/* The ring's ids: the kernel's, read back through RING_STATE. */
 	{
 		static u64 ids[1u << 20];
@@ -6100,6 +6123,22 @@ struct cr_seen {
 	u64 last_read;	/* the timer's clock when its last event was read */
 };
 
+/* TWHEEL_CRIU_TRACE's lines (tools/criu/) of timer @id, for a failure. */
+static void cr_trace_show(u64 id)
+{
+	const char *path = getenv("TWHEEL_CRIU_TRACE");
+	char line[512], key[40];
+	FILE *f = path ? fopen(path, "r") : NULL;
+
+	if (!f)
+		return;
+	snprintf(key, sizeof(key), " id=%llx ", (unsigned long long)id);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, key) || strstr(line, " timers"))
+			diag("  criu: %.*s", (int)strcspn(line, "\n"), line);
+	fclose(f);
+}
+
 /* What TWHEEL_IOC_DUMP says of @w's timer now, for a failure. */
 static void cr_show(int fd, const struct cr_want *w)
 {
@@ -6133,7 +6172,7 @@ static int cr_verify(const char *path)
 	struct twheel_event ev[64];
 	struct twheel_info info;
 	struct twheel tw;
-	int in, n, fd = CR_FD;
+	int in, n, fd = CR_FD, late_pushes = 0;
 	const char *t0 = getenv("TWHEEL_CR_T0");
 
 	in = open(path, O_RDONLY | O_CLOEXEC);
@@ -6237,10 +6276,21 @@ static int cr_verify(const char *path)
 			   cr_kind_name[w->kind], i, (unsigned long long)s->events,
 			   (unsigned long long)s->count))
 			cr_show(fd, w);
-		if (w->kind == CR_MAP)
-			CHECK(s->last_deadline >= w->deadline, "mapped %u: fired for %llu before "
-			      "its pushed deadline %llu", i, (unsigned long long)s->last_deadline,
+		if (w->kind == CR_MAP && w->push_late) {
+			late_pushes++;
+			CHECK(s->last_deadline == w->deadline ||
+			      s->last_deadline == w->armed_deadline,
+			      "mapped %u, pushed after its deadline: fired for %llu, "
+			      "want %llu or %llu", i, (unsigned long long)s->last_deadline,
+			      (unsigned long long)w->armed_deadline,
 			      (unsigned long long)w->deadline);
+		} else if (w->kind == CR_MAP &&
+			   !CHECK(s->last_deadline >= w->deadline, "mapped %u: fired for %llu "
+				  "before its pushed deadline %llu", i,
+				  (unsigned long long)s->last_deadline,
+				  (unsigned long long)w->deadline)) {
+			cr_trace_show(w->id);
+		}
 		else if (s->events)
 			CHECK_EQ(s->last_deadline, w->deadline);
 	}
@@ -6256,7 +6306,10 @@ static int cr_verify(const char *path)
 			expiries += seen[i].count;
 		}
 		diag("checkpoint: the restored file: %d timers, %llu events of %llu expiries "
-		     "checked, %d failed checks", CR_TIMERS, events, expiries, g_failed);
+		     "checked, %d failed checks; arming took %llu ms, and %d of %d pushes "
+		     "through the mapping were stored after the deadline they move",
+		     CR_TIMERS, events, expiries, g_failed,
+		     (unsigned long long)(cw.arm_ns / NSEC_PER_MSEC), late_pushes, CR_EACH);
 	}
 	return g_failed ? 1 : 0;
 }

@@ -19,6 +19,7 @@
  *
  * A task whose mappings of /dev/twheel belong to more than one twheel
  * file cannot be told apart (they share one inode): its dump fails.
+ * TWHEEL_CRIU_TRACE=FILE: see trace().
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -31,6 +32,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/kcmp.h>
 
@@ -51,6 +53,38 @@
  * may then name another file (seen: an image, read-only, and EACCES).
  */
 static int restored_fd = -1;
+
+/*
+ * TWHEEL_CRIU_TRACE=FILE: a line per timer as dumped (with its slot of
+ * the array) and as restored, appended to FILE, for diagnosis.
+ */
+static void trace(const char *what, const struct twheel_cr_image *img)
+{
+	const char *path = getenv("TWHEEL_CRIU_TRACE");
+	const uint64_t *slots = img->map;
+	uint64_t nslots = img->hdr.map_bytes / sizeof(*slots);
+	struct timespec ts;
+	FILE *f;
+
+	if (!path || !(f = fopen(path, "a")))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(f, "%s at %llu: %llu timers\n", what,
+		(unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec,
+		(unsigned long long)img->hdr.ntimers);
+	for (uint64_t i = 0; i < img->hdr.ntimers; i++) {
+		const struct twheel_timer_state *st = &img->timers[i];
+		uint32_t slot = TWHEEL_ID_SLOT(st->id);
+
+		fprintf(f, "%s id=%llx state=%#x clock=%u flags=%#x deadline=%llu ev_count=%llu ev_deadline=%llu slot=%llu\n",
+			what, (unsigned long long)st->id, st->state, st->clockid,
+			st->flags, (unsigned long long)st->deadline,
+			(unsigned long long)st->ev_count,
+			(unsigned long long)st->ev_deadline,
+			slots && slot < nslots ? (unsigned long long)slots[slot] : 0ULL);
+	}
+	fclose(f);
+}
 
 static bool is_twheel_dev(const struct stat *st)
 {
@@ -117,6 +151,7 @@ static int twheel_dump_file(int fd, int id)
 		fprintf(stderr, "twheel_criu: dump of file %#x: %s\n", id, strerror(-ret));
 		return -1;
 	}
+	trace("dump", &img);
 	pid = find_owner(fd, &owner_fd);
 	img.hdr.reserved[HDR_PID] = pid > 0 ? (uint64_t)pid : 0;
 	img.hdr.reserved[HDR_FD] = owner_fd >= 0 ? (uint64_t)owner_fd : 0;
@@ -182,6 +217,14 @@ static int twheel_restore_file(int id)
 		return -1;
 	}
 	ret = twheel_cr_restore(fd, &img);
+	if (!ret && getenv("TWHEEL_CRIU_TRACE")) {
+		struct twheel_cr_image now;
+
+		if (!twheel_cr_dump(fd, &now)) {
+			trace("restored", &now);
+			twheel_cr_free(&now);
+		}
+	}
 	restored_fd = restored_fd == -1 ? (int)img.hdr.reserved[HDR_FD] : -2;
 	twheel_cr_free(&img);
 	if (ret) {
