@@ -1138,7 +1138,7 @@ TEST_F_TIMEOUT(twheel, oneshot_fires_once, 20)
  * same latency, from 0.2 ms to several ms under emulation). Then a
  * REALTIME one, and a slack of INT64_MAX, which is the default.
  */
-TEST_F_TIMEOUT(twheel, precise_slack, 30)
+TEST_F_TIMEOUT(twheel, precise_slack, 60)
 {
 	enum { N = 12 };
 	struct twheel tw;
@@ -1213,7 +1213,7 @@ measure:
 	if (late[2][N / 2] > 4 * gran) {
 		diag("precise_slack: default timers %llu us late, the guest does not keep up: lateness not compared",
 		     (unsigned long long)(late[2][N / 2] / 1000));
-	} else if (++rounds < 3 && !(late[0][N / 2] + gran / 4 < late[2][N / 2] &&
+	} else if (++rounds < 5 && !(late[0][N / 2] + gran / 4 < late[2][N / 2] &&
 					late[1][N / 2] < late[2][N / 2] + gran)) {
 		/*
 		 * Beside other guests (make check boots three at once on two
@@ -1222,8 +1222,10 @@ measure:
 		 * MODIFY ones 326; and on the 7.2 kernel twice in a row, 1307
 		 * and 1254 us against 1525 and 1311 (MODIFY 900 and 330): as
 		 * late as a default timer, a tick after the deadline. Not
-		 * explained (issue 28). Up to three rounds; a real loss of
-		 * precision loses all three.
+		 * explained (issue 28). Up to five rounds; a real loss of
+		 * precision loses all five. (Three were lost on the RT kernel
+		 * beside a kernel build, load 9: slack 0 by SCHEDULE 2.3, 3.1
+		 * and 1.7 ms against the default's 2.3, 1.6 and 2.5.)
 		 */
 		diag("precise_slack: medians not as expected, measuring again");
 		goto measure;
@@ -3730,7 +3732,12 @@ static int unexplained_late(const u64 *dl, const u64 *fired, int n, u64 slack,
 	return bad;
 }
 
-TEST_F_TIMEOUT(twheel, many_timers, 60)
+/*
+ * The harness's timeout is a backstop: the debug kernel beside two other
+ * guests and a kernel build took 59.8 s for this test, all of it checked,
+ * against a timeout of 60. The wait below is bounded by progress instead.
+ */
+TEST_F_TIMEOUT(twheel, many_timers, 240)
 {
 	enum { N = 10000 };
 	const u64 span = 500 * NSEC_PER_MSEC;
@@ -3793,9 +3800,13 @@ TEST_F_TIMEOUT(twheel, many_timers, 60)
 		ASSERT_EQ(1, unexplained_late(sd, sf, 4, 10, &gap, true));
 	}
 	g_slack_ns = UINT64_MAX;	/* CHECK_EVENT: unexplained_late() bounds lateness */
+	/* 30 s past the last deadline, and past any event read since. */
 	t_end = now_ns() + span + 30 * NSEC_PER_SEC;
 	while (nread < N && now_ns() < t_end) {
 		int n = wait_events(fd, ev, 1024, 500, &seen);
+
+		if (n > 0 && now_ns() + 30 * NSEC_PER_SEC > t_end)
+			t_end = now_ns() + 30 * NSEC_PER_SEC;
 
 		for (int j = 0; j < n; j++) {
 			u64 i = ev[j].user_data;
