@@ -4,7 +4,7 @@
  *
  *   twheel.c   the per-CPU wheels' data, arming and cancelling, the
  *              timers' initialisers: the API's entry point; the design,
- *              the state machine and who owns what are at its top
+ *              the state machine and who owns what are in docs/design.md
  *   submit.c   submission (the lock-free hand-off between CPUs, the kick
  *              and the courier, the owner's drain) and waking waiters
  *   sync.c     waiting for a timer (twheel_cancel_sync()) and for groups
@@ -54,7 +54,7 @@ static_assert(CONFIG_NR_CPUS <= (TW_WANT_MASK >> TW_WANT_SHIFT) + 1);
 /*
  * Most timers handled in one interrupts-off section (or under one spinlock)
  * by any pass: the wheel run, a long submission list, a group cancel, CPU
- * offline, module unload. See "Bounded work" above.
+ * offline, module unload. See "Bounded work" in docs/design.md.
  */
 #define TW_IRQ_CHUNK	256
 

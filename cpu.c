@@ -3,7 +3,8 @@
  * twheel: the per-CPU wheels' life. A CPU going down hands its timers to
  * the CPUs that stay (tw_cpu_offline()); debugfs shows each wheel's
  * counters; module load sets every wheel up and unload empties them. The
- * state bits and who may touch what: the top of twheel.c.
+ * state bits and who may touch what: "Timer state" and "Ownership and
+ * locking" in docs/design.md.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -9,8 +9,9 @@
  * kick IPI (tw_kick_fn()) drains the submission list in hard interrupt
  * context. A second, hard hrtimer per CPU runs tw_hard_fn(): the precise
  * stage's %TWHEEL_F_HARDIRQ timers, in hard interrupt context. All are
- * bounded by count, the run also by time: see "Bounded work" at the top of
- * twheel.c, where the state bits and the owners are too.
+ * bounded by count, the run also by time: see "Bounded work" in
+ * docs/design.md, where the state bits and the owners are too ("Timer
+ * state", "Ownership and locking").
  */
 #include <linux/export.h>
 #include <linux/hrtimer.h>

@@ -13,10 +13,11 @@
  * are woken here too, whatever context lets go of their timer
  * (tw_wake_waiters_slow()).
  *
- * The design, the state bits and who may touch what: the top of
- * twheel.c. This file calls the wheel (wheel.h) and no other file of the
- * core: the arming and cancelling paths (twheel.c), the run (expiry.c),
- * the waits (sync.c) and hotplug (cpu.c) call it.
+ * The design, the state bits and who may touch what: docs/design.md
+ * ("Timer state", "Ownership and locking"). This file calls the wheel
+ * (wheel.h) and no other file of the core: the arming and cancelling
+ * paths (twheel.c), the run (expiry.c), the waits (sync.c) and hotplug
+ * (cpu.c) call it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -5,7 +5,8 @@
  * to let go of it; the group calls cancel every member first and then
  * wait for each. Waiters sleep on tw_idle_wq, which every release of
  * TW_HELD or TW_RUNNING wakes when TW_WAITER is set (tw_wake_waiters()).
- * The state bits and who may touch what: the top of twheel.c.
+ * The state bits and who may touch what: "Timer state" and "Ownership and
+ * locking" in docs/design.md.
  */
 #include <linux/export.h>
 #include <linux/lockdep.h>

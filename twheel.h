@@ -3,7 +3,8 @@
  * twheel: per-CPU hierarchical timing wheels driven by hrtimers.
  *
  * The in-kernel API. A struct twheel_timer is embedded by its user, like a
- * timer_list: scheduling never allocates. See twheel.c for the design.
+ * timer_list: scheduling never allocates. See docs/design.md for the
+ * design.
  */
 #ifndef _TWHEEL_H
 #define _TWHEEL_H
@@ -71,7 +72,8 @@ enum twheel_mode {
 /**
  * struct twheel_timer - a timer embedded by its user
  *
- * All fields are private to twheel. Ownership (see the table in twheel.c):
+ * All fields are private to twheel. Ownership (see "Ownership and locking"
+ * in docs/design.md):
  * @state is the only field written by more than one CPU, and only with
  * atomic read-modify-write; @entry, @bucket and @linked_seq are touched only
  * by the CPU whose wheel holds the timer, with interrupts disabled;

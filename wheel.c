@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * twheel: the pure hierarchical timing wheel (see the design comment in
- * twheel.c). Every function here takes the time as an argument and touches
- * only the wheel it is given; the caller serialises.
+ * twheel: the pure hierarchical timing wheel (see docs/design.md: "Levels",
+ * "The wheel's interface"). Every function here takes the time as an
+ * argument and touches only the wheel it is given; the caller serialises.
  *
  * A timer due at tick e (its deadline rounded up to a level-0 tick) is put
  * on the lowest level L whose range covers e - clk: level L has 2^bits
