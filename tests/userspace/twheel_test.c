@@ -1629,27 +1629,37 @@ TEST_F_TIMEOUT(twheel, periodic_fixed_rate_unread, 30)
 	EXPECT_EQ(1, tw_queued(&tw));
 	n = (int)read(fd, ev, sizeof(ev));
 	seen = now_ns();
-	ASSERT_TRUE(n == (int)EV_SIZE)
-		TH_LOG("read returned %d, expected exactly one event (%zu bytes): %s", n, EV_SIZE,
+	/*
+	 * One event; a second only where the read outlasted what was left
+	 * of the period (the debug kernel beside a kernel build): the timer,
+	 * re-armed as the first was taken, came due again meanwhile.
+	 */
+	ASSERT_TRUE(n > 0 && n % (int)EV_SIZE == 0 && n <= 2 * (int)EV_SIZE)
+		TH_LOG("read returned %d, expected one event (%zu bytes): %s", n, EV_SIZE,
 		       n < 0 ? ename(errno) : "-");
-	CHECK_EVENT(&ev[0], seen);
-	EXPECT_EQ(id, ev[0].id);
-	EXPECT_EQ(0x77, ev[0].user_data);
-	EXPECT_TRUE(ev[0].flags & TWHEEL_EVENT_PERIODIC)
-		TH_LOG("flags %#x lack PERIODIC", ev[0].flags);
-	EXPECT_TRUE(ev[0].deadline >= d0 && (ev[0].deadline - d0) % P == 0)
-		TH_LOG("deadline %llu is not d0 + k * period (d0 %llu)",
-		       (unsigned long long)ev[0].deadline, (unsigned long long)d0);
+	n /= (int)EV_SIZE;
+	if (n > 1)
+		diag("fixed rate: the read outlasted the period: %d events", n);
+	for (int i = 0; i < n; i++) {
+		CHECK_EVENT(&ev[i], seen);
+		EXPECT_EQ(id, ev[i].id);
+		EXPECT_EQ(0x77, ev[i].user_data);
+		EXPECT_TRUE(ev[i].flags & TWHEEL_EVENT_PERIODIC)
+			TH_LOG("flags %#x lack PERIODIC", ev[i].flags);
+		EXPECT_TRUE(ev[i].deadline >= d0 && (ev[i].deadline - d0) % P == 0)
+			TH_LOG("deadline %llu is not d0 + k * period (d0 %llu)",
+			       (unsigned long long)ev[i].deadline, (unsigned long long)d0);
+		total += ev[i].count;
+	}
 	/* every deadline <= fired was an expiry; none after the read */
-	lo = (ev[0].fired - d0) / P + 1;
+	lo = (ev[n - 1].fired - d0) / P + 1;
 	hi = (seen - d0) / P + 1;
 	diag("fixed rate, %llu ms unread: count %llu, elapsed/period %.2f, expected [%llu-1, %llu]",
 	     (unsigned long long)((seen - d0 + P) / NSEC_PER_MSEC),
-	     (unsigned long long)ev[0].count, (double)(seen - d0 + P) / (double)P,
+	     (unsigned long long)total, (double)(seen - d0 + P) / (double)P,
 	     (unsigned long long)lo, (unsigned long long)hi);
-	EXPECT_GE(ev[0].count, lo - 1);
-	EXPECT_LE(ev[0].count, hi);
-	total = ev[0].count;
+	EXPECT_GE(total, lo - 1);
+	EXPECT_LE(total, hi);
 
 	/* keep going: the counts add up, never one event per expiry */
 	sleep_ns(5 * P);
@@ -4826,9 +4836,14 @@ TEST_F_TIMEOUT(twheel, ring_arm_fire, 30)
 	EXPECT_EQ(7, ev[0].user_data);
 	EXPECT_EQ(dl[0], ev[0].deadline);
 
-	/* an ARM of an armed slot moves its timer (MODIFY): one event */
-	dl[0] = now_ns() + 40 * NSEC_PER_MSEC;
-	dl[1] = dl[0] + 100 * NSEC_PER_MSEC;
+	/*
+	 * An ARM of an armed slot moves its timer (MODIFY): one event. The
+	 * first deadline is far: beside a kernel build the debug kernel once
+	 * took longer than its 40 ms between the two drains, and the timer
+	 * fired before it was moved.
+	 */
+	dl[0] = now_ns() + 10 * NSEC_PER_SEC;
+	dl[1] = now_ns() + 140 * NSEC_PER_MSEC;
 	ring_put(&r, &tail, TWHEEL_RING_ARM, TWHEEL_TIMER_ABSTIME, 5, dl[0], 8);
 	ring_publish(&r, tail);
 	EXPECT_EQ(1, tw_timers(&tw));
