@@ -351,7 +351,7 @@ abuse_tests() {
 	# objects are freed after close()).
 	! want abuse-burst || run abuse-burst 900 /bin/twheel_abuse burst 65536
 	# Issue 42: uid 65534's 16 submission rings, kept full, in a cgroup
-	# with cpu.max "10000 100000", all on CPU 1: its CPU time, its rings'
+	# with cpu.max "20000 200000", all on CPU 1: its CPU time, its rings'
 	# poller threads and every kworker included, within 12% of one CPU
 	# (or 2% past what a plain loop under the same cpu.max on CPU 2 used),
 	# and uid 65533's busy loop in another cgroup on CPU 1 keeps 85% of
