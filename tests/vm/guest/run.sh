@@ -41,6 +41,10 @@ if [ "$$" = 1 ]; then
 	mount -t proc proc /proc
 	mount -t sysfs sysfs /sys
 	mount -t debugfs debugfs /sys/kernel/debug
+	# kmemleak's own scans (60 s after boot, then every 10 min) would
+	# cost the debug guest tens of seconds of CPU and find nothing
+	# kmemleak_check()'s two scans at the end do not.
+	[ ! -w /sys/kernel/debug/kmemleak ] || echo scan=off >/sys/kernel/debug/kmemleak
 	mount -t tmpfs tmpfs /tmp
 	mount -t tmpfs tmpfs /run
 	out=/dev/ttyS1
@@ -220,8 +224,16 @@ userspace_tests() {
 	# checkers, whose expiries cost about 2 ms each under TCG (1000 timers
 	# of one deadline were read 2.2 s after it in a fresh-clone run).
 	[ "$DEBUGK" = 0 ] || export TWHEEL_TEST_SLACK_MS="${TWHEEL_TEST_SLACK_MS:-5000}"
+	# The debug kernel fills and frees a file's 65,536 timers in about a
+	# minute (limit_enospc, then table_units waiting for the freeing): a
+	# per-file limit of 16,384 tests the same code in a quarter of that
+	# (root may set it; files opened afterwards get it).
+	u_limit=/sys/module/twheel/parameters/max_timers
+	u_saved=$(cat "$u_limit")
+	[ "$DEBUGK" = 0 ] || echo 16384 >"$u_limit"
 	timeout "${TWHEEL_TEST_TIMEOUT:-900}" /bin/twheel_test ${FILTER:+"$FILTER"} >/tmp/tt.out 2>&1
 	u_st=$?
+	echo "$u_saved" >"$u_limit"
 	sed 's/^/    /' /tmp/tt.out
 	if [ -n "$FILTER" ] && [ "$u_st" -eq 2 ] && ! grep -q '^ok \|^not ok ' /tmp/tt.out; then
 		result skip twheel_test "no test name contains '$FILTER'"
@@ -347,9 +359,12 @@ abuse_tests() {
 	# busy vCPU for longer than an idle one); the close takes at most
 	# 2 s, or a quarter of the arming of those timers in the same run if
 	# longer (a host running three guests stretches both alike). The
-	# debug kernel's expiries take 30-40 s there, its close 0.5 s (its
-	# objects are freed after close()).
-	! want abuse-burst || run abuse-burst 900 /bin/twheel_abuse burst 65536
+	# debug kernel's expiries of 65,536 took 30-67 s there, its close
+	# 0.5-0.8 s (its objects are freed after close()): it bursts 16,384,
+	# still a thousand times its time budget of 2 ms.
+	burst_n=65536
+	[ "$DEBUGK" = 0 ] || burst_n=16384
+	! want abuse-burst || run abuse-burst 900 /bin/twheel_abuse burst "$burst_n"
 	# Issue 42: uid 65534's 16 submission rings, kept full, in a cgroup
 	# with cpu.max "20000 200000", all on CPU 1: its CPU time, its rings'
 	# poller threads and every kworker included, within 12% of one CPU
@@ -391,17 +406,21 @@ irqsoff_tests() {
 	run insmod-twheel_stall 60 insmod /twheel/twheel_stall.ko || return
 	[ -d "$TRACING/options" ] || mount -t tracefs nodev "$TRACING" 2>/dev/null
 	tracer=0
-	if grep -qw irqsoff "$TRACING/available_tracers" 2>/dev/null; then
-		echo irqsoff >"$TRACING/current_tracer" && tracer=1
-	fi
 	for scen in $(echo "${TWHEEL_IRQSOFF_SCENS:-tick offline group close}" | tr , " "); do
 		# Judged by the probe on CPU 1, where the timers are: the tracer
 		# sees every CPU, and a console write under TCG can hold
 		# interrupts off for tens of ms on its own. The host may take a
 		# vCPU away for as long when other VMs run: growth must show in
-		# each of 3 tries to fail.
+		# each of 3 tries to fail. The irqsoff tracer (debug kernel)
+		# only says where a section was, at a cost on every interrupt
+		# toggle of the guest: it runs in the tries after a first one
+		# that saw growth.
 		why=
 		for try in 1 2 3; do
+			if [ "$try" = 2 ] && [ "$tracer" = 0 ] &&
+				grep -qw irqsoff "$TRACING/available_tracers" 2>/dev/null; then
+				echo irqsoff >"$TRACING/current_tracer" && tracer=1
+			fi
 			if ! stall_scenario "$scen" $small || ! ts=$lat_tr ps=$lat_pr ||
 				! stall_scenario "$scen" "$big"; then
 				why="the scenario failed" && break
@@ -564,9 +583,9 @@ httpd_test() {
 	ulimit -n 4096
 	# 200 connections of wrk for 5 s, then 50 that go quiet (1 s idle
 	# timeout); under KASAN loopback TCP is two orders of magnitude
-	# slower: 8 connections for 10 s, and 10 quiet (3 s).
+	# slower: 8 connections for 6 s, and 10 quiet (3 s).
 	h_conns=200 h_secs=5 h_idle=50 h_idle_ms=1000
-	[ "$DEBUGK" = 0 ] || h_conns=8 h_secs=10 h_idle=10 h_idle_ms=3000
+	[ "$DEBUGK" = 0 ] || h_conns=8 h_secs=6 h_idle=10 h_idle_ms=3000
 	for hb in timerfd heap twheel twheel-ring; do
 		httpd_backend "$hb"
 	done
@@ -685,7 +704,7 @@ mode_check() {
 		! in_part reliability || ! want torture || torture 60
 		! in_part reliability || ! want fuzz || fuzz 20
 		! in_part reliability || ! want trinity || trinity_run 15
-		! in_part reliability || ! want lifetime || lifetime_cycles 100
+		! in_part reliability || ! want lifetime || lifetime_cycles 50
 		load_twheel || result "not ok" reload-twheel "cannot load twheel again"
 	fi
 	# The debug kernel's halves take about as long with these two in its
