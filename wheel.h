@@ -155,6 +155,26 @@ static __always_inline ktime_t tw_wheel_tick_time(const struct tw_wheel *w,
 	return ns;
 }
 
+/*
+ * The due list for @t, whose tick has been processed: behind a burst that
+ * went over its time budget (on the released or the held list) if @t is
+ * due no later than the burst's last timer, so that equal deadlines still
+ * fire in arming order; else the expired list, ahead of the burst.
+ */
+static inline struct list_head *tw_due_list(struct tw_wheel *w,
+					    const struct twheel_timer *t)
+{
+	u64 expires = READ_ONCE(t->expires);
+	struct list_head *l;
+
+	l = !list_empty(&w->released) ? &w->released : &w->held;
+	if (!list_empty(l) &&
+	    expires <= READ_ONCE(list_last_entry(l, struct twheel_timer,
+						 entry)->expires))
+		return l;
+	return &w->expired;
+}
+
 /* Link @t for tick @e; return the tick at which its bucket is processed. */
 static __always_inline u64 tw_link_tick(struct tw_wheel *w,
 					struct twheel_timer *t, u64 e)
@@ -164,7 +184,10 @@ static __always_inline u64 tw_link_tick(struct tw_wheel *w,
 
 	if (e <= w->clk) {
 		t->bucket = TW_NO_BUCKET;
-		tw_list_add_tail(&t->entry, &w->expired);
+		if (likely(list_empty(&w->released) && list_empty(&w->held)))
+			tw_list_add_tail(&t->entry, &w->expired);
+		else
+			tw_list_add_tail(&t->entry, tw_due_list(w, t));
 		return w->clk;
 	}
 	delta = e - w->clk;
@@ -384,9 +407,10 @@ static inline bool tw_wheel_has_held(const struct tw_wheel *w)
  * tw_wheel_release - give the held timers back
  * @w: the wheel
  *
- * In O(1), to the released list, in the order they were held: due again,
- * but after the expired list's timers (tw_wheel_pop_due()), which came
- * due since and are not to wait behind the burst a second time.
+ * In O(1), to the head of the released list, in the order they were
+ * held: due again, but after the expired list's timers
+ * (tw_wheel_pop_due()), which came due since and are not to wait behind
+ * the burst a second time.
  *
  * Return: true if any timer was given back.
  */
@@ -394,7 +418,8 @@ static inline bool tw_wheel_release(struct tw_wheel *w)
 {
 	if (list_empty(&w->held))
 		return false;
-	list_splice_tail_init(&w->held, &w->released);
+	/* Before what runs over budget left since the hold: it came due later. */
+	list_splice_init(&w->held, &w->released);
 	return true;
 }
 

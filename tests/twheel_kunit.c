@@ -353,6 +353,42 @@ static void tw_test_spill(struct kunit *test)
 	kvfree(t);
 }
 
+/*
+ * Timers armed already due while a burst is held: those due no later than
+ * the burst's last go behind it, so that equal deadlines keep their
+ * arming order; a later one goes ahead of it, on the expired list.
+ */
+static void tw_test_hold_order(struct kunit *test)
+{
+	static const u32 want[] = { 6, 0, 1, 2, 3, 4, 5 };
+	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
+	u64 now = BASE_NS + 5 * GRAN, d0 = now - 2 * GRAN;
+	static struct twheel_timer t[7];
+	unsigned int i, n = 0, budget = UINT_MAX;
+	struct twheel_timer *x;
+
+	for (i = 0; i < 4; i++) {
+		tw_test_timer(&t[i], d0, i);
+		tw_wheel_link(w, &t[i]);
+	}
+	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
+	KUNIT_ASSERT_TRUE(test, tw_wheel_hold(w));
+	for (i = 4; i < 6; i++) {
+		tw_test_timer(&t[i], d0, i);
+		tw_wheel_link(w, &t[i]);
+	}
+	tw_test_timer(&t[6], now, 6);
+	tw_wheel_link(w, &t[6]);
+	KUNIT_EXPECT_TRUE(test, tw_wheel_release(w));
+	while ((x = tw_wheel_pop_next(w, now, &budget, 0))) {
+		if (n < ARRAY_SIZE(want))
+			KUNIT_EXPECT_EQ(test, x->order, want[n]);
+		n++;
+	}
+	KUNIT_EXPECT_EQ(test, n, (unsigned int)ARRAY_SIZE(want));
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+}
+
 /* Unlinking the last timer of a bucket leaves nothing to wake for. */
 static void tw_test_unlink(struct kunit *test)
 {
@@ -886,6 +922,7 @@ static struct kunit_case tw_wheel_cases[] = {
 	KUNIT_CASE(tw_test_fifo),
 	KUNIT_CASE_SLOW(tw_test_mass_expiry),
 	KUNIT_CASE(tw_test_spill),
+	KUNIT_CASE(tw_test_hold_order),
 	KUNIT_CASE(tw_test_unlink),
 	KUNIT_CASE(tw_test_pop),
 	KUNIT_CASE(tw_test_sort_bounded),
