@@ -156,12 +156,12 @@ struct twheel_stats {
  * @in_run: tw_hrtimer_fn() is under way: tw_program() lowers @programmed
  *	but leaves the hrtimer to the run's end, which programs it once
  *	(tw_program_run_end()); owner, interrupts disabled
- * @deferred: a run went over its time budget with work left other than
- *	due timers (a drain, a move down the levels) and queued @resume: the
- *	hrtimer stays off until @resume runs, so that every task that
- *	outranks a SCHED_OTHER one runs first; owner, interrupts disabled.
- *	A run that had only due timers left sets them aside instead
- *	(@wheel's held list) and leaves @deferred clear.
+ * @deferred: a run went over its time budget with work left that it
+ *	could not set aside (a drain, a due precise timer, or past
+ *	TW_HELD_RUNS holds: tw_hold_due()) and queued @resume: the hrtimer
+ *	stays off until @resume runs, so that every task that outranks a
+ *	SCHED_OTHER one runs first; owner, interrupts disabled. A run that
+ *	could set its due timers aside (@wheel's held list) leaves it clear.
  * @resume: work item bound to the owner: clears @deferred and lets the
  *	wheel run again, or puts the held timers back (tw_resume_fn())
  * @held_runs: runs that held their due timers since @resume last ran, at

@@ -424,7 +424,7 @@ static bool tw_hold_due(struct twheel_cpu *tc, bool done, ktime_t now)
 	    tc->held_runs >= TW_HELD_RUNS)
 		return false;
 	if (!done)
-		tw_wheel_spill(w, now);
+		tw_wheel_spill(w);
 	if (!tw_wheel_hold(w))
 		return false;
 	tc->held_runs++;
@@ -667,7 +667,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 			queue_work_on(tc->cpu, twheel_wq, &tc->resume);
 			if (tw_hold_due(tc, done, now))
 				/* Ticks due after the held one: at once. */
-				more = tw_wheel_next(w) <= div64_u64(now, w->gran);
+				more = tw_wheel_tick_time(w, tw_wheel_next(w)) <= now;
 			else
 				tc->deferred = true;
 		}

@@ -279,7 +279,6 @@ EXPORT_SYMBOL_IF_KUNIT(tw_wheel_advance);
 /**
  * tw_wheel_spill - finish the tick an advance stopped in, timers unlooked at
  * @w: the wheel; tw_wheel_advance() ran out of budget
- * @now_ns: the current time
  *
  * Every bucket that starts at the wheel's clock (the tick whose buckets
  * the advance was moving down) goes to the expired list whole, in
@@ -288,12 +287,10 @@ EXPORT_SYMBOL_IF_KUNIT(tw_wheel_advance);
  * (tw_wheel_file_precise()), for a unit of budget each, as the move down
  * would have cost: a run over its time budget can then set the lot aside
  * (tw_wheel_hold()) and let the wheel run on. Their stale bucket index is
- * harmless, as for a level-0 bucket moved whole (tw_wheel_unlink()).
- *
- * Return: true if the wheel is then up to date with @now_ns: nothing is
- * left for tw_wheel_advance() to move.
+ * harmless, as for a level-0 bucket moved whole (tw_wheel_unlink()). The
+ * next advance looks at the bitmaps again (@ready_ns stays 0).
  */
-bool tw_wheel_spill(struct tw_wheel *w, u64 now_ns)
+void tw_wheel_spill(struct tw_wheel *w)
 {
 	unsigned int mask = tw_size(w) - 1;
 	u64 tick = w->clk;
@@ -310,8 +307,6 @@ bool tw_wheel_spill(struct tw_wheel *w, u64 now_ns)
 		list_splice_tail_init(&w->buckets[idx], &w->expired);
 		__clear_bit(idx, w->pending);
 	}
-	/* The next advance looks again: @ready_ns stays 0. */
-	return tw_next_bucket(w) > div64_u64(now_ns, w->gran);
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_spill);
 

@@ -38,7 +38,7 @@
  *	budget (a bucket at @clk may still hold timers). A bucket a timer is
  *	linked to starts after @clk; a timer due at @clk or before goes to
  *	@expired.
- * @count: timers linked in buckets or on @expired
+ * @count: timers linked in buckets or on @expired, @held or @released
  * @pending: one bit per bucket, set while the bucket is not empty
  * @buckets: @levels << @bits lists, FIFO
  * @expired: timers due, sorted by deadline then by arming order; after a
@@ -79,7 +79,7 @@ int tw_wheel_init(struct tw_wheel *w, u64 gran, unsigned int bits,
 void tw_wheel_free(struct tw_wheel *w);
 u64 tw_wheel_next(const struct tw_wheel *w);
 bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget);
-bool tw_wheel_spill(struct tw_wheel *w, u64 now_ns);
+void tw_wheel_spill(struct tw_wheel *w);
 void tw_wheel_forward(struct tw_wheel *w, u64 now_ns);
 struct twheel_timer *tw_wheel_pop(struct tw_wheel *w);
 ktime_t tw_wheel_link_precise(struct tw_wheel *w, struct twheel_timer *t);
@@ -164,15 +164,14 @@ static __always_inline ktime_t tw_wheel_tick_time(const struct tw_wheel *w,
 static inline struct list_head *tw_due_list(struct tw_wheel *w,
 					    const struct twheel_timer *t)
 {
-	u64 expires = READ_ONCE(t->expires);
 	struct list_head *l;
 
 	l = !list_empty(&w->released) ? &w->released : &w->held;
-	if (!list_empty(l) &&
-	    expires <= READ_ONCE(list_last_entry(l, struct twheel_timer,
-						 entry)->expires))
-		return l;
-	return &w->expired;
+	if (likely(list_empty(l)) ||
+	    READ_ONCE(t->expires) >
+	    READ_ONCE(list_last_entry(l, struct twheel_timer, entry)->expires))
+		return &w->expired;
+	return l;
 }
 
 /* Link @t for tick @e; return the tick at which its bucket is processed. */
@@ -184,10 +183,7 @@ static __always_inline u64 tw_link_tick(struct tw_wheel *w,
 
 	if (e <= w->clk) {
 		t->bucket = TW_NO_BUCKET;
-		if (likely(list_empty(&w->released) && list_empty(&w->held)))
-			tw_list_add_tail(&t->entry, &w->expired);
-		else
-			tw_list_add_tail(&t->entry, tw_due_list(w, t));
+		tw_list_add_tail(&t->entry, tw_due_list(w, t));
 		return w->clk;
 	}
 	delta = e - w->clk;
@@ -205,8 +201,8 @@ static __always_inline u64 tw_link_tick(struct tw_wheel *w,
 }
 
 /**
- * tw_wheel_unlink - take a linked timer off its bucket, the expired list or
- *	the held list
+ * tw_wheel_unlink - take a linked timer off its bucket or a due list
+ *	(expired, held, released)
  * @w: the wheel
  * @t: the timer
  */
@@ -390,17 +386,6 @@ static inline bool tw_wheel_hold(struct tw_wheel *w)
 static inline void tw_wheel_demote(struct tw_wheel *w)
 {
 	list_splice_tail_init(&w->expired, &w->released);
-}
-
-/**
- * tw_wheel_has_held - whether timers wait on the held list
- * @w: the wheel
- *
- * Return: true if tw_wheel_release() has timers to put back.
- */
-static inline bool tw_wheel_has_held(const struct tw_wheel *w)
-{
-	return !list_empty(&w->held);
 }
 
 /**
