@@ -102,8 +102,6 @@ extern unsigned int run_budget_us;
  * @deferrals: of those, the ones whose next run waited for the work item
  *	(tw_resume_fn()): all but those that interrupted an idle CPU
  *	(tw_must_defer())
- * @holds: of those, the ones that set only their due timers aside
- *	(tw_wheel_hold()) and let the wheel run on for the timers due later
  * @programs: programmings of the wheel's hrtimer (hrtimer_start_range_ns()
  *	of @hrt: tw_program(), tw_program_run_end())
  *
@@ -120,7 +118,6 @@ struct twheel_stats {
 	u64	expire_ns;
 	u64	yields;
 	u64	deferrals;
-	u64	holds;
 	u64	programs;
 	u32	max_batch;
 };
@@ -156,16 +153,12 @@ struct twheel_stats {
  * @in_run: tw_hrtimer_fn() is under way: tw_program() lowers @programmed
  *	but leaves the hrtimer to the run's end, which programs it once
  *	(tw_program_run_end()); owner, interrupts disabled
- * @deferred: a run went over its time budget with work left that it
- *	could not set aside (a drain, a due precise timer, or past
- *	TW_HELD_RUNS holds: tw_hold_due()) and queued @resume: the hrtimer
- *	stays off until @resume runs, so that every task that outranks a
- *	SCHED_OTHER one runs first; owner, interrupts disabled. A run that
- *	could set its due timers aside (@wheel's held list) leaves it clear.
+ * @deferred: a run went over its time budget with work left and queued
+ *	@resume: the hrtimer stays off until @resume runs, so that every
+ *	task that outranks a SCHED_OTHER one runs first; owner, interrupts
+ *	disabled
  * @resume: work item bound to the owner: clears @deferred and lets the
- *	wheel run again, or puts the held timers back (tw_resume_fn())
- * @held_runs: runs that held their due timers since @resume last ran, at
- *	most TW_HELD_RUNS (tw_hold_due()); owner, interrupts disabled
+ *	wheel run again (tw_resume_fn())
  * @clock_each: the latest run found its callbacks slow (more than
  *	run_budget_us / 16 each): the next one claims and runs them one at a
  *	time, reading the clock after each, not TW_CLOCK_EVERY at a time;
@@ -202,7 +195,6 @@ struct twheel_cpu {
 	bool			in_run;
 	bool			deferred;
 	bool			clock_each;
-	u8			held_runs;
 	struct work_struct	resume;
 	ktime_t			precise_floor;
 	struct twheel_stats	stats;

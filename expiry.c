@@ -339,8 +339,7 @@ struct tw_due {
  * The rest of a run that went over its time budget, bound to the owner
  * CPU: a work item on a per-CPU workqueue, run by a SCHED_OTHER worker, so
  * every real-time task that wants this CPU runs first (as ksoftirqd takes
- * over from softirqs on interrupt exit). It only lets the wheel run again,
- * or gives back the timers a run held (tw_wheel_release()):
+ * over from softirqs on interrupt exit). It only lets the wheel run again:
  * expiry stays in the hrtimer's softirq, where callbacks are promised to
  * run, and that run is again bounded by the budget.
  */
@@ -358,8 +357,7 @@ void tw_resume_fn(struct work_struct *work)
 		local_irq_enable();
 		return;
 	}
-	tc->held_runs = 0;
-	if (tw_wheel_release(&tc->wheel) || tc->deferred) {
+	if (tc->deferred) {
 		tc->deferred = false;
 		if (READ_ONCE(tc->online))
 			tw_program(tc, ktime_get());
@@ -389,47 +387,6 @@ void tw_resume_fn(struct work_struct *work)
 static bool tw_must_defer(void)
 {
 	return !is_idle_task(current) || need_resched();
-}
-
-/*
- * Most runs that hold their due timers before tw_resume_fn() runs: a
- * burst armed far ahead is held once when it moves down the levels and
- * once more when it comes due. Past that the whole wheel waits, so that
- * a real-time task loses at most TW_HELD_RUNS + 1 budgets per run of the
- * work item, however the burst is spread over ticks.
- */
-#define TW_HELD_RUNS	4
-
-/*
- * A run over its time budget that must leave the rest to tw_resume_fn():
- * if what it left is due timers (a burst), or the move down the levels of
- * the buckets of the tick it was at (a burst armed far ahead), set them
- * aside (tw_wheel_spill(), tw_wheel_hold()) and let the wheel run on for
- * every timer due after them, as though they were not there: ticks
- * already due after that one in the next run, at once. Timers of other
- * users, and the kernel's, that were due in that tick, or in those
- * buckets, wait too (telling them apart would take a look at each, with
- * interrupts off); those due in a later tick of level 0 do not. A run
- * past TW_HELD_RUNS, or one that left a drain or a due precise timer,
- * makes the whole wheel wait.
- *
- * Return: true if the due timers were held and the wheel may run on.
- */
-static bool tw_hold_due(struct twheel_cpu *tc, bool done, ktime_t now)
-{
-	struct tw_wheel *w = &tc->wheel;
-
-	if (tc->backlog || !llist_empty(&tc->submit) ||
-	    tw_precise_next(&w->precise) <= now ||
-	    tc->held_runs >= TW_HELD_RUNS)
-		return false;
-	if (!done)
-		tw_wheel_spill(w);
-	if (!tw_wheel_hold(w))
-		return false;
-	tc->held_runs++;
-	tc->stats.holds++;
-	return true;
 }
 
 /*
@@ -465,7 +422,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	/* The run's longest lateness, for the statistics. */
 	ktime_t late = 0;
 	struct tw_wheel *w = &tc->wheel;
-	bool done, more, over = false, rated, slow = false;
+	bool done, over = false, rated, slow = false;
 	/*
 	 * One batch's claimed expiries. Here, not in the loop: a kernel that
 	 * zeroes its stack variables (CONFIG_INIT_STACK_ALL_ZERO, Debian's)
@@ -646,12 +603,12 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	if (rated)
 		tc->precise_floor = t_end + div_u64(granularity_ns,
 						    precise_per_tick);
-	more = !done || tw_wheel_has_due(w) || tc->backlog ||
-	       !llist_empty(&tc->submit) || tw_precise_next(&w->precise) <= now;
-	if (more && over) {
-		tc->stats.yields++;
-		/* The burst's rest after what comes due meanwhile. */
-		tw_wheel_demote(w);
+	if (!done || tw_wheel_has_due(w) || tc->backlog ||
+	    !llist_empty(&tc->submit) ||
+	    tw_precise_next(&w->precise) <= now) {
+		next = t_end + 1;		/* more to do: yield, come back */
+		if (over)
+			tc->stats.yields++;
 		/*
 		 * Over the time budget with a task owed the CPU: come back
 		 * only once the CPU's SCHED_OTHER tasks may run, so a burst
@@ -661,23 +618,17 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		 * is being emptied) or the module goes away (nothing may be
 		 * queued then).
 		 */
-		if (tw_must_defer() && READ_ONCE(tc->online) &&
+		if (over && tw_must_defer() && READ_ONCE(tc->online) &&
 		    !READ_ONCE(tw_stopping)) {
 			tc->stats.deferrals++;
+			tc->deferred = true;
 			queue_work_on(tc->cpu, twheel_wq, &tc->resume);
-			if (tw_hold_due(tc, done, now))
-				/* Ticks due after the held one: at once. */
-				more = tw_wheel_tick_time(w, tw_wheel_next(w)) <= now;
-			else
-				tc->deferred = true;
 		}
-	}
-	if (more)
-		next = t_end + 1;		/* more to do: yield, come back */
-	else
+	} else {
 		next = min(tw_wheel_tick_time(w, tw_wheel_next(w)),
 			   tw_precise_next_floored(&w->precise,
 						   tc->precise_floor));
+	}
 	tw_program_run_end(tc, next);
 	/* Timers this run moved to the hard heap (tw_wheel_file_precise()). */
 	tw_program_hard(tc, tw_precise_next_kind(&w->precise,

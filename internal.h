@@ -77,7 +77,6 @@ u64 twheel_parks(void);
 /* twheel.c, for the KUnit tests only: runs of @cpu's wheel that yielded. */
 u64 twheel_yields(int cpu);
 u64 twheel_deferrals(int cpu);
-u64 twheel_holds(int cpu);
 /*
  * cpu.c, for the KUnit tests and the bench module: programmings of @cpu's
  * wheel hrtimer (TWHEEL_INTERNAL namespace, see compat.h).

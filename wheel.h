@@ -38,21 +38,10 @@
  *	budget (a bucket at @clk may still hold timers). A bucket a timer is
  *	linked to starts after @clk; a timer due at @clk or before goes to
  *	@expired.
- * @count: timers linked in buckets or on @expired, @held or @released
+ * @count: timers linked in buckets or on @expired
  * @pending: one bit per bucket, set while the bucket is not empty
  * @buckets: @levels << @bits lists, FIFO
- * @expired: timers due, sorted by deadline then by arming order; after a
- *	spill (tw_wheel_spill()), also timers of the spilled buckets not yet
- *	due, in bucket order
- * @held: timers that were due on @released and @expired when a run over
- *	its time budget set them aside (tw_wheel_hold()), in that order,
- *	until tw_wheel_release() moves them to @released: in no bucket
- *	(TW_NO_BUCKET), counted in @count, not looked at by tw_wheel_next(),
- *	so the wheel runs on for the timers due after them
- * @released: due timers a run over its time budget left
- *	(tw_wheel_demote()), or held ones given back: taken after
- *	@expired's, so that timers coming due meanwhile do not queue behind
- *	a burst
+ * @expired: timers due, sorted by deadline then by arming order
  * @precise: the precise final stage (precise.h): timers with a slack below
  *	@gran, within a tick of their deadline
  *
@@ -68,8 +57,6 @@ struct tw_wheel {
 	unsigned long		*pending;
 	struct list_head	*buckets;
 	struct list_head	expired;
-	struct list_head	held;
-	struct list_head	released;
 	struct tw_precise	precise;
 };
 
@@ -79,7 +66,6 @@ int tw_wheel_init(struct tw_wheel *w, u64 gran, unsigned int bits,
 void tw_wheel_free(struct tw_wheel *w);
 u64 tw_wheel_next(const struct tw_wheel *w);
 bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget);
-void tw_wheel_spill(struct tw_wheel *w);
 void tw_wheel_forward(struct tw_wheel *w, u64 now_ns);
 struct twheel_timer *tw_wheel_pop(struct tw_wheel *w);
 ktime_t tw_wheel_link_precise(struct tw_wheel *w, struct twheel_timer *t);
@@ -155,25 +141,6 @@ static __always_inline ktime_t tw_wheel_tick_time(const struct tw_wheel *w,
 	return ns;
 }
 
-/*
- * The due list for @t, whose tick has been processed: behind a burst that
- * went over its time budget (on the released or the held list) if @t is
- * due no later than the burst's last timer, so that equal deadlines still
- * fire in arming order; else the expired list, ahead of the burst.
- */
-static inline struct list_head *tw_due_list(struct tw_wheel *w,
-					    const struct twheel_timer *t)
-{
-	struct list_head *l;
-
-	l = !list_empty(&w->released) ? &w->released : &w->held;
-	if (likely(list_empty(l)) ||
-	    READ_ONCE(t->expires) >
-	    READ_ONCE(list_last_entry(l, struct twheel_timer, entry)->expires))
-		return &w->expired;
-	return l;
-}
-
 /* Link @t for tick @e; return the tick at which its bucket is processed. */
 static __always_inline u64 tw_link_tick(struct tw_wheel *w,
 					struct twheel_timer *t, u64 e)
@@ -183,7 +150,7 @@ static __always_inline u64 tw_link_tick(struct tw_wheel *w,
 
 	if (e <= w->clk) {
 		t->bucket = TW_NO_BUCKET;
-		tw_list_add_tail(&t->entry, tw_due_list(w, t));
+		tw_list_add_tail(&t->entry, &w->expired);
 		return w->clk;
 	}
 	delta = e - w->clk;
@@ -201,8 +168,7 @@ static __always_inline u64 tw_link_tick(struct tw_wheel *w,
 }
 
 /**
- * tw_wheel_unlink - take a linked timer off its bucket or a due list
- *	(expired, held, released)
+ * tw_wheel_unlink - take a linked timer off its bucket or the expired list
  * @w: the wheel
  * @t: the timer
  */
@@ -346,84 +312,29 @@ static __always_inline ktime_t tw_wheel_relink_ns(struct tw_wheel *w,
 }
 
 /**
- * tw_wheel_has_due - whether timers wait on the expired or released list
+ * tw_wheel_has_due - whether timers wait on the expired list
  * @w: the wheel
  *
  * Return: true if tw_wheel_pop_due() has a timer to give.
  */
 static inline bool tw_wheel_has_due(const struct tw_wheel *w)
 {
-	return !list_empty(&w->expired) || !list_empty(&w->released);
+	return !list_empty(&w->expired);
 }
 
 /**
- * tw_wheel_hold - set the due timers aside
- * @w: the wheel
- *
- * What a run over its time budget leaves on the released and the expired
- * list goes to the held list, in O(1): tw_wheel_next() no longer sees
- * them, so the timers due after them are not held back by them.
- *
- * Return: true if any timer was set aside.
- */
-static inline bool tw_wheel_hold(struct tw_wheel *w)
-{
-	if (!tw_wheel_has_due(w))
-		return false;
-	list_splice_tail_init(&w->released, &w->held);
-	list_splice_tail_init(&w->expired, &w->held);
-	return true;
-}
-
-/**
- * tw_wheel_demote - let the timers coming due go before the due ones
- * @w: the wheel
- *
- * What a run over its time budget leaves on the expired list goes to the
- * released list, in O(1): the next run takes the timers that come due
- * meanwhile first, and a burst's rest after them, in its own order.
- */
-static inline void tw_wheel_demote(struct tw_wheel *w)
-{
-	list_splice_tail_init(&w->expired, &w->released);
-}
-
-/**
- * tw_wheel_release - give the held timers back
- * @w: the wheel
- *
- * In O(1), to the head of the released list, in the order they were
- * held: due again, but after the expired list's timers
- * (tw_wheel_pop_due()), which came due since and are not to wait behind
- * the burst a second time.
- *
- * Return: true if any timer was given back.
- */
-static inline bool tw_wheel_release(struct tw_wheel *w)
-{
-	if (list_empty(&w->held))
-		return false;
-	/* Before what runs over budget left since the hold: it came due later. */
-	list_splice_init(&w->held, &w->released);
-	return true;
-}
-
-/**
- * tw_wheel_pop_due - take the first due timer
+ * tw_wheel_pop_due - take the first due timer off the expired list
  * @w: the wheel; tw_wheel_has_due() must be true
  *
- * Return: the timer, unlinked: the expired list's first, the earliest
- * due (see tw_wheel_advance()), else the released list's first.
+ * Return: the timer, unlinked: the earliest due (see tw_wheel_advance()).
  */
 static __always_inline struct twheel_timer *tw_wheel_pop_due(struct tw_wheel *w)
 {
-	struct list_head *from = likely(!list_empty(&w->expired)) ?
-				 &w->expired : &w->released;
-	struct twheel_timer *t = list_first_entry(from, struct twheel_timer,
-						  entry);
+	struct twheel_timer *t = list_first_entry(&w->expired,
+						  struct twheel_timer, entry);
 
 	/*
-	 * tw_wheel_unlink() for the due lists: their timers are in no
+	 * tw_wheel_unlink() for the expired list: its timers are in no
 	 * bucket (a level-0 bucket moved here whole had its bit cleared,
 	 * tw_collect(), and its timers' stale index is not looked at) and
 	 * in no heap.
@@ -446,8 +357,7 @@ static __always_inline struct twheel_timer *tw_wheel_pop_due(struct tw_wheel *w)
  * First a timer of the precise stage whose deadline has come, then the
  * expired list's first. A precise timer taken off the expired list before
  * its deadline (its tick came, rounded down) moves to the precise stage
- * instead, for one unit of @budget; a default one (spilled,
- * tw_wheel_spill()) back to the wheel, for one unit too.
+ * instead, for one unit of @budget.
  *
  * Return: the timer, unlinked, due at @now_ns; NULL when none is (or
  * @budget came down to @floor).
@@ -465,10 +375,7 @@ tw_wheel_pop_next(struct tw_wheel *w, u64 now_ns, unsigned int *budget,
 	}
 	while (tw_wheel_has_due(w)) {
 		t = tw_wheel_pop_due(w);
-		/*
-		 * Never early: a default timer's tick is never before it,
-		 * and one a spill brought here early goes back to the wheel.
-		 */
+		/* Never early: a default timer's tick is never before it. */
 		if (likely(READ_ONCE(t->expires) <= now_ns))
 			return t;
 		tw_wheel_file_precise(w, t);
