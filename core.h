@@ -102,6 +102,8 @@ extern unsigned int run_budget_us;
  * @deferrals: of those, the ones whose next run waited for the work item
  *	(tw_resume_fn()): all but those that interrupted an idle CPU
  *	(tw_must_defer())
+ * @holds: runs over run_budget_us that set only one user's due timers
+ *	aside (tw_hold_due()) and let the wheel run on for the others'
  * @programs: programmings of the wheel's hrtimer (hrtimer_start_range_ns()
  *	of @hrt: tw_program(), tw_program_run_end())
  *
@@ -118,6 +120,7 @@ struct twheel_stats {
 	u64	expire_ns;
 	u64	yields;
 	u64	deferrals;
+	u64	holds;
 	u64	programs;
 	u32	max_batch;
 };
@@ -153,12 +156,12 @@ struct twheel_stats {
  * @in_run: tw_hrtimer_fn() is under way: tw_program() lowers @programmed
  *	but leaves the hrtimer to the run's end, which programs it once
  *	(tw_program_run_end()); owner, interrupts disabled
- * @deferred: a run went over its time budget with work left and queued
- *	@resume: the hrtimer stays off until @resume runs, so that every
- *	task that outranks a SCHED_OTHER one runs first; owner, interrupts
- *	disabled
+ * @deferred: a run went over its time budget with work left that was not
+ *	one user's due timers (tw_hold_due()) and queued @resume: the
+ *	hrtimer stays off until @resume runs, so that every task that
+ *	outranks a SCHED_OTHER one runs first; owner, interrupts disabled
  * @resume: work item bound to the owner: clears @deferred and lets the
- *	wheel run again (tw_resume_fn())
+ *	wheel run again, or gives a held user's timers back (tw_resume_fn())
  * @clock_each: the latest run found its callbacks slow (more than
  *	run_budget_us / 16 each): the next one claims and runs them one at a
  *	time, reading the clock after each, not TW_CLOCK_EVERY at a time;

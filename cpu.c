@@ -173,7 +173,7 @@ static int tw_stats_show(struct seq_file *m, void *unused)
 {
 	int cpu;
 
-	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch kicks advance_ns expire_ns yields deferrals programs\n");
+	seq_puts(m, "cpu online pending scheduled expired cancelled max_lateness_ns max_batch kicks advance_ns expire_ns yields deferrals programs holds\n");
 	for_each_possible_cpu(cpu) {
 		struct twheel_cpu *tc = tw_cpu(cpu);
 		/* Other CPUs' counters, read racily: a snapshot for people. */
@@ -181,11 +181,11 @@ static int tw_stats_show(struct seq_file *m, void *unused)
 		/* Likewise: the owner changes it with interrupts off. */
 		unsigned long pending = data_race(tc->wheel.count);
 
-		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u %llu %llu %llu %llu %llu %llu\n",
+		seq_printf(m, "%d %d %lu %llu %llu %llu %llu %u %llu %llu %llu %llu %llu %llu %llu\n",
 			   cpu, READ_ONCE(tc->online), pending, st.scheduled,
 			   st.expired, st.cancelled, st.max_lateness_ns,
 			   st.max_batch, st.kicks, st.advance_ns, st.expire_ns,
-			   st.yields, st.deferrals, st.programs);
+			   st.yields, st.deferrals, st.programs, st.holds);
 	}
 	return 0;
 }
@@ -228,6 +228,14 @@ u64 twheel_deferrals(int cpu)
 	return data_race(tw_cpu(cpu)->stats.deferrals);
 }
 EXPORT_SYMBOL_IF_KUNIT(twheel_deferrals);
+
+/* For the KUnit tests: runs of @cpu's wheel that held one user's timers. */
+u64 twheel_holds(int cpu)
+{
+	/* As twheel_yields(). */
+	return data_race(tw_cpu(cpu)->stats.holds);
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_holds);
 
 /*
  * For the KUnit tests and the bench module (table 1): programmings of

@@ -339,9 +339,10 @@ struct tw_due {
  * The rest of a run that went over its time budget, bound to the owner
  * CPU: a work item on a per-CPU workqueue, run by a SCHED_OTHER worker, so
  * every real-time task that wants this CPU runs first (as ksoftirqd takes
- * over from softirqs on interrupt exit). It only lets the wheel run again:
- * expiry stays in the hrtimer's softirq, where callbacks are promised to
- * run, and that run is again bounded by the budget.
+ * over from softirqs on interrupt exit). It only lets the wheel run again,
+ * or gives a held burst back (tw_wheel_release()): expiry stays in the
+ * hrtimer's softirq, where callbacks are promised to run, and that run is
+ * again bounded by the budget.
  */
 void tw_resume_fn(struct work_struct *work)
 {
@@ -357,7 +358,7 @@ void tw_resume_fn(struct work_struct *work)
 		local_irq_enable();
 		return;
 	}
-	if (tc->deferred) {
+	if (tw_wheel_release(&tc->wheel) || tc->deferred) {
 		tc->deferred = false;
 		if (READ_ONCE(tc->online))
 			tw_program(tc, ktime_get());
@@ -387,6 +388,42 @@ void tw_resume_fn(struct work_struct *work)
 static bool tw_must_defer(void)
 {
 	return !is_idle_task(current) || need_resched();
+}
+
+/*
+ * A run over its time budget that must leave the rest to tw_resume_fn()
+ * (tw_must_defer()): can it hold only the user whose timers it was
+ * expiring, and let the wheel run on for everyone else's? Yes if that is
+ * what is left: due timers (and the buckets of the tick an advance
+ * stopped in, tw_wheel_spill()), the first of them a /dev/twheel timer
+ * whose user is the one held already, if any. Then that user's due
+ * timers wait, in their order, for tw_resume_fn() (tw_wheel_hold()); the
+ * others due with them only for the next run's sort (tw_wheel_sort()), a
+ * list move each. A drain left over, a kernel timer first in line, or a
+ * second user makes the whole wheel wait, as before.
+ *
+ * Return: true if the due timers were set aside and the wheel runs on.
+ */
+static bool tw_hold_due(struct twheel_cpu *tc, bool done)
+{
+	struct tw_wheel *w = &tc->wheel;
+	unsigned long owner;
+
+	if (tc->backlog || !llist_empty(&tc->submit))
+		return false;
+	if (!done)
+		tw_wheel_spill(w);
+	if (!list_empty(&w->expired))
+		owner = tw_timer_owner(list_first_entry(&w->expired,
+							struct twheel_timer,
+							entry));
+	else
+		owner = w->held_owner;	/* still sorting the held burst */
+	if (!owner || (w->held_owner && owner != w->held_owner))
+		return false;
+	tw_wheel_hold(w, owner);
+	tc->stats.holds++;
+	return true;
 }
 
 /*
@@ -422,7 +459,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	/* The run's longest lateness, for the statistics. */
 	ktime_t late = 0;
 	struct tw_wheel *w = &tc->wheel;
-	bool done, over = false, rated, slow = false;
+	bool done, over = false, rated, slow = false, sorted;
 	/*
 	 * One batch's claimed expiries. Here, not in the loop: a kernel that
 	 * zeroes its stack variables (CONFIG_INIT_STACK_ALL_ZERO, Debian's)
@@ -484,8 +521,23 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		tw_irq_window();
 		over = ktime_get() > t_stop;
 	}
+	/*
+	 * A held burst to sort by owner first (tw_hold_due()): until it is,
+	 * none of the expired list fires. Bounded by the run's time alone:
+	 * a list move per timer, no callback.
+	 */
+	sorted = false;
+	while (!over && tw_wheel_sorting(w)) {
+		unsigned int left = TW_IRQ_CHUNK;
+
+		sorted = true;
+		if (tw_wheel_sort(w, &left))
+			break;
+		tw_irq_window();
+		over = ktime_get() > t_stop;
+	}
 	/* Where an expiry's time goes: the advance's part, if it had work. */
-	t_due = done && budget == unadvanced ? now : ktime_get();
+	t_due = done && budget == unadvanced && !sorted ? now : ktime_get();
 	tc->stats.advance_ns += t_due - now;
 	/*
 	 * A run for the user heap of the precise stage: the end of a window
@@ -616,12 +668,20 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		 * one budget, nor a SCHED_OTHER one from its share
 		 * (tw_must_defer()). Not while the CPU goes down (its wheel
 		 * is being emptied) or the module goes away (nothing may be
-		 * queued then).
+		 * queued then). If only one user's timers made it so, only
+		 * they wait (tw_hold_due()): the wheel comes back after
+		 * another budget's time, which the task has first, to sort
+		 * them from the others' and go on with those.
 		 */
 		if (over && tw_must_defer() && READ_ONCE(tc->online) &&
 		    !READ_ONCE(tw_stopping)) {
-			tc->stats.deferrals++;
-			tc->deferred = true;
+			if (tw_hold_due(tc, done)) {
+				next = t_end + (ktime_t)run_budget_us *
+					       NSEC_PER_USEC;
+			} else {
+				tc->stats.deferrals++;
+				tc->deferred = true;
+			}
 			queue_work_on(tc->cpu, twheel_wq, &tc->resume);
 		}
 	} else {

@@ -5,6 +5,7 @@
 #ifndef _TWHEEL_INTERNAL_H
 #define _TWHEEL_INTERNAL_H
 
+#include <linux/container_of.h>
 #include <linux/types.h>
 #include <linux/ktime.h>
 
@@ -62,6 +63,21 @@ struct tw_shared_timer {
 	struct tw_share			*share;
 };
 
+/*
+ * Whose timer @t is, for a run that sets a burst aside (tw_wheel_hold()):
+ * for a timer of /dev/twheel (%TW_F_RATED), its user's, as the precise
+ * share counts it (the user at the top of the owner chain of user
+ * namespaces); 0 for the kernel's, which no run sets aside. Two loads
+ * from memory the timer's expiry touches anyway.
+ */
+static __always_inline unsigned long tw_timer_owner(const struct twheel_timer *t)
+{
+	if (!(t->flags & TW_F_RATED))
+		return 0;
+	return (__force unsigned long)container_of(t, struct tw_shared_timer,
+						   pt.timer)->share->held;
+}
+
 /* twheel.c, for fd_ops.c's hot paths, interrupts off (see there) */
 bool twheel_cancel_idle_irqsoff(struct twheel_timer *timer, bool *running);
 int twheel_arm_irqsoff(struct twheel_timer *timer, ktime_t deadline,
@@ -77,6 +93,7 @@ u64 twheel_parks(void);
 /* twheel.c, for the KUnit tests only: runs of @cpu's wheel that yielded. */
 u64 twheel_yields(int cpu);
 u64 twheel_deferrals(int cpu);
+u64 twheel_holds(int cpu);
 /*
  * cpu.c, for the KUnit tests and the bench module: programmings of @cpu's
  * wheel hrtimer (TWHEEL_INTERNAL namespace, see compat.h).

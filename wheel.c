@@ -74,6 +74,10 @@ int tw_wheel_init(struct tw_wheel *w, u64 gran, unsigned int bits,
 	for (i = 0; i < n; i++)
 		INIT_LIST_HEAD(&w->buckets[i]);
 	INIT_LIST_HEAD(&w->expired);
+	INIT_LIST_HEAD(&w->unsorted);
+	INIT_LIST_HEAD(&w->cleared);
+	INIT_LIST_HEAD(&w->held);
+	w->held_owner = 0;
 	w->count = 0;
 	w->clk = div64_u64(now_ns, gran);
 	w->ready_ns = 0;
@@ -138,7 +142,7 @@ static u64 tw_next_bucket(const struct tw_wheel *w)
  */
 u64 tw_wheel_next(const struct tw_wheel *w)
 {
-	if (!list_empty(&w->expired))
+	if (tw_wheel_has_due(w))
 		return w->clk;
 	return tw_next_bucket(w);
 }
@@ -275,6 +279,71 @@ bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget)
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_advance);
 
 /**
+ * tw_wheel_spill - finish the tick an advance stopped in, timers unlooked at
+ * @w: the wheel; tw_wheel_advance() ran out of budget
+ *
+ * Every bucket that starts at the wheel's clock (the tick whose buckets
+ * the advance was moving down) goes to the expired list whole, in
+ * O(levels), not a timer at a time. Its timers not yet due are put back
+ * on the wheel when tw_wheel_pop_next() comes to them
+ * (tw_wheel_file_precise()), for a unit of budget each, as the move down
+ * would have cost: a run over its time budget can then hold a burst armed
+ * far ahead (tw_wheel_hold()) as one armed near. Their stale bucket index
+ * is harmless, as for a level-0 bucket moved whole (tw_wheel_unlink()).
+ * The next advance looks at the bitmaps again (@ready_ns stays 0).
+ */
+void tw_wheel_spill(struct tw_wheel *w)
+{
+	unsigned int mask = tw_size(w) - 1;
+	u64 tick = w->clk;
+	int lvl;
+
+	for (lvl = w->levels - 1; lvl >= 0; lvl--) {
+		unsigned int shift = w->bits * lvl, idx;
+
+		if (tick & ((1ULL << shift) - 1))
+			continue;
+		idx = (lvl << w->bits) + ((tick >> shift) & mask);
+		if (!test_bit(idx, w->pending))
+			continue;
+		list_splice_tail_init(&w->buckets[idx], &w->expired);
+		__clear_bit(idx, w->pending);
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_spill);
+
+/**
+ * tw_wheel_sort - sort a held burst by owner
+ * @w: the wheel; a burst is held (tw_wheel_hold())
+ * @budget: how many timers may be looked at; decremented
+ *
+ * Takes timers off the head of the unsorted list: the held owner's to the
+ * tail of the held list, every other one to the tail of the cleared list.
+ * Once the unsorted list is empty, the cleared list goes back to the head
+ * of the expired list, ahead of the timers that came due since: each
+ * owner's timers stay in their order, and only the held owner's wait. A
+ * list move and two loads per timer, no callback.
+ *
+ * Return: true when the unsorted list is empty.
+ */
+bool tw_wheel_sort(struct tw_wheel *w, unsigned int *budget)
+{
+	while (tw_wheel_sorting(w)) {
+		struct twheel_timer *t;
+
+		if (!*budget)
+			return false;
+		(*budget)--;
+		t = list_first_entry(&w->unsorted, struct twheel_timer, entry);
+		list_move_tail(&t->entry, tw_timer_owner(t) == w->held_owner ?
+				&w->held : &w->cleared);
+	}
+	list_splice_init(&w->cleared, &w->expired);
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_sort);
+
+/**
  * tw_wheel_forward - move an idle wheel's clock to the present
  * @w: the wheel; nothing may be due
  * @now_ns: the current time
@@ -327,12 +396,14 @@ EXPORT_SYMBOL_IF_KUNIT(tw_wheel_link_precise);
  *
  * To the stage's heap; with the heap full or its user's share of it
  * held, back to the wheel for its deadline's tick rounded up, at most one
- * tick late as every other timer is.
+ * tick late as every other timer is. A timer of the default slack (one a
+ * spill put on the expired list before its tick, tw_wheel_spill()) goes
+ * straight back to the wheel.
  */
 void tw_wheel_file_precise(struct tw_wheel *w, struct twheel_timer *t)
 {
 	w->count++;
-	if (tw_precise_add(&w->precise, t, w->gran))
+	if (tw_timer_precise(t) && tw_precise_add(&w->precise, t, w->gran))
 		return;
 	tw_link_tick(w, t, tw_tick_of(w, READ_ONCE(t->expires)));
 }
@@ -352,7 +423,8 @@ struct twheel_timer *tw_wheel_pop(struct tw_wheel *w)
 	unsigned int n = w->levels << w->bits, idx;
 	struct twheel_timer *t;
 
-	if (tw_wheel_has_due(w))
+	tw_wheel_release(w);
+	if (!list_empty(&w->expired))
 		return tw_wheel_pop_due(w);
 	t = tw_wheel_took(w, tw_precise_pop_any(&w->precise));
 	if (t)

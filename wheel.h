@@ -16,6 +16,7 @@
 
 #include "twheel.h"
 #include "tw_list.h"
+#include "internal.h"
 #include "precise.h"
 
 #define TW_BITS_MIN	6	/* 64 buckets: one bitmap word per level */
@@ -38,10 +39,24 @@
  *	budget (a bucket at @clk may still hold timers). A bucket a timer is
  *	linked to starts after @clk; a timer due at @clk or before goes to
  *	@expired.
- * @count: timers linked in buckets or on @expired
+ * @count: timers linked in buckets, on @expired, @unsorted, @cleared or
+ *	@held
  * @pending: one bit per bucket, set while the bucket is not empty
  * @buckets: @levels << @bits lists, FIFO
- * @expired: timers due, sorted by deadline then by arming order
+ * @expired: timers due, sorted by deadline then by arming order; after a
+ *	spill (tw_wheel_spill()), also timers of the spilled buckets not yet
+ *	due, in bucket order
+ * @unsorted: due timers a run over its time budget set aside
+ *	(tw_wheel_hold()), in due order, to be sorted by owner
+ *	(tw_wheel_sort()): while it is not empty, nothing on @expired fires
+ * @cleared: timers tw_wheel_sort() took off @unsorted that are not
+ *	@held_owner's, in due order; back to the head of @expired once
+ *	@unsorted is empty
+ * @held: @held_owner's timers, in due order, until tw_wheel_release():
+ *	its timers that come due meanwhile queue here too
+ *	(tw_wheel_pop_next()), so that the owner's timers keep their order
+ * @held_owner: tw_timer_owner() of the timers on @held, 0 when no burst is
+ *	held
  * @precise: the precise final stage (precise.h): timers with a slack below
  *	@gran, within a tick of their deadline
  *
@@ -57,6 +72,10 @@ struct tw_wheel {
 	unsigned long		*pending;
 	struct list_head	*buckets;
 	struct list_head	expired;
+	struct list_head	unsorted;
+	struct list_head	cleared;
+	struct list_head	held;
+	unsigned long		held_owner;
 	struct tw_precise	precise;
 };
 
@@ -66,6 +85,8 @@ int tw_wheel_init(struct tw_wheel *w, u64 gran, unsigned int bits,
 void tw_wheel_free(struct tw_wheel *w);
 u64 tw_wheel_next(const struct tw_wheel *w);
 bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget);
+void tw_wheel_spill(struct tw_wheel *w);
+bool tw_wheel_sort(struct tw_wheel *w, unsigned int *budget);
 void tw_wheel_forward(struct tw_wheel *w, u64 now_ns);
 struct twheel_timer *tw_wheel_pop(struct tw_wheel *w);
 ktime_t tw_wheel_link_precise(struct tw_wheel *w, struct twheel_timer *t);
@@ -168,7 +189,8 @@ static __always_inline u64 tw_link_tick(struct tw_wheel *w,
 }
 
 /**
- * tw_wheel_unlink - take a linked timer off its bucket or the expired list
+ * tw_wheel_unlink - take a linked timer off its bucket, a due list
+ *	(expired, unsorted, cleared, held) or the precise stage
  * @w: the wheel
  * @t: the timer
  */
@@ -312,19 +334,72 @@ static __always_inline ktime_t tw_wheel_relink_ns(struct tw_wheel *w,
 }
 
 /**
- * tw_wheel_has_due - whether timers wait on the expired list
+ * tw_wheel_sorting - whether a held burst is still to be sorted by owner
  * @w: the wheel
  *
- * Return: true if tw_wheel_pop_due() has a timer to give.
+ * Return: true while @w->unsorted has timers (tw_wheel_sort()).
+ */
+static inline bool tw_wheel_sorting(const struct tw_wheel *w)
+{
+	return !list_empty(&w->unsorted);
+}
+
+/**
+ * tw_wheel_has_due - whether due timers wait, to fire or to be sorted
+ * @w: the wheel
+ *
+ * Return: true if the expired list has timers, or the unsorted list (the
+ * next run sorts them first). The held list does not count: its timers
+ * wait for tw_wheel_release().
  */
 static inline bool tw_wheel_has_due(const struct tw_wheel *w)
 {
-	return !list_empty(&w->expired);
+	return !list_empty(&w->expired) || tw_wheel_sorting(w);
+}
+
+/**
+ * tw_wheel_hold - set the due timers aside, to hold an owner's
+ * @w: the wheel
+ * @owner: tw_timer_owner() of the timers to hold, not 0; @w->held_owner
+ *	if a burst is held already
+ *
+ * What a run over its time budget leaves on the expired list goes to the
+ * tail of the unsorted list, in O(1): tw_wheel_sort() then puts @owner's
+ * timers on the held list and the others back at the head of the expired
+ * list, in their order. Timers of other owners due meanwhile wait for that
+ * sort, no longer.
+ */
+static inline void tw_wheel_hold(struct tw_wheel *w, unsigned long owner)
+{
+	w->held_owner = owner;
+	list_splice_tail_init(&w->expired, &w->unsorted);
+}
+
+/**
+ * tw_wheel_release - give a held burst back
+ * @w: the wheel
+ *
+ * In O(1), to the head of the expired list, with whatever is still to be
+ * sorted: first the timers sorted out, then the held ones, then the
+ * unsorted ones, each in due order, and the owner's timers after the
+ * ones they were due behind.
+ *
+ * Return: true if any timer was given back.
+ */
+static inline bool tw_wheel_release(struct tw_wheel *w)
+{
+	bool any = !list_empty(&w->held) || tw_wheel_sorting(w);
+
+	list_splice_init(&w->unsorted, &w->expired);
+	list_splice_init(&w->held, &w->expired);
+	list_splice_init(&w->cleared, &w->expired);
+	w->held_owner = 0;
+	return any;
 }
 
 /**
  * tw_wheel_pop_due - take the first due timer off the expired list
- * @w: the wheel; tw_wheel_has_due() must be true
+ * @w: the wheel; its expired list must not be empty
  *
  * Return: the timer, unlinked: the earliest due (see tw_wheel_advance()).
  */
@@ -345,6 +420,23 @@ static __always_inline struct twheel_timer *tw_wheel_pop_due(struct tw_wheel *w)
 	return t;
 }
 
+/*
+ * A timer just taken off a due list or the precise stage while a burst is
+ * held: if it is the held owner's, it goes behind the owner's held
+ * timers, linked (counted, in no bucket) until tw_wheel_release().
+ * Return: true if it did.
+ */
+static __always_inline bool tw_timer_held(struct tw_wheel *w,
+					  struct twheel_timer *t)
+{
+	if (tw_timer_owner(t) != w->held_owner)
+		return false;
+	t->bucket = TW_NO_BUCKET;
+	w->count++;
+	tw_list_add_tail(&t->entry, &w->held);
+	return true;
+}
+
 /**
  * tw_wheel_pop_next - take the next timer to fire
  * @w: the wheel
@@ -355,9 +447,13 @@ static __always_inline struct twheel_timer *tw_wheel_pop_due(struct tw_wheel *w)
  *	bounds
  *
  * First a timer of the precise stage whose deadline has come, then the
- * expired list's first. A precise timer taken off the expired list before
- * its deadline (its tick came, rounded down) moves to the precise stage
- * instead, for one unit of @budget.
+ * expired list's first, but none of the expired list's while a held burst
+ * is to be sorted (tw_wheel_sort()). A precise timer taken off the
+ * expired list before its deadline (its tick came, rounded down) moves to
+ * the precise stage instead, and a default one (spilled,
+ * tw_wheel_spill()) back to the wheel; a timer of the held owner
+ * (tw_wheel_hold()) goes behind its held ones; each for one unit of
+ * @budget.
  *
  * Return: the timer, unlinked, due at @now_ns; NULL when none is (or
  * @budget came down to @floor).
@@ -368,17 +464,30 @@ tw_wheel_pop_next(struct tw_wheel *w, u64 now_ns, unsigned int *budget,
 {
 	struct twheel_timer *t;
 
-	if (unlikely(w->precise.n)) {
+	while (unlikely(w->precise.n)) {
 		t = tw_wheel_pop_precise(w, now_ns);
-		if (t)
+		if (!t)
+			break;
+		if (likely(!w->held_owner) || !tw_timer_held(w, t))
 			return t;
+		if (*budget <= floor || --*budget <= floor)
+			return NULL;
 	}
-	while (tw_wheel_has_due(w)) {
+	/* Not while a held burst is sorted: its owners' timers go first. */
+	while (!list_empty(&w->expired) && !tw_wheel_sorting(w)) {
 		t = tw_wheel_pop_due(w);
-		/* Never early: a default timer's tick is never before it. */
-		if (likely(READ_ONCE(t->expires) <= now_ns))
+		if (unlikely(w->held_owner) && tw_timer_held(w, t)) {
+			/* Behind the owner's held ones, in its order. */
+		} else if (likely(READ_ONCE(t->expires) <= now_ns)) {
+			/*
+			 * Never early: a default timer's tick is never before
+			 * it, and one a spill brought here early goes back
+			 * to the wheel.
+			 */
 			return t;
-		tw_wheel_file_precise(w, t);
+		} else {
+			tw_wheel_file_precise(w, t);
+		}
 		if (*budget <= floor || --*budget <= floor)
 			break;
 	}

@@ -300,6 +300,192 @@ static void tw_test_mass_expiry(struct kunit *test)
 	kvfree(t);
 }
 
+/*
+ * Two users' timers and the kernel's, for the held-burst tests: a timer of
+ * /dev/twheel as the core sees it (TW_F_RATED, its share naming its user,
+ * tw_timer_owner()). The shares are never dereferenced past their
+ * pointer: the wheel only compares them.
+ */
+static struct tw_share tw_test_share[2] = {
+	{ .held = (unsigned int __percpu __force *)0x1000 },
+	{ .held = (unsigned int __percpu __force *)0x2000 },
+};
+
+#define TW_OWN_A	0
+#define TW_OWN_B	1
+#define TW_OWN_KERNEL	2
+
+static void tw_test_owned(struct tw_shared_timer *st, u64 expires, u32 order,
+			  int owner)
+{
+	tw_test_timer(&st->pt.timer, expires, order);
+	st->share = NULL;
+	if (owner == TW_OWN_KERNEL)
+		return;
+	st->pt.timer.flags |= TW_F_RATED;
+	st->share = &tw_test_share[owner];
+}
+
+/*
+ * Issue 42: a run over its time budget holds one user's due timers
+ * (tw_wheel_hold()); the sort (tw_wheel_sort()) gives the other user's and
+ * the kernel's back at once, in their order; the held user's timers that
+ * come due meanwhile queue behind its held ones; nothing fires before the
+ * sort is done; the release gives the held user's back in its order.
+ */
+static void tw_test_hold_sort(struct kunit *test)
+{
+	/* Arming order: A0 B0 A1 K0 B1 A2, then A3 B2 while held. */
+	static const int owner[] = { TW_OWN_A, TW_OWN_B, TW_OWN_A, TW_OWN_KERNEL,
+				     TW_OWN_B, TW_OWN_A, TW_OWN_A, TW_OWN_B };
+	static const u32 fired_held[] = { 1, 3, 4, 7 };
+	static const u32 fired_released[] = { 2, 5, 6 };
+	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
+	u64 now = BASE_NS + 5 * GRAN, d0 = now - 2 * GRAN;
+	static struct tw_shared_timer t[8];
+	unsigned int i, n = 0, budget = UINT_MAX;
+	struct twheel_timer *x;
+
+	for (i = 0; i < 6; i++) {
+		tw_test_owned(&t[i], d0, i, owner[i]);
+		tw_wheel_link(w, &t[i].pt.timer);
+	}
+	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
+	/* A0 fired; the run went over its budget with the rest due. */
+	x = tw_wheel_pop_next(w, now, &budget, 0);
+	KUNIT_ASSERT_PTR_EQ(test, x, &t[0].pt.timer);
+	tw_wheel_hold(w, tw_timer_owner(&t[0].pt.timer));
+	KUNIT_EXPECT_TRUE(test, tw_wheel_sorting(w));
+	KUNIT_EXPECT_TRUE(test, tw_wheel_has_due(w));
+	/* Due meanwhile: A3 (behind A's held), B2 (after B's). */
+	for (i = 6; i < 8; i++) {
+		tw_test_owned(&t[i], now, i, owner[i]);
+		tw_wheel_link(w, &t[i].pt.timer);
+	}
+	KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, now, &budget, 0));
+	/* Sorted two at a time: resumable, in order. */
+	for (i = 0; i < 8; i++) {
+		unsigned int two = 2;
+
+		if (tw_wheel_sort(w, &two))
+			break;
+	}
+	KUNIT_EXPECT_FALSE(test, tw_wheel_sorting(w));
+	while ((x = tw_wheel_pop_next(w, now, &budget, 0))) {
+		if (n < ARRAY_SIZE(fired_held))
+			KUNIT_EXPECT_EQ(test, x->order, fired_held[n]);
+		n++;
+	}
+	KUNIT_EXPECT_EQ(test, n, (unsigned int)ARRAY_SIZE(fired_held));
+	KUNIT_EXPECT_FALSE(test, tw_wheel_has_due(w));
+	/* A's three wait, counted: a cancel finds them linked. */
+	KUNIT_EXPECT_EQ(test, w->count, 3UL);
+	KUNIT_EXPECT_TRUE(test, tw_wheel_release(w));
+	KUNIT_EXPECT_EQ(test, w->held_owner, 0UL);
+	n = 0;
+	while ((x = tw_wheel_pop_next(w, now, &budget, 0))) {
+		if (n < ARRAY_SIZE(fired_released))
+			KUNIT_EXPECT_EQ(test, x->order, fired_released[n]);
+		n++;
+	}
+	KUNIT_EXPECT_EQ(test, n, (unsigned int)ARRAY_SIZE(fired_released));
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+}
+
+/*
+ * A release while the sort is under way (the work item ran first, or the
+ * CPU went down) gives every timer back in an order that keeps each
+ * owner's: sorted out, held, then not yet sorted; a cancel of a held
+ * timer unlinks it.
+ */
+static void tw_test_hold_release_early(struct kunit *test)
+{
+	static const int owner[] = { TW_OWN_A, TW_OWN_B, TW_OWN_A, TW_OWN_B,
+				     TW_OWN_A, TW_OWN_KERNEL };
+	static const u32 want[] = { 1, 0, 3, 4, 5 };
+	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
+	u64 now = BASE_NS + 5 * GRAN, d0 = now - 2 * GRAN;
+	static struct tw_shared_timer t[6];
+	unsigned int i, n = 0, budget = UINT_MAX, three = 3;
+	struct twheel_timer *x;
+
+	for (i = 0; i < 6; i++) {
+		tw_test_owned(&t[i], d0, i, owner[i]);
+		tw_wheel_link(w, &t[i].pt.timer);
+	}
+	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
+	tw_wheel_hold(w, tw_timer_owner(&t[0].pt.timer));
+	/* A0 and A2 held, B1 sorted out, B3 A4 K5 not yet looked at. */
+	KUNIT_EXPECT_FALSE(test, tw_wheel_sort(w, &three));
+	tw_wheel_unlink(w, &t[2].pt.timer);
+	KUNIT_EXPECT_TRUE(test, tw_wheel_release(w));
+	KUNIT_EXPECT_FALSE(test, tw_wheel_sorting(w));
+	while ((x = tw_wheel_pop_next(w, now, &budget, 0))) {
+		if (n < ARRAY_SIZE(want))
+			KUNIT_EXPECT_EQ(test, x->order, want[n]);
+		n++;
+	}
+	KUNIT_EXPECT_EQ(test, n, (unsigned int)ARRAY_SIZE(want));
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+}
+
+/*
+ * A tick whose buckets hold more than an advance's budget, as a burst
+ * armed far ahead makes: tw_wheel_spill() moves them to the expired list
+ * whole, the hold and the sort set them aside (one user's), the wheel's
+ * next tick is then the next bucket's, and after the release
+ * tw_wheel_pop_next() gives each timer at its own tick, none early, none
+ * lost: the due ones at once, the rest once they went back to the wheel.
+ */
+static void tw_test_spill(struct kunit *test)
+{
+	unsigned int i, n = 1000, got = 0, early = 0, late = 0, budget;
+	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
+	/* BASE_NS is a multiple of 64 ticks: this is a level-1 bucket's. */
+	u64 start = BASE_NS + 128 * GRAN, now, tick;
+	struct tw_shared_timer *t;
+	struct twheel_timer *x;
+
+	t = kvcalloc(n, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	for (i = 0; i < n; i++) {
+		/* Over the bucket's 64 ticks, a few ns into each. */
+		tw_test_owned(&t[i], start + (i % 64) * GRAN - (i % 3), i,
+			      TW_OWN_A);
+		tw_wheel_link(w, &t[i].pt.timer);
+	}
+	now = start;
+	budget = 100;
+	KUNIT_ASSERT_FALSE(test, tw_wheel_advance(w, now, &budget));
+	tw_wheel_spill(w);
+	KUNIT_EXPECT_EQ(test, w->count, (unsigned long)n);
+	tw_wheel_hold(w, tw_timer_owner(&t[0].pt.timer));
+	budget = UINT_MAX;
+	KUNIT_EXPECT_TRUE(test, tw_wheel_sort(w, &budget));
+	KUNIT_EXPECT_FALSE(test, tw_wheel_has_due(w));
+	KUNIT_EXPECT_GT(test, tw_wheel_next(w), now / GRAN);
+	KUNIT_EXPECT_TRUE(test, tw_wheel_release(w));
+	KUNIT_EXPECT_TRUE(test, list_empty(&w->held));
+	for (tick = start / GRAN; tick <= start / GRAN + 64; tick++) {
+		now = tick * GRAN;
+		budget = UINT_MAX;
+		KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, now, &budget));
+		while ((x = tw_wheel_pop_next(w, now, &budget, 0))) {
+			got++;
+			if (x->expires > now)
+				early++;
+			else if (now - x->expires >= GRAN)
+				late++;
+		}
+	}
+	KUNIT_EXPECT_EQ(test, got, n);
+	KUNIT_EXPECT_EQ(test, early, 0U);
+	KUNIT_EXPECT_EQ(test, late, 0U);
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+	KUNIT_EXPECT_EQ(test, tw_wheel_next(w), U64_MAX);
+	kvfree(t);
+}
+
 /* Unlinking the last timer of a bucket leaves nothing to wake for. */
 static void tw_test_unlink(struct kunit *test)
 {
@@ -832,6 +1018,9 @@ static struct kunit_case tw_wheel_cases[] = {
 	KUNIT_CASE(tw_test_advance_shortcut),
 	KUNIT_CASE(tw_test_fifo),
 	KUNIT_CASE_SLOW(tw_test_mass_expiry),
+	KUNIT_CASE(tw_test_hold_sort),
+	KUNIT_CASE(tw_test_hold_release_early),
+	KUNIT_CASE(tw_test_spill),
 	KUNIT_CASE(tw_test_unlink),
 	KUNIT_CASE(tw_test_pop),
 	KUNIT_CASE(tw_test_sort_bounded),
@@ -863,6 +1052,8 @@ struct tw_probe {
 	union {		/* periodic-capable; @timer is what tests pass */
 		struct twheel_timer		timer;
 		struct twheel_periodic_timer	pt;
+		/* A user's timer, as /dev/twheel's (tw_test_share[]). */
+		struct tw_shared_timer		st;
 	};
 	struct twheel_group_member	member;
 	atomic_t		runs;
@@ -1878,6 +2069,101 @@ static void tw_test_run_budget_rt(struct kunit *test)
 }
 
 /*
+ * Issue 42, the other tenants' side: the burst of tw_test_run_budget_rt(),
+ * but a user's (as /dev/twheel's timers, TW_F_RATED), and beside it two
+ * bystanders on the same CPU due 20 ms after it: a kernel timer and
+ * another user's. The run over its budget holds only the burst's user
+ * (a hold, not a deferral of the whole wheel), so both bystanders fire
+ * while the spinner still spins, 80 ms before the burst's rest may; the
+ * burst still fires whole, in arming order, none early. Not on
+ * PREEMPT_RT, where soft hrtimers expire in a thread the spinner
+ * outranks: there they fire once it stops, as hrtimer's would.
+ */
+static void tw_test_run_budget_user(struct kunit *test)
+{
+	atomic_t order = ATOMIC_INIT(0), disorder = ATOMIC_INIT(0);
+	atomic_t fired = ATOMIC_INIT(0);
+	struct tw_rt_spinner sp = { .fired = &fired };
+	struct task_struct *task;
+	unsigned int i, n = 64;
+	struct tw_probe *p, *by;
+	ktime_t deadline, due;
+	u64 deferrals, holds;
+	unsigned long ran;
+	int cpu;
+
+	p = tw_probes(test, n);
+	by = kunit_kcalloc(test, 2, sizeof(*by), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, by);
+	init_completion(&sp.done);
+	cpu = raw_smp_processor_id();
+	deferrals = twheel_deferrals(cpu);
+	holds = twheel_holds(cpu);
+	task = kthread_create(tw_rt_spin_fn, &sp, "twheel_rt_spin");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	kthread_bind(task, cpu);
+	deadline = ktime_get() + 300 * NSEC_PER_MSEC;
+	due = deadline + 20 * NSEC_PER_MSEC;
+	sp.until = deadline + 100 * NSEC_PER_MSEC;
+	for (i = 0; i < n; i++) {
+		twheel_timer_init(&p[i].timer, tw_budget_fn, 0);
+		p[i].timer.flags |= TW_F_RATED;
+		p[i].st.share = &tw_test_share[TW_OWN_A];
+		p[i].fired = &fired;
+		p[i].order = &order;
+		p[i].disorder = &disorder;
+		twheel_timer_set_cpu(&p[i].timer, cpu);
+		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer, deadline), 0);
+	}
+	for (i = 0; i < 2; i++) {
+		tw_probe_init(&by[i]);
+		if (i) {
+			by[i].timer.flags |= TW_F_RATED;
+			by[i].st.share = &tw_test_share[TW_OWN_B];
+		}
+		twheel_timer_set_cpu(&by[i].timer, cpu);
+		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&by[i].timer, due), 0);
+	}
+	wake_up_process(task);
+	/* Bounded: the spinner stops at @until, whatever the test sees. */
+	ran = wait_for_completion_timeout(&sp.done, 60 * HZ);
+	kthread_stop(task);
+	KUNIT_EXPECT_TRUE(test, ran);
+	tw_probes_settle(test, p, n, &fired);
+	KUNIT_EXPECT_EQ(test, atomic_read(&disorder), 0);
+	for (i = 0; i < 2; i++) {
+		/* Bounded: due long before the burst's rest. */
+		KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&by[i].done,
+								  WAIT_MAX), 0);
+		twheel_cancel_sync(&by[i].timer);
+		KUNIT_EXPECT_EQ(test, atomic_read(&by[i].runs), 1);
+		KUNIT_EXPECT_EQ(test, atomic_read(&by[i].early), 0);
+	}
+	kunit_info(test, "%d of %u fired while a SCHED_FIFO task spun, %llu runs deferred, %llu held one user; the bystanders ended %lld and %lld us after their deadline, %lld and %lld us before the spinner stopped\n",
+		   sp.fired_during, n, twheel_deferrals(cpu) - deferrals,
+		   twheel_holds(cpu) - holds,
+		   ktime_us_delta(by[0].ends[0], due),
+		   ktime_us_delta(by[1].ends[0], due),
+		   ktime_us_delta(sp.until, by[0].ends[0]),
+		   ktime_us_delta(sp.until, by[1].ends[0]));
+	kvfree(p);
+	/* The emulator kept the spinner from starting before the deadline. */
+	if (!ran || sp.began > deadline)
+		kunit_skip(test, "the spinner began %lld us after the deadline",
+			   ktime_us_delta(sp.began, deadline));
+	KUNIT_EXPECT_LE(test, sp.fired_during, 8);
+	if (!sp.fired_during)
+		return;
+	/* The whole wheel never waited for the burst: one user did. */
+	KUNIT_EXPECT_EQ(test, twheel_deferrals(cpu) - deferrals, 0ULL);
+	KUNIT_EXPECT_GE(test, twheel_holds(cpu) - holds, 1ULL);
+	if (!IS_ENABLED(CONFIG_PREEMPT_RT)) {
+		KUNIT_EXPECT_LT(test, by[0].ends[0], sp.until);
+		KUNIT_EXPECT_LT(test, by[1].ends[0], sp.until);
+	}
+}
+
+/*
  * The CPU a hotplug test takes down: the last online one, never CPU 0.
  * Skips the test where there is none.
  */
@@ -2691,6 +2977,7 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_same_instant_fifo),
 	KUNIT_CASE(tw_test_run_budget),
 	KUNIT_CASE_SLOW(tw_test_run_budget_rt),
+	KUNIT_CASE_SLOW(tw_test_run_budget_user),
 	KUNIT_CASE_SLOW(tw_test_hotplug),
 	KUNIT_CASE(tw_test_cancel_sync_self_rearm),
 	KUNIT_CASE(tw_test_remote_cancel_free),
