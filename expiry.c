@@ -396,7 +396,8 @@ static bool tw_must_defer(void)
  * expiring, and let the wheel run on for everyone else's? Yes if that is
  * what is left: due timers (and the buckets of the tick an advance
  * stopped in, tw_wheel_spill()), the first of them a /dev/twheel timer
- * whose user is the one held already, if any. Then that user's due
+ * whose user is the one held already, if any; or the sort of a held
+ * burst, which went over the budget itself. Then that user's due
  * timers wait, in their order, for tw_resume_fn() (tw_wheel_hold()); the
  * others due with them only for the next run's sort (tw_wheel_sort()), a
  * list move each. A drain left over, a kernel timer first in line, or a
@@ -413,12 +414,15 @@ static bool tw_hold_due(struct twheel_cpu *tc, bool done)
 		return false;
 	if (!done)
 		tw_wheel_spill(w);
-	if (!list_empty(&w->expired))
+	if (tw_wheel_sorting(w))
+		/* The sort went over: it goes on, nothing else fired. */
+		owner = w->held_owner;
+	else if (!list_empty(&w->expired))
 		owner = tw_timer_owner(list_first_entry(&w->expired,
 							struct twheel_timer,
 							entry));
 	else
-		owner = w->held_owner;	/* still sorting the held burst */
+		return false;	/* a due precise timer left */
 	if (!owner || (w->held_owner && owner != w->held_owner))
 		return false;
 	tw_wheel_hold(w, owner);
