@@ -157,9 +157,14 @@ struct twheel_stats {
  *	but leaves the hrtimer to the run's end, which programs it once
  *	(tw_program_run_end()); owner, interrupts disabled
  * @deferred: a run went over its time budget with work left that was not
- *	one user's due timers (tw_hold_due()) and queued @resume: the
- *	hrtimer stays off until @resume runs, so that every task that
- *	outranks a SCHED_OTHER one runs first; owner, interrupts disabled
+ *	one user's due timers (tw_hold_due()) nor a batch (tw_rest_small())
+ *	and queued @resume: the hrtimer stays off until @resume runs, so
+ *	that every task that outranks a SCHED_OTHER one runs first; or the
+ *	run ended in a @gap. tw_program() programs nothing meanwhile; owner,
+ *	interrupts disabled
+ * @gap: the run before set @deferred and programmed the hrtimer for a
+ *	budget after its end (tw_hold_due(), tw_rest_small()): the next run,
+ *	that one, clears both; owner, interrupts disabled
  * @resume: work item bound to the owner: clears @deferred and lets the
  *	wheel run again, or gives a held user's timers back (tw_resume_fn())
  * @clock_each: the latest run found its callbacks slow (more than
@@ -197,6 +202,7 @@ struct twheel_cpu {
 	bool			wake_pending;
 	bool			in_run;
 	bool			deferred;
+	bool			gap;
 	bool			clock_each;
 	struct work_struct	resume;
 	ktime_t			precise_floor;

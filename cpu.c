@@ -161,6 +161,7 @@ static int tw_cpu_offline(unsigned int cpu)
 	WRITE_ONCE(tc->programmed, KTIME_MAX);
 	tc->hard_programmed = KTIME_MAX;
 	tc->deferred = false;
+	tc->gap = false;
 	tw_irq_enable_wake(tc);
 	return 0;
 }

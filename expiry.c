@@ -391,6 +391,30 @@ static bool tw_must_defer(void)
 }
 
 /*
+ * A run over its time budget that left no more than a batch of due timers
+ * (TW_CLOCK_EVERY) and nothing else: not a burst, but a run the host or a
+ * slow callback stretched. It comes back after a budget's gap rather than
+ * holding the user whose timer is first in line, or the whole wheel, until
+ * the work item: under emulation a vCPU the host stalls inside a run of
+ * one timer would otherwise hold its user for as long as a real-time task
+ * keeps the CPU. Counts at most TW_CLOCK_EVERY + 1 timers.
+ */
+static bool tw_rest_small(struct twheel_cpu *tc, bool done, ktime_t now)
+{
+	struct tw_wheel *w = &tc->wheel;
+	struct list_head *pos;
+	unsigned int n = 0;
+
+	if (!done || tc->backlog || !llist_empty(&tc->submit) ||
+	    tw_wheel_sorting(w) || tw_precise_next(&w->precise) <= now)
+		return false;
+	list_for_each(pos, &w->expired)
+		if (++n > TW_CLOCK_EVERY)
+			return false;
+	return true;
+}
+
+/*
  * A run over its time budget that must leave the rest to tw_resume_fn()
  * (tw_must_defer()): can it hold only the user whose timers it was
  * expiring, and let the wheel run on for everyone else's? Yes if that is
@@ -436,13 +460,22 @@ static bool tw_hold_due(struct twheel_cpu *tc, bool done)
  * @programmed meanwhile: from afar, tw_push_arming() may have counted on
  * it and skipped its kick), whichever is earlier. A run that deferred
  * the rest programs nothing: tw_resume_fn() will, and until then
- * @programmed says KTIME_MAX, so that armings from afar kick.
+ * @programmed says KTIME_MAX, so that armings from afar kick. A run that
+ * ends in a gap programs @next, the gap's end, and nothing earlier.
  */
 static void tw_program_run_end(struct twheel_cpu *tc, ktime_t next)
 {
 	ktime_t when = min(next, tc->programmed);
 
 	tc->in_run = false;
+	if (tc->gap) {
+		/* Nothing earlier: tw_program() refuses while @deferred. */
+		WRITE_ONCE(tc->programmed, next);
+		tc->stats.programs++;
+		hrtimer_start_range_ns(&tc->hrt, next, 0,
+				       HRTIMER_MODE_ABS_PINNED_SOFT);
+		return;
+	}
 	if (tc->deferred) {
 		WRITE_ONCE(tc->programmed, KTIME_MAX);
 		return;
@@ -472,6 +505,14 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	struct tw_due due[TW_CLOCK_EVERY];
 
 	local_irq_disable();
+	/*
+	 * A gap ends with this run: the hrtimer fires while @deferred only
+	 * for that (tw_program() refuses otherwise).
+	 */
+	if (tc->gap) {
+		tc->gap = false;
+		tc->deferred = false;
+	}
 	/* Armings from here to the end program nothing (tw_program()). */
 	tc->in_run = true;
 	/*
@@ -592,6 +633,12 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 					break;
 				later = ktime_get();
 				t = tw_wheel_pop_precise(w, later);
+				/* The held user's: behind its held ones. */
+				if (t && unlikely(w->held_owner) &&
+				    tw_timer_held(w, t)) {
+					budget--;
+					t = NULL;
+				}
 				if (!t)
 					break;
 				empty = false;
@@ -659,6 +706,13 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	if (rated)
 		tc->precise_floor = t_end + div_u64(granularity_ns,
 						    precise_per_tick);
+	/*
+	 * A held user whose held timers were all cancelled is held no more:
+	 * its user may be freed, and another made at the same address.
+	 */
+	if (unlikely(w->held_owner) && list_empty(&w->held) &&
+	    !tw_wheel_sorting(w))
+		w->held_owner = 0;
 	if (!done || tw_wheel_has_due(w) || tc->backlog ||
 	    !llist_empty(&tc->submit) ||
 	    tw_precise_next(&w->precise) <= now) {
@@ -673,20 +727,26 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		 * (tw_must_defer()). Not while the CPU goes down (its wheel
 		 * is being emptied) or the module goes away (nothing may be
 		 * queued then). If only one user's timers made it so, only
-		 * they wait (tw_hold_due()): the wheel comes back after
-		 * another budget's time, which the task has first, to sort
-		 * them from the others' and go on with those.
+		 * they wait (tw_hold_due()), and if only a batch is left,
+		 * nobody does (tw_rest_small()): the wheel comes back after a
+		 * gap of a budget's time, which the task has first, and no
+		 * run comes earlier (tc->gap).
 		 */
 		if (over && tw_must_defer() && READ_ONCE(tc->online) &&
 		    !READ_ONCE(tw_stopping)) {
-			if (tw_hold_due(tc, done)) {
-				next = t_end + (ktime_t)run_budget_us *
-					       NSEC_PER_USEC;
+			if (tw_rest_small(tc, done, now)) {
+				tc->gap = true;
+			} else if (tw_hold_due(tc, done)) {
+				tc->gap = true;
+				queue_work_on(tc->cpu, twheel_wq, &tc->resume);
 			} else {
 				tc->stats.deferrals++;
-				tc->deferred = true;
+				queue_work_on(tc->cpu, twheel_wq, &tc->resume);
 			}
-			queue_work_on(tc->cpu, twheel_wq, &tc->resume);
+			tc->deferred = true;
+			if (tc->gap)
+				next = t_end + (ktime_t)run_budget_us *
+					       NSEC_PER_USEC;
 		}
 	} else {
 		next = min(tw_wheel_tick_time(w, tw_wheel_next(w)),

@@ -284,7 +284,9 @@ EXPORT_SYMBOL_IF_KUNIT(tw_wheel_advance);
  *
  * Every bucket that starts at the wheel's clock (the tick whose buckets
  * the advance was moving down) goes to the expired list whole, in
- * O(levels), not a timer at a time. Its timers not yet due are put back
+ * O(levels), not a timer at a time, and unsorted: within that tick the
+ * timers keep their buckets' order (by level, then as linked), as those
+ * of a tick of more than %TW_SORT_MAX due timers do. Its timers not yet due are put back
  * on the wheel when tw_wheel_pop_next() comes to them
  * (tw_wheel_file_precise()), for a unit of budget each, as the move down
  * would have cost: a run over its time budget can then hold a burst armed
@@ -396,16 +398,28 @@ EXPORT_SYMBOL_IF_KUNIT(tw_wheel_link_precise);
  *
  * To the stage's heap; with the heap full or its user's share of it
  * held, back to the wheel for its deadline's tick rounded up, at most one
- * tick late as every other timer is. A timer of the default slack (one a
- * spill put on the expired list before its tick, tw_wheel_spill()) goes
- * straight back to the wheel.
+ * tick late as every other timer is. A timer a spill put on the expired
+ * list before its tick (tw_wheel_spill()) goes back to the wheel for that
+ * tick: a precise one for the tick before its deadline's, a default one
+ * for its deadline's.
  */
 void tw_wheel_file_precise(struct tw_wheel *w, struct twheel_timer *t)
 {
+	u64 expires = READ_ONCE(t->expires);
+
 	w->count++;
-	if (tw_timer_precise(t) && tw_precise_add(&w->precise, t, w->gran))
-		return;
-	tw_link_tick(w, t, tw_tick_of(w, READ_ONCE(t->expires)));
+	if (tw_timer_precise(t)) {
+		u64 tick = tw_precise_tick(w, expires);
+
+		/* Spilled before the tick it waits for: back to that tick. */
+		if (tick > w->clk) {
+			tw_link_tick(w, t, tick);
+			return;
+		}
+		if (tw_precise_add(&w->precise, t, w->gran))
+			return;
+	}
+	tw_link_tick(w, t, tw_tick_of(w, expires));
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_file_precise);
 

@@ -476,16 +476,14 @@ tw_wheel_pop_next(struct tw_wheel *w, u64 now_ns, unsigned int *budget,
 	/* Not while a held burst is sorted: its owners' timers go first. */
 	while (!list_empty(&w->expired) && !tw_wheel_sorting(w)) {
 		t = tw_wheel_pop_due(w);
-		if (unlikely(w->held_owner) && tw_timer_held(w, t)) {
-			/* Behind the owner's held ones, in its order. */
-		} else if (likely(READ_ONCE(t->expires) <= now_ns)) {
-			/*
-			 * Never early: a default timer's tick is never before
-			 * it, and one a spill brought here early goes back
-			 * to the wheel.
-			 */
-			return t;
-		} else {
+		/*
+		 * Never early: a default timer's tick is never before it, and
+		 * one a spill brought here early goes back to the wheel. The
+		 * held owner's goes behind its held ones, in its order.
+		 */
+		if (likely(!w->held_owner) || !tw_timer_held(w, t)) {
+			if (likely(READ_ONCE(t->expires) <= now_ns))
+				return t;
 			tw_wheel_file_precise(w, t);
 		}
 		if (*budget <= floor || --*budget <= floor)
