@@ -445,6 +445,8 @@ static bool tw_hold_due(struct twheel_cpu *tc, bool done)
 		owner = tw_timer_owner(list_first_entry(&w->expired,
 							struct twheel_timer,
 							entry));
+	else if (w->held_free && !list_empty(&w->held))
+		owner = w->held_owner;	/* its released burst went over */
 	else
 		return false;	/* a due precise timer left */
 	if (!owner || (w->held_owner && owner != w->held_owner))
@@ -711,8 +713,10 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 	 * its user may be freed, and another made at the same address.
 	 */
 	if (unlikely(w->held_owner) && list_empty(&w->held) &&
-	    !tw_wheel_sorting(w))
+	    !tw_wheel_sorting(w)) {
 		w->held_owner = 0;
+		w->held_free = false;
+	}
 	if (!done || tw_wheel_has_due(w) || tc->backlog ||
 	    !llist_empty(&tc->submit) ||
 	    tw_precise_next(&w->precise) <= now) {

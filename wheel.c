@@ -78,6 +78,7 @@ int tw_wheel_init(struct tw_wheel *w, u64 gran, unsigned int bits,
 	INIT_LIST_HEAD(&w->cleared);
 	INIT_LIST_HEAD(&w->held);
 	w->held_owner = 0;
+	w->held_free = false;
 	w->count = 0;
 	w->clk = div64_u64(now_ns, gran);
 	w->ready_ns = 0;
@@ -437,7 +438,7 @@ struct twheel_timer *tw_wheel_pop(struct tw_wheel *w)
 	unsigned int n = w->levels << w->bits, idx;
 	struct twheel_timer *t;
 
-	tw_wheel_release(w);
+	tw_wheel_release_all(w);
 	if (!list_empty(&w->expired))
 		return tw_wheel_pop_due(w);
 	t = tw_wheel_took(w, tw_precise_pop_any(&w->precise));

@@ -57,6 +57,9 @@
  *	(tw_wheel_pop_next()), so that the owner's timers keep their order
  * @held_owner: tw_timer_owner() of the timers on @held, 0 when no burst is
  *	held
+ * @held_free: @held was released (tw_wheel_release()): its timers fire
+ *	once the expired list is empty, @held_owner's new ones still
+ *	behind them
  * @precise: the precise final stage (precise.h): timers with a slack below
  *	@gran, within a tick of their deadline
  *
@@ -76,6 +79,7 @@ struct tw_wheel {
 	struct list_head	cleared;
 	struct list_head	held;
 	unsigned long		held_owner;
+	bool			held_free;
 	struct tw_precise	precise;
 };
 
@@ -349,12 +353,13 @@ static inline bool tw_wheel_sorting(const struct tw_wheel *w)
  * @w: the wheel
  *
  * Return: true if the expired list has timers, or the unsorted list (the
- * next run sorts them first). The held list does not count: its timers
- * wait for tw_wheel_release().
+ * next run sorts them first), or the held list once released. Until
+ * tw_wheel_release(), the held list does not count: its timers wait.
  */
 static inline bool tw_wheel_has_due(const struct tw_wheel *w)
 {
-	return !list_empty(&w->expired) || tw_wheel_sorting(w);
+	return !list_empty(&w->expired) || tw_wheel_sorting(w) ||
+	       (w->held_free && !list_empty(&w->held));
 }
 
 /**
@@ -372,21 +377,23 @@ static inline bool tw_wheel_has_due(const struct tw_wheel *w)
 static inline void tw_wheel_hold(struct tw_wheel *w, unsigned long owner)
 {
 	w->held_owner = owner;
+	w->held_free = false;
 	list_splice_tail_init(&w->expired, &w->unsorted);
 }
 
 /**
- * tw_wheel_release - give a held burst back
+ * tw_wheel_release_all - give a held burst back at once
  * @w: the wheel
  *
  * In O(1), to the head of the expired list, with whatever is still to be
  * sorted: first the timers sorted out, then the held ones, then the
  * unsorted ones, each in due order, and the owner's timers after the
- * ones they were due behind.
+ * ones they were due behind. For a wheel being emptied (tw_wheel_pop()),
+ * and for a release that comes while the sort is under way.
  *
  * Return: true if any timer was given back.
  */
-static inline bool tw_wheel_release(struct tw_wheel *w)
+static inline bool tw_wheel_release_all(struct tw_wheel *w)
 {
 	bool any = !list_empty(&w->held) || tw_wheel_sorting(w);
 
@@ -394,7 +401,29 @@ static inline bool tw_wheel_release(struct tw_wheel *w)
 	list_splice_init(&w->held, &w->expired);
 	list_splice_init(&w->cleared, &w->expired);
 	w->held_owner = 0;
+	w->held_free = false;
 	return any;
+}
+
+/**
+ * tw_wheel_release - let a held burst fire, after everyone else's
+ * @w: the wheel
+ *
+ * The held timers may fire again, in O(1), but after the expired list's
+ * (tw_wheel_pop_next()): the timers of others that came due while the
+ * burst was held do not wait behind it a second time. The owner stays
+ * held, so that its timers that come due meanwhile still go behind its
+ * held ones, until the held list is empty. While the sort is under way,
+ * tw_wheel_release_all().
+ *
+ * Return: true if any timer was given back.
+ */
+static inline bool tw_wheel_release(struct tw_wheel *w)
+{
+	if (tw_wheel_sorting(w))
+		return tw_wheel_release_all(w);
+	w->held_free = !list_empty(&w->held);
+	return w->held_free;
 }
 
 /**
@@ -486,6 +515,22 @@ tw_wheel_pop_next(struct tw_wheel *w, u64 now_ns, unsigned int *budget,
 				return t;
 			tw_wheel_file_precise(w, t);
 		}
+		if (*budget <= floor || --*budget <= floor)
+			return NULL;
+	}
+	/* A released burst: once everyone else's due timers fired. */
+	while (unlikely(w->held_free) && !tw_wheel_sorting(w) &&
+	       list_empty(&w->expired) && !list_empty(&w->held)) {
+		t = list_first_entry(&w->held, struct twheel_timer, entry);
+		tw_list_del_init(&t->entry);
+		w->count--;
+		if (list_empty(&w->held)) {
+			w->held_owner = 0;
+			w->held_free = false;
+		}
+		if (likely(READ_ONCE(t->expires) <= now_ns))
+			return t;
+		tw_wheel_file_precise(w, t);	/* spilled before its tick */
 		if (*budget <= floor || --*budget <= floor)
 			break;
 	}

@@ -331,18 +331,23 @@ static void tw_test_owned(struct tw_shared_timer *st, u64 expires, u32 order,
  * (tw_wheel_hold()); the sort (tw_wheel_sort()) gives the other user's and
  * the kernel's back at once, in their order; the held user's timers that
  * come due meanwhile queue behind its held ones; nothing fires before the
- * sort is done; the release gives the held user's back in its order.
+ * sort is done; the release lets the held user's fire in its order, once
+ * the others' due since have fired.
  */
 static void tw_test_hold_sort(struct kunit *test)
 {
-	/* Arming order: A0 B0 A1 K0 B1 A2, then A3 B2 while held. */
+	/*
+	 * Arming order: A0 B0 A1 K0 B1 A2, then A3 B2 while held, then B3
+	 * A4 before the release.
+	 */
 	static const int owner[] = { TW_OWN_A, TW_OWN_B, TW_OWN_A, TW_OWN_KERNEL,
-				     TW_OWN_B, TW_OWN_A, TW_OWN_A, TW_OWN_B };
+				     TW_OWN_B, TW_OWN_A, TW_OWN_A, TW_OWN_B,
+				     TW_OWN_B, TW_OWN_A };
 	static const u32 fired_held[] = { 1, 3, 4, 7 };
-	static const u32 fired_released[] = { 2, 5, 6 };
+	static const u32 fired_released[] = { 8, 2, 5, 6, 9 };
 	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
 	u64 now = BASE_NS + 5 * GRAN, d0 = now - 2 * GRAN;
-	static struct tw_shared_timer t[8];
+	static struct tw_shared_timer t[10];
 	unsigned int i, n = 0, budget = UINT_MAX;
 	struct twheel_timer *x;
 
@@ -380,8 +385,15 @@ static void tw_test_hold_sort(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, tw_wheel_has_due(w));
 	/* A's three wait, counted: a cancel finds them linked. */
 	KUNIT_EXPECT_EQ(test, w->count, 3UL);
+	/*
+	 * Released: B3, due since, fires first; A4 goes behind A's held
+	 * ones, which fire once nobody else's are due.
+	 */
+	for (i = 8; i < 10; i++) {
+		tw_test_owned(&t[i], now, i, owner[i]);
+		tw_wheel_link(w, &t[i].pt.timer);
+	}
 	KUNIT_EXPECT_TRUE(test, tw_wheel_release(w));
-	KUNIT_EXPECT_EQ(test, w->held_owner, 0UL);
 	n = 0;
 	while ((x = tw_wheel_pop_next(w, now, &budget, 0))) {
 		if (n < ARRAY_SIZE(fired_released))
@@ -390,6 +402,8 @@ static void tw_test_hold_sort(struct kunit *test)
 	}
 	KUNIT_EXPECT_EQ(test, n, (unsigned int)ARRAY_SIZE(fired_released));
 	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+	KUNIT_EXPECT_EQ(test, w->held_owner, 0UL);
+	KUNIT_EXPECT_FALSE(test, tw_wheel_has_due(w));
 }
 
 /*
@@ -465,7 +479,6 @@ static void tw_test_spill(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, tw_wheel_has_due(w));
 	KUNIT_EXPECT_GT(test, tw_wheel_next(w), now / GRAN);
 	KUNIT_EXPECT_TRUE(test, tw_wheel_release(w));
-	KUNIT_EXPECT_TRUE(test, list_empty(&w->held));
 	for (tick = start / GRAN; tick <= start / GRAN + 64; tick++) {
 		now = tick * GRAN;
 		budget = UINT_MAX;
@@ -482,6 +495,7 @@ static void tw_test_spill(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, early, 0U);
 	KUNIT_EXPECT_EQ(test, late, 0U);
 	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+	KUNIT_EXPECT_TRUE(test, list_empty(&w->held));
 	KUNIT_EXPECT_EQ(test, tw_wheel_next(w), U64_MAX);
 	kvfree(t);
 }
