@@ -347,6 +347,70 @@ bool tw_wheel_sort(struct tw_wheel *w, unsigned int *budget)
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_sort);
 
 /**
+ * tw_wheel_pop_next_held - tw_wheel_pop_next() while a burst is held
+ * @w: the wheel; @w->held_owner is set
+ * @now_ns: the current time
+ * @budget: as for tw_wheel_pop_next()
+ * @floor: as for tw_wheel_pop_next()
+ *
+ * As tw_wheel_pop_next(), but: none of the expired list's timers while the
+ * held burst is to be sorted (tw_wheel_sort()); a timer of the held owner,
+ * off the expired list or the precise stage, goes behind its held ones
+ * (tw_timer_held()), for one unit of @budget; and once the burst is
+ * released (tw_wheel_release()) and the expired list is empty, the held
+ * list's first, until it is empty and the owner held no more.
+ *
+ * Return: the timer, unlinked, due at @now_ns; NULL when none is (or
+ * @budget came down to @floor).
+ */
+struct twheel_timer *tw_wheel_pop_next_held(struct tw_wheel *w, u64 now_ns,
+					    unsigned int *budget,
+					    unsigned int floor)
+{
+	struct twheel_timer *t;
+
+	while (w->precise.n) {
+		t = tw_wheel_pop_precise(w, now_ns);
+		if (!t)
+			break;
+		if (!tw_timer_held(w, t))
+			return t;
+		if (*budget <= floor || --*budget <= floor)
+			return NULL;
+	}
+	/* Not while a held burst is sorted: its owners' timers go first. */
+	while (!list_empty(&w->expired) && !tw_wheel_sorting(w)) {
+		t = tw_wheel_pop_due(w);
+		/* The held owner's goes behind its held ones, in its order. */
+		if (!tw_timer_held(w, t)) {
+			if (READ_ONCE(t->expires) <= now_ns)
+				return t;
+			tw_wheel_file_precise(w, t);
+		}
+		if (*budget <= floor || --*budget <= floor)
+			return NULL;
+	}
+	/* A released burst: once everyone else's due timers fired. */
+	while (w->held_free && !tw_wheel_sorting(w) &&
+	       list_empty(&w->expired) && !list_empty(&w->held)) {
+		t = list_first_entry(&w->held, struct twheel_timer, entry);
+		tw_list_del_init(&t->entry);
+		w->count--;
+		if (list_empty(&w->held)) {
+			w->held_owner = 0;
+			w->held_free = false;
+		}
+		if (READ_ONCE(t->expires) <= now_ns)
+			return t;
+		tw_wheel_file_precise(w, t);	/* spilled before its tick */
+		if (*budget <= floor || --*budget <= floor)
+			break;
+	}
+	return NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(tw_wheel_pop_next_held);
+
+/**
  * tw_wheel_forward - move an idle wheel's clock to the present
  * @w: the wheel; nothing may be due
  * @now_ns: the current time

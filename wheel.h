@@ -466,6 +466,10 @@ static __always_inline bool tw_timer_held(struct tw_wheel *w,
 	return true;
 }
 
+struct twheel_timer *tw_wheel_pop_next_held(struct tw_wheel *w, u64 now_ns,
+					    unsigned int *budget,
+					    unsigned int floor);
+
 /**
  * tw_wheel_pop_next - take the next timer to fire
  * @w: the wheel
@@ -476,13 +480,11 @@ static __always_inline bool tw_timer_held(struct tw_wheel *w,
  *	bounds
  *
  * First a timer of the precise stage whose deadline has come, then the
- * expired list's first, but none of the expired list's while a held burst
- * is to be sorted (tw_wheel_sort()). A precise timer taken off the
- * expired list before its deadline (its tick came, rounded down) moves to
- * the precise stage instead, and a default one (spilled,
- * tw_wheel_spill()) back to the wheel; a timer of the held owner
- * (tw_wheel_hold()) goes behind its held ones; each for one unit of
- * @budget.
+ * expired list's first. A precise timer taken off the expired list before
+ * its deadline (its tick came, rounded down) moves to the precise stage
+ * instead, and a default one (spilled, tw_wheel_spill()) back to the
+ * wheel, for one unit of @budget. While a burst is held,
+ * tw_wheel_pop_next_held() instead: the fast path tests one word more.
  *
  * Return: the timer, unlinked, due at @now_ns; NULL when none is (or
  * @budget came down to @floor).
@@ -493,44 +495,23 @@ tw_wheel_pop_next(struct tw_wheel *w, u64 now_ns, unsigned int *budget,
 {
 	struct twheel_timer *t;
 
-	while (unlikely(w->precise.n)) {
+	/* No sort under way without a held owner (tw_wheel_hold()). */
+	if (unlikely(w->held_owner))
+		return tw_wheel_pop_next_held(w, now_ns, budget, floor);
+	if (unlikely(w->precise.n)) {
 		t = tw_wheel_pop_precise(w, now_ns);
-		if (!t)
-			break;
-		if (likely(!w->held_owner) || !tw_timer_held(w, t))
+		if (t)
 			return t;
-		if (*budget <= floor || --*budget <= floor)
-			return NULL;
 	}
-	/* Not while a held burst is sorted: its owners' timers go first. */
-	while (!list_empty(&w->expired) && !tw_wheel_sorting(w)) {
+	while (!list_empty(&w->expired)) {
 		t = tw_wheel_pop_due(w);
 		/*
 		 * Never early: a default timer's tick is never before it, and
-		 * one a spill brought here early goes back to the wheel. The
-		 * held owner's goes behind its held ones, in its order.
+		 * one a spill brought here early goes back to the wheel.
 		 */
-		if (likely(!w->held_owner) || !tw_timer_held(w, t)) {
-			if (likely(READ_ONCE(t->expires) <= now_ns))
-				return t;
-			tw_wheel_file_precise(w, t);
-		}
-		if (*budget <= floor || --*budget <= floor)
-			return NULL;
-	}
-	/* A released burst: once everyone else's due timers fired. */
-	while (unlikely(w->held_free) && !tw_wheel_sorting(w) &&
-	       list_empty(&w->expired) && !list_empty(&w->held)) {
-		t = list_first_entry(&w->held, struct twheel_timer, entry);
-		tw_list_del_init(&t->entry);
-		w->count--;
-		if (list_empty(&w->held)) {
-			w->held_owner = 0;
-			w->held_free = false;
-		}
 		if (likely(READ_ONCE(t->expires) <= now_ns))
 			return t;
-		tw_wheel_file_precise(w, t);	/* spilled before its tick */
+		tw_wheel_file_precise(w, t);
 		if (*budget <= floor || --*budget <= floor)
 			break;
 	}
