@@ -2178,6 +2178,74 @@ static void tw_test_run_budget_user(struct kunit *test)
 }
 
 /*
+ * A run stretched by one slow callback is not a burst (tw_rest_small()):
+ * a user's 12 timers due together while a SCHED_FIFO task spins on their
+ * CPU, the first callback spinning 3 ms, more than the run's budget. The
+ * run that ran it goes over with at most a batch (8) left: it ends in a
+ * gap of a budget, holding nobody, and the rest fire in the next run,
+ * while the spinner still spins, not once it stops. Not on PREEMPT_RT,
+ * where soft hrtimers expire in a thread the spinner outranks.
+ */
+static void tw_test_run_budget_small(struct kunit *test)
+{
+	atomic_t fired = ATOMIC_INIT(0);
+	struct tw_rt_spinner sp = { .fired = &fired };
+	struct task_struct *task;
+	unsigned int i, n = 12, late = 0;
+	u64 deferrals, holds;
+	ktime_t deadline;
+	unsigned long ran;
+	struct tw_probe *p;
+	int cpu;
+
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		kunit_skip(test, "soft hrtimers expire in a thread the spinner outranks");
+	p = kunit_kcalloc(test, n, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	init_completion(&sp.done);
+	cpu = raw_smp_processor_id();
+	deferrals = twheel_deferrals(cpu);
+	holds = twheel_holds(cpu);
+	task = kthread_create(tw_rt_spin_fn, &sp, "twheel_rt_spin");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	kthread_bind(task, cpu);
+	deadline = ktime_get() + 300 * NSEC_PER_MSEC;
+	sp.until = deadline + 100 * NSEC_PER_MSEC;
+	for (i = 0; i < n; i++) {
+		tw_probe_init(&p[i]);
+		p[i].timer.flags |= TW_F_RATED;
+		p[i].st.share = &tw_test_share[TW_OWN_A];
+		p[i].delay_ms = i ? 0 : 3;
+		twheel_timer_set_cpu(&p[i].timer, cpu);
+		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer, deadline), 0);
+	}
+	wake_up_process(task);
+	/* Bounded: the spinner stops at @until, whatever the test sees. */
+	ran = wait_for_completion_timeout(&sp.done, 60 * HZ);
+	kthread_stop(task);
+	KUNIT_EXPECT_TRUE(test, ran);
+	for (i = 0; i < n; i++) {
+		/* Bounded: due long before. */
+		KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&p[i].done,
+								  WAIT_MAX), 0);
+		twheel_cancel_sync(&p[i].timer);
+		KUNIT_EXPECT_EQ(test, atomic_read(&p[i].runs), 1);
+		KUNIT_EXPECT_EQ(test, atomic_read(&p[i].early), 0);
+		late += p[i].ends[0] >= sp.until;
+	}
+	kunit_info(test, "%u of %u ended after the spinner stopped; %llu runs held a user, %llu deferred\n",
+		   late, n, twheel_holds(cpu) - holds,
+		   twheel_deferrals(cpu) - deferrals);
+	/* The emulator kept the spinner from starting before the deadline. */
+	if (!ran || sp.began > deadline)
+		kunit_skip(test, "the spinner began %lld us after the deadline",
+			   ktime_us_delta(sp.began, deadline));
+	KUNIT_EXPECT_EQ(test, late, 0U);
+	KUNIT_EXPECT_EQ(test, twheel_holds(cpu) - holds, 0ULL);
+	KUNIT_EXPECT_EQ(test, twheel_deferrals(cpu) - deferrals, 0ULL);
+}
+
+/*
  * The CPU a hotplug test takes down: the last online one, never CPU 0.
  * Skips the test where there is none.
  */
@@ -2992,6 +3060,7 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_run_budget),
 	KUNIT_CASE_SLOW(tw_test_run_budget_rt),
 	KUNIT_CASE_SLOW(tw_test_run_budget_user),
+	KUNIT_CASE_SLOW(tw_test_run_budget_small),
 	KUNIT_CASE_SLOW(tw_test_hotplug),
 	KUNIT_CASE(tw_test_cancel_sync_self_rearm),
 	KUNIT_CASE(tw_test_remote_cancel_free),
