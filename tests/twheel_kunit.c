@@ -2030,6 +2030,39 @@ static int tw_rt_spin_fn(void *arg)
 }
 
 /*
+ * A SCHED_FIFO spinner for @sp, bound to @cpu, not yet woken: it will spin
+ * from its wake-up until 100 ms past *@deadline, which is set 300 ms from
+ * now for the test's timers.
+ */
+static struct task_struct *tw_rt_spinner_make(struct kunit *test,
+					      struct tw_rt_spinner *sp, int cpu,
+					      ktime_t *deadline)
+{
+	struct task_struct *task;
+
+	init_completion(&sp->done);
+	task = kthread_create(tw_rt_spin_fn, sp, "twheel_rt_spin");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	kthread_bind(task, cpu);
+	*deadline = ktime_get() + 300 * NSEC_PER_MSEC;
+	sp->until = *deadline + 100 * NSEC_PER_MSEC;
+	return task;
+}
+
+/* Wake the spinner, wait (60 s at most) for it to stop. Return: it did. */
+static bool tw_rt_spinner_run(struct task_struct *task,
+			      struct tw_rt_spinner *sp)
+{
+	bool ran;
+
+	wake_up_process(task);
+	/* Bounded: the spinner stops at @until, whatever the test sees. */
+	ran = wait_for_completion_timeout(&sp->done, 60 * HZ);
+	kthread_stop(task);
+	return ran;
+}
+
+/*
  * Issue 29, the real-time side: the same burst as tw_test_run_budget(),
  * due while a SCHED_FIFO task spins on that CPU for 100 ms. A run may
  * interrupt it (a softirq on interrupt exit), but once over the budget it
@@ -2045,29 +2078,21 @@ static void tw_test_run_budget_rt(struct kunit *test)
 	unsigned int i, n = 64;
 	struct tw_probe *p;
 	ktime_t deadline;
-	unsigned long ran;
+	bool ran;
 	u64 deferrals;
 	int cpu;
 
 	p = tw_probes(test, n);
-	init_completion(&sp.done);
 	cpu = raw_smp_processor_id();
 	deferrals = twheel_deferrals(cpu);
-	task = kthread_create(tw_rt_spin_fn, &sp, "twheel_rt_spin");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
-	kthread_bind(task, cpu);
-	deadline = ktime_get() + 300 * NSEC_PER_MSEC;
-	sp.until = deadline + 100 * NSEC_PER_MSEC;
+	task = tw_rt_spinner_make(test, &sp, cpu, &deadline);
 	for (i = 0; i < n; i++) {
 		twheel_timer_init(&p[i].timer, tw_budget_fn, 0);
 		p[i].fired = &fired;
 		twheel_timer_set_cpu(&p[i].timer, cpu);
 		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer, deadline), 0);
 	}
-	wake_up_process(task);
-	/* Bounded: the spinner stops at @until, whatever the test sees. */
-	ran = wait_for_completion_timeout(&sp.done, 60 * HZ);
-	kthread_stop(task);
+	ran = tw_rt_spinner_run(task, &sp);
 	KUNIT_EXPECT_TRUE(test, ran);
 	tw_probes_settle(test, p, n, &fired);
 	kunit_info(test, "%d of %u fired while a SCHED_FIFO task spun, %llu runs deferred\n",
@@ -2103,22 +2128,17 @@ static void tw_test_run_budget_user(struct kunit *test)
 	struct tw_probe *p, *by;
 	ktime_t deadline, due;
 	u64 deferrals, holds;
-	unsigned long ran;
+	bool ran;
 	int cpu;
 
 	p = tw_probes(test, n);
 	by = kunit_kcalloc(test, 2, sizeof(*by), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, by);
-	init_completion(&sp.done);
 	cpu = raw_smp_processor_id();
 	deferrals = twheel_deferrals(cpu);
 	holds = twheel_holds(cpu);
-	task = kthread_create(tw_rt_spin_fn, &sp, "twheel_rt_spin");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
-	kthread_bind(task, cpu);
-	deadline = ktime_get() + 300 * NSEC_PER_MSEC;
+	task = tw_rt_spinner_make(test, &sp, cpu, &deadline);
 	due = deadline + 20 * NSEC_PER_MSEC;
-	sp.until = deadline + 100 * NSEC_PER_MSEC;
 	for (i = 0; i < n; i++) {
 		twheel_timer_init(&p[i].timer, tw_budget_fn, 0);
 		p[i].timer.flags |= TW_F_RATED;
@@ -2138,10 +2158,7 @@ static void tw_test_run_budget_user(struct kunit *test)
 		twheel_timer_set_cpu(&by[i].timer, cpu);
 		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&by[i].timer, due), 0);
 	}
-	wake_up_process(task);
-	/* Bounded: the spinner stops at @until, whatever the test sees. */
-	ran = wait_for_completion_timeout(&sp.done, 60 * HZ);
-	kthread_stop(task);
+	ran = tw_rt_spinner_run(task, &sp);
 	KUNIT_EXPECT_TRUE(test, ran);
 	tw_probes_settle(test, p, n, &fired);
 	KUNIT_EXPECT_EQ(test, atomic_read(&disorder), 0);
@@ -2194,7 +2211,7 @@ static void tw_test_run_budget_small(struct kunit *test)
 	unsigned int i, n = 12, late = 0;
 	u64 deferrals, holds;
 	ktime_t deadline;
-	unsigned long ran;
+	bool ran;
 	struct tw_probe *p;
 	int cpu;
 
@@ -2202,15 +2219,10 @@ static void tw_test_run_budget_small(struct kunit *test)
 		kunit_skip(test, "soft hrtimers expire in a thread the spinner outranks");
 	p = kunit_kcalloc(test, n, sizeof(*p), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, p);
-	init_completion(&sp.done);
 	cpu = raw_smp_processor_id();
 	deferrals = twheel_deferrals(cpu);
 	holds = twheel_holds(cpu);
-	task = kthread_create(tw_rt_spin_fn, &sp, "twheel_rt_spin");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
-	kthread_bind(task, cpu);
-	deadline = ktime_get() + 300 * NSEC_PER_MSEC;
-	sp.until = deadline + 100 * NSEC_PER_MSEC;
+	task = tw_rt_spinner_make(test, &sp, cpu, &deadline);
 	for (i = 0; i < n; i++) {
 		tw_probe_init(&p[i]);
 		p[i].timer.flags |= TW_F_RATED;
@@ -2219,10 +2231,7 @@ static void tw_test_run_budget_small(struct kunit *test)
 		twheel_timer_set_cpu(&p[i].timer, cpu);
 		KUNIT_ASSERT_EQ(test, twheel_schedule_at(&p[i].timer, deadline), 0);
 	}
-	wake_up_process(task);
-	/* Bounded: the spinner stops at @until, whatever the test sees. */
-	ran = wait_for_completion_timeout(&sp.done, 60 * HZ);
-	kthread_stop(task);
+	ran = tw_rt_spinner_run(task, &sp);
 	KUNIT_EXPECT_TRUE(test, ran);
 	for (i = 0; i < n; i++) {
 		/* Bounded: due long before. */
