@@ -1393,6 +1393,7 @@ static int bo_round(uint64_t n, uint64_t *late, bool *starved)
 	pid_t att = -1, vic = -1;
 	pthread_t th;
 
+	*starved = false;
 	if (pipe(ready) || pipe(done) || pipe(vout) || pipe(armed))
 		return 2;
 	if (n) {
