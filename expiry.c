@@ -634,13 +634,8 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 				if (!w->precise.n)
 					break;
 				later = ktime_get();
-				t = tw_wheel_pop_precise(w, later);
-				/* The held user's: behind its held ones. */
-				if (t && unlikely(w->held_owner) &&
-				    tw_timer_held(w, t)) {
-					budget--;
-					t = NULL;
-				}
+				/* The expired list gave none: the stage's. */
+				t = tw_wheel_pop_next(w, later, &budget, floor);
 				if (!t)
 					break;
 				empty = false;
@@ -740,11 +735,11 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		    !READ_ONCE(tw_stopping)) {
 			if (tw_rest_small(tc, done, now)) {
 				tc->gap = true;
-			} else if (tw_hold_due(tc, done)) {
-				tc->gap = true;
-				queue_work_on(tc->cpu, twheel_wq, &tc->resume);
 			} else {
-				tc->stats.deferrals++;
+				if (tw_hold_due(tc, done))
+					tc->gap = true;
+				else
+					tc->stats.deferrals++;
 				queue_work_on(tc->cpu, twheel_wq, &tc->resume);
 			}
 			tc->deferred = true;

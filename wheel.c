@@ -287,8 +287,8 @@ EXPORT_SYMBOL_IF_KUNIT(tw_wheel_advance);
  * the advance was moving down) goes to the expired list whole, in
  * O(levels), not a timer at a time, and unsorted: within that tick the
  * timers keep their buckets' order (by level, then as linked), as those
- * of a tick of more than %TW_SORT_MAX due timers do. Its timers not yet due are put back
- * on the wheel when tw_wheel_pop_next() comes to them
+ * of a tick of more than %TW_SORT_MAX due timers do. Its timers not yet
+ * due are put back on the wheel when tw_wheel_pop_next() comes to them
  * (tw_wheel_file_precise()), for a unit of budget each, as the move down
  * would have cost: a run over its time budget can then hold a burst armed
  * far ahead (tw_wheel_hold()) as one armed near. Their stale bucket index
