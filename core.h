@@ -147,6 +147,10 @@ struct twheel_stats {
  * @hard_programmed: ns @hrt_hard is set for, KTIME_MAX if idle or while
  *	it runs; owner, interrupts disabled
  * @online: accepts new timers; see the hotplug callbacks
+ * @idle: the CPU is in its idle loop, or in an interrupt taken there:
+ *	set and cleared by this CPU only, with interrupts off, from the
+ *	power:cpu_idle tracepoint (tw_idle_probe()); read by any CPU
+ *	(READ_ONCE()) choosing a wheel for a movable timer (tw_pick_cpu())
  * @order: arming counter of this CPU, for FIFO among equal deadlines
  * @running: the softirq callback running on this CPU (or the hard one
  *	that interrupted it, until it returns); this CPU only
@@ -196,6 +200,7 @@ struct twheel_cpu {
 	ktime_t			courier_by;
 	ktime_t			hard_programmed;
 	bool			online;
+	bool			idle;
 	u32			order;
 	struct twheel_timer	*running;
 	u64			running_expires;
@@ -279,12 +284,28 @@ int tw_pick_cpu_slow(int want);
 static __always_inline int tw_pick_cpu(int want)
 {
 	if (want < 0) {
-		if (likely(this_cpu_read(twheel_cpus.online)))
+		/* Movable: here, unless an interrupt woke this CPU from idle. */
+		if (likely(this_cpu_read(twheel_cpus.online)) &&
+		    (want == TWHEEL_THIS_CPU ||
+		     likely(!this_cpu_read(twheel_cpus.idle))))
 			return smp_processor_id();
 	} else if (likely(READ_ONCE(tw_cpu(want)->online))) {
 		return want;	/* pinned, and that CPU takes timers */
 	}
 	return tw_pick_cpu_slow(want);
+}
+
+/*
+ * The CPU @t's next arming asks for: its own choice, but a movable timer
+ * with a slack below the tick (@precise) stays on the arming CPU, idle or
+ * not: an awake CPU's wheel would only add the hand-off's lateness.
+ */
+static __always_inline int tw_timer_target(const struct twheel_timer *t,
+					   bool precise)
+{
+	int want = READ_ONCE(t->target_cpu);
+
+	return want == TWHEEL_ANY_CPU && precise ? TWHEEL_THIS_CPU : want;
 }
 
 /*

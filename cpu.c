@@ -16,6 +16,7 @@
 #include <linux/seq_file.h>
 #include <linux/workqueue.h>
 #include <kunit/visibility.h>
+#include <trace/events/power.h>
 
 #include "compat.h"
 #include "core.h"
@@ -129,12 +130,36 @@ static void tw_evict_all(struct twheel_cpu *tc)
 	} while (!empty);
 }
 
+/*
+ * power:cpu_idle, on the CPU that enters or leaves its idle loop, with
+ * interrupts off: whether a movable timer armed here now would wake this
+ * CPU again (tw_pick_cpu()). An interrupt that wakes an idle CPU runs
+ * before the exit event, so its armings, and those of the callbacks its
+ * softirq runs there, see the CPU idle.
+ */
+static void tw_idle_probe(void *data, unsigned int state, unsigned int cpu)
+{
+	bool idle = state != PWR_EVENT_EXIT;
+
+	/*
+	 * A variable, not the expression: x86's this_cpu_write() (6.12's
+	 * __pcpu_cast_1()) casts its value unparenthesised, so "state !=
+	 * PWR_EVENT_EXIT" would read "(unsigned long)state != -1", always true.
+	 */
+	this_cpu_write(twheel_cpus.idle, idle);
+}
+
+/* Whether tw_idle_probe() is registered: movable timers move. */
+static bool tw_idle_probed;
+
 static int tw_cpu_online(unsigned int cpu)
 {
 	struct twheel_cpu *tc = tw_cpu(cpu);
 
 	local_irq_disable();
 	tw_wheel_forward(&tc->wheel, ktime_get());
+	/* A flag left from before the CPU went down; the next event sets it. */
+	this_cpu_write(twheel_cpus.idle, false);
 	local_irq_enable();
 	WRITE_ONCE(tc->online, true);
 	return 0;
@@ -229,6 +254,13 @@ u64 twheel_deferrals(int cpu)
 	return data_race(tw_cpu(cpu)->stats.deferrals);
 }
 EXPORT_SYMBOL_IF_KUNIT(twheel_deferrals);
+
+/* For the KUnit tests: whether @cpu is idle, as a movable arming sees it. */
+bool twheel_cpu_idle(int cpu)
+{
+	return READ_ONCE(tw_cpu(cpu)->idle);
+}
+EXPORT_SYMBOL_IF_KUNIT(twheel_cpu_idle);
 
 /* For the KUnit tests: runs of @cpu's wheel that held one user's timers. */
 u64 twheel_holds(int cpu)
@@ -382,6 +414,15 @@ int __init twheel_core_init(void)
 	if (ret < 0)
 		goto err_destroy_wq;
 	twheel_hp_state = ret;
+	/*
+	 * Without the tracepoint (a kernel without CONFIG_TRACEPOINTS) no CPU
+	 * reads as idle: movable timers stay where they are armed.
+	 */
+	ret = register_trace_cpu_idle(tw_idle_probe, NULL);
+	tw_idle_probed = !ret;
+	if (ret)
+		pr_notice("power:cpu_idle not available (%d): movable timers stay on the CPU that arms them\n",
+			  ret);
 
 	twheel_debugfs = debugfs_create_dir("twheel", NULL);
 	debugfs_create_file("stats", 0444, twheel_debugfs, NULL,
@@ -409,6 +450,10 @@ void twheel_core_exit(void)
 	int cpu;
 
 	debugfs_remove_recursive(twheel_debugfs);
+	if (tw_idle_probed) {
+		unregister_trace_cpu_idle(tw_idle_probe, NULL);
+		tracepoint_synchronize_unregister();
+	}
 	cpuhp_remove_state_nocalls(twheel_hp_state);
 	/*
 	 * Users are gone (they hold module references): only leaks remain.

@@ -94,6 +94,7 @@ u64 twheel_parks(void);
 u64 twheel_yields(int cpu);
 u64 twheel_deferrals(int cpu);
 u64 twheel_holds(int cpu);
+bool twheel_cpu_idle(int cpu);
 /*
  * cpu.c, for the KUnit tests and the bench module: programmings of @cpu's
  * wheel hrtimer (TWHEEL_INTERNAL namespace, see compat.h).

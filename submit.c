@@ -103,6 +103,39 @@ void tw_irq_enable_wake(struct twheel_cpu *tc)
 		wake_up_all(&tw_idle_wq);
 }
 
+/*
+ * Most CPUs a movable timer armed on an idle CPU looks at for an awake
+ * one (tw_pick_awake()): a bound on the remote loads of one arming.
+ */
+#define TW_AWAKE_LOOKS	8
+
+/*
+ * A wheel for a movable timer armed on @this, an idle CPU (in an interrupt
+ * that woke it, or a callback there): the first awake CPU of its node after
+ * it that takes timers, as get_nohz_timer_target() looks for a busy one;
+ * @this when none of TW_AWAKE_LOOKS is. One read of each looked-at CPU's
+ * @idle and @online, which may be stale: a CPU that has just gone idle
+ * takes the timer and wakes for it once, as before; one that has just
+ * woken keeps it here.
+ */
+static int tw_pick_awake(int this)
+{
+	unsigned int looks = 0;
+	int cpu;
+
+	for_each_cpu_wrap(cpu, cpumask_of_node(cpu_to_node(this)), this + 1) {
+		const struct twheel_cpu *tc = tw_cpu(cpu);
+
+		if (cpu == this)
+			continue;
+		if (READ_ONCE(tc->online) && !READ_ONCE(tc->idle))
+			return cpu;
+		if (++looks == TW_AWAKE_LOOKS)
+			break;
+	}
+	return this;
+}
+
 noinline int tw_pick_cpu_slow(int want)
 {
 	int cpu;
@@ -111,7 +144,7 @@ noinline int tw_pick_cpu_slow(int want)
 		return want;
 	cpu = smp_processor_id();
 	if (READ_ONCE(tw_cpu(cpu)->online))
-		return cpu;
+		return want == TWHEEL_ANY_CPU ? tw_pick_awake(cpu) : cpu;
 	for_each_online_cpu(cpu)
 		if (READ_ONCE(tw_cpu(cpu)->online))
 			return cpu;

@@ -259,7 +259,8 @@ static __always_inline int tw_arm_locked(struct twheel_timer *t, u64 expires,
 	u8 m = mode;
 	int want;
 
-	want = tw_pick_cpu(READ_ONCE(t->target_cpu));
+	want = tw_pick_cpu(tw_timer_target(t, slack == TW_SLACK_KEEP ?
+					   tw_timer_precise(t) : slack));
 	if (WARN_ON_ONCE(want < 0))
 		return -ENODEV;
 	old = tw_lock_busy(t);
@@ -688,8 +689,9 @@ EXPORT_SYMBOL_GPL(twheel_timer_set_slack);
  * __twheel_timer_init - initialise a timer; use twheel_timer_init()
  * @timer: the timer
  * @func: the callback
- * @flags: 0 or %TWHEEL_F_HARDIRQ; %TWHEEL_F_PROCESS and %TWHEEL_F_PERIODIC
- *	are refused (see twheel_timer_init())
+ * @flags: 0, %TWHEEL_F_HARDIRQ, %TWHEEL_F_PINNED or both;
+ *	%TWHEEL_F_PROCESS and %TWHEEL_F_PERIODIC are refused (see
+ *	twheel_timer_init())
  * @name: lockdep name
  * @key: lockdep class
  *
@@ -705,12 +707,17 @@ void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t func,
 	 * twheel_periodic_timer): on a plain timer it would write past the
 	 * object. Refuse them; the timer is a one-shot with a softirq callback.
 	 */
+	bool pinned = flags & TWHEEL_F_PINNED;
+
+	flags &= ~TWHEEL_F_PINNED;
 	if (flags & ~TWHEEL_F_HARDIRQ)
 		pr_err("%s: flags %#x refused: use twheel_work_timer_init() or twheel_periodic_timer_init()\n",
 		       name, flags & ~TWHEEL_F_HARDIRQ);
 	/* On PREEMPT_RT, callbacks stay out of hard interrupts (hrtimer's rule). */
 	flags &= IS_ENABLED(CONFIG_PREEMPT_RT) ? 0 : TWHEEL_F_HARDIRQ;
 	tw_timer_setup(timer, func, flags, name, key);
+	if (pinned)
+		timer->target_cpu = TWHEEL_THIS_CPU;
 }
 EXPORT_SYMBOL_GPL(__twheel_timer_init);
 
@@ -736,17 +743,21 @@ EXPORT_SYMBOL_GPL(__twheel_periodic_timer_init);
 /**
  * twheel_timer_set_cpu - choose the CPU whose wheel runs the timer
  * @timer: the timer
- * @cpu: a possible CPU, or %TWHEEL_ANY_CPU for the CPU that arms it
+ * @cpu: a possible CPU; %TWHEEL_ANY_CPU, the default: the CPU that arms
+ *	it, or an awake one when that one is idle (a movable timer, see
+ *	twheel.h); or %TWHEEL_THIS_CPU: the CPU that arms it, always (pinned,
+ *	as %TWHEEL_F_PINNED at init)
  *
  * Takes effect at the next arming. While @cpu is offline, its timers run on
- * another CPU.
+ * another CPU. A movable timer's callback may run on another CPU than the
+ * one that armed it, as a non-pinned timer_list's does.
  *
  * Context: any context.
  * Return: 0, or -EINVAL for an impossible CPU.
  */
 int twheel_timer_set_cpu(struct twheel_timer *timer, int cpu)
 {
-	if (cpu != TWHEEL_ANY_CPU &&
+	if (cpu != TWHEEL_ANY_CPU && cpu != TWHEEL_THIS_CPU &&
 	    (cpu < 0 || cpu >= nr_cpu_ids || !cpu_possible(cpu)))
 		return -EINVAL;
 	WRITE_ONCE(timer->target_cpu, cpu);

@@ -59,6 +59,12 @@ typedef void (*twheel_fn_t)(struct twheel_timer *timer, u64 missed);
  * soft timers, the flag is dropped.
  */
 #define TWHEEL_F_HARDIRQ	0x4u
+/*
+ * twheel_timer_init()'s other flag, as timer_list's TIMER_PINNED: the timer
+ * is pinned to the CPU that arms it (twheel_timer_set_cpu() with
+ * %TWHEEL_THIS_CPU). Without it a timer is movable (%TWHEEL_ANY_CPU).
+ */
+#define TWHEEL_F_PINNED		0x8u
 
 /* Periodic modes for twheel_arm(). */
 enum twheel_mode {
@@ -67,7 +73,20 @@ enum twheel_mode {
 	TWHEEL_FIXED_DELAY = 2,	/* next = end of callback + period */
 };
 
+/*
+ * twheel_timer_set_cpu()'s two CPUs that are not a CPU number.
+ * %TWHEEL_ANY_CPU, every timer's default: movable. It goes to the wheel of
+ * the CPU that arms it, unless that CPU is idle (the arming runs in an
+ * interrupt that woke it, or in a callback there): then to an awake CPU
+ * near it, so that the timer does not wake the idle one again, as
+ * timer_list's non-pinned timers go (get_nohz_timer_target()). Its
+ * callback may then run on another CPU than the one that armed it. A
+ * timer with a slack below the tick (twheel_timer_set_slack()) stays on
+ * the arming CPU, as a pinned one.
+ * %TWHEEL_THIS_CPU: pinned to the CPU that arms it, idle or not.
+ */
 #define TWHEEL_ANY_CPU		(-1)
+#define TWHEEL_THIS_CPU		(-2)
 
 /**
  * struct twheel_timer - a timer embedded by its user
@@ -93,7 +112,7 @@ struct twheel_timer {
 	u32			linked_seq;	/* owner: arming it was linked for */
 	u32			order;		/* FIFO among equal deadlines */
 	s16			cpu;		/* wheel that holds it */
-	s16			target_cpu;	/* TWHEEL_ANY_CPU or a pinned CPU */
+	s16			target_cpu;	/* TWHEEL_ANY_CPU, _THIS_CPU or a CPU */
 	u8			mode;		/* enum twheel_mode, slack */
 	u8			flags;		/* TWHEEL_F_*, set at init */
 	u16			bucket;		/* owner: index of its bucket */
@@ -314,10 +333,12 @@ void __twheel_periodic_timer_init(struct twheel_periodic_timer *pt,
  * twheel_timer_init - initialise a timer before its first use
  * @timer: the timer
  * @func: the callback
- * @flags: 0, or %TWHEEL_F_HARDIRQ: the callback may run in hard interrupt
- *	context when the timer has a slack below the tick (it then fires
- *	from its CPU's hrtimer interrupt, as a _HARD hrtimer does; otherwise,
- *	and always on PREEMPT_RT, in softirq context). A timer whose callback
+ * @flags: 0, or either or both of %TWHEEL_F_HARDIRQ: the callback may run
+ *	in hard interrupt context when the timer has a slack below the tick
+ *	(it then fires from its CPU's hrtimer interrupt, as a _HARD hrtimer
+ *	does; otherwise, and always on PREEMPT_RT, in softirq context); and
+ *	%TWHEEL_F_PINNED: the timer stays on the CPU that arms it, even an
+ *	idle one (else it is movable: see %TWHEEL_ANY_CPU). A timer whose callback
  *	may sleep is a struct twheel_work_timer, set up with
  *	twheel_work_timer_init(); a periodic one a struct
  *	twheel_periodic_timer, set up with twheel_periodic_timer_init():

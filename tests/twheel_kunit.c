@@ -1192,7 +1192,7 @@ static void tw_test_bad_args(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, twheel_arm(&p.timer, 0, 1, 7), -EINVAL);
 	KUNIT_EXPECT_EQ(test, twheel_schedule(&p.timer, U64_MAX), -ERANGE);
 	KUNIT_EXPECT_EQ(test, twheel_schedule(&p.timer, KTIME_MAX), -ERANGE);
-	KUNIT_EXPECT_EQ(test, twheel_timer_set_cpu(&p.timer, -2), -EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_timer_set_cpu(&p.timer, -3), -EINVAL);
 	KUNIT_EXPECT_EQ(test, twheel_timer_set_cpu(&p.timer, nr_cpu_ids), -EINVAL);
 	KUNIT_EXPECT_FALSE(test, twheel_pending(&p.timer));
 	KUNIT_EXPECT_EQ(test, atomic_read(&p.runs), 0);
@@ -1420,8 +1420,11 @@ static void tw_test_remote_rearm_migrates(struct kunit *test)
 		kunit_skip(test, "needs two CPUs");
 	m.p = kunit_kcalloc(test, MIGRATE_N, sizeof(*m.p), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, m.p);
-	for (i = 0; i < MIGRATE_N; i++)
+	/* Pinned: linked on @other's wheel even when @other is idle. */
+	for (i = 0; i < MIGRATE_N; i++) {
 		tw_probe_init(&m.p[i]);
+		twheel_timer_set_cpu(&m.p[i].timer, TWHEEL_THIS_CPU);
+	}
 	migrate_disable();
 	this = smp_processor_id();
 	other = cpumask_any_but(cpu_online_mask, this);
@@ -3051,6 +3054,167 @@ static void tw_test_precise_hotplug(struct kunit *test)
 	kvfree(p);
 }
 
+/*
+ * Issue 43: timers armed on an idle CPU, in the call-function interrupt
+ * that wakes it. A movable one goes to an awake CPU's wheel; a pinned
+ * one (TWHEEL_THIS_CPU), a precise one (slack below the tick) and one
+ * set to a CPU stay where they ask.
+ */
+#define IDLE_ARM_N	4
+
+struct tw_idle_arm {
+	struct tw_probe	*p;
+	unsigned int	n;
+	u64		delay;
+	bool		idle;		/* the CPU read as idle in the interrupt */
+	unsigned long	idle_mask;	/* the CPUs read as idle there */
+	int		ret[IDLE_ARM_N];
+	int		held[IDLE_ARM_N];	/* the wheel each went to */
+};
+
+static void tw_idle_arm_fn(void *arg)
+{
+	struct tw_idle_arm *a = arg;
+	unsigned int i;
+	int cpu;
+
+	a->idle = twheel_cpu_idle(smp_processor_id());
+	a->idle_mask = 0;
+	for_each_online_cpu(cpu)
+		if (cpu < BITS_PER_LONG && twheel_cpu_idle(cpu))
+			a->idle_mask |= BIT(cpu);
+	for (i = 0; i < a->n; i++) {
+		a->ret[i] = twheel_schedule(&a->p[i].timer, a->delay);
+		a->held[i] = READ_ONCE(a->p[i].timer.cpu);
+	}
+}
+
+/*
+ * Arm @a's probes on an idle CPU other than @busy (this one, or one that
+ * runs this test) whose first awake CPU after it is @busy when @want_busy
+ * is set, trying up to 100 times. Return: the idle CPU, or -1.
+ */
+static int tw_arm_on_idle(struct tw_idle_arm *a, int busy, bool want_busy)
+{
+	unsigned int tries, i;
+	int cpu, idle;
+
+	for (tries = 0; tries < 100; tries++) {
+		idle = -1;
+		for_each_online_cpu(cpu)
+			if (cpu != busy && twheel_cpu_idle(cpu))
+				idle = cpu;
+		if (idle >= 0 &&
+		    !smp_call_function_single(idle, tw_idle_arm_fn, a, 1) &&
+		    a->idle && (!want_busy || a->held[0] == busy))
+			return idle;
+		for (i = 0; i < a->n; i++)
+			twheel_cancel_sync(&a->p[i].timer);
+		msleep(2);
+	}
+	return -1;
+}
+
+static void tw_test_movable_idle(struct kunit *test)
+{
+	struct tw_idle_arm a = { .n = 4, .delay = 30 * NSEC_PER_MSEC };
+	struct twheel_timer pinned;
+	int this, idle, i;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	/* TWHEEL_F_PINNED at init is TWHEEL_THIS_CPU. */
+	twheel_timer_init(&pinned, tw_count_fn, TWHEEL_F_PINNED);
+	KUNIT_EXPECT_EQ(test, (int)pinned.target_cpu, TWHEEL_THIS_CPU);
+	KUNIT_EXPECT_EQ(test, pinned.flags, 0);
+	KUNIT_EXPECT_EQ(test, twheel_timer_set_cpu(&pinned, -3), -EINVAL);
+
+	a.p = kunit_kcalloc(test, a.n, sizeof(*a.p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, a.p);
+	for (i = 0; i < a.n; i++)
+		tw_probe_init(&a.p[i]);
+	/* [0] movable; [1] pinned; [2] precise; [3] set to this CPU. */
+	KUNIT_ASSERT_EQ(test, twheel_timer_set_cpu(&a.p[1].timer,
+						   TWHEEL_THIS_CPU), 0);
+	twheel_timer_set_slack(&a.p[2].timer, 0);
+	migrate_disable();
+	this = smp_processor_id();
+	twheel_timer_set_cpu(&a.p[3].timer, this);
+	idle = tw_arm_on_idle(&a, this, false);
+	migrate_enable();
+	if (idle < 0)
+		kunit_skip(test, "no CPU was idle when interrupted, or the power:cpu_idle tracepoint is missing");
+	for (i = 0; i < a.n; i++)
+		KUNIT_EXPECT_EQ(test, a.ret[i], 0);
+	kunit_info(test, "armed on idle cpu %d (idle cpus %#lx): movable to cpu %d, pinned %d, precise %d, set to %d\n",
+		   idle, a.idle_mask, a.held[0], a.held[1], a.held[2],
+		   a.held[3]);
+	KUNIT_EXPECT_NE(test, a.held[0], idle);
+	KUNIT_EXPECT_EQ(test, a.held[1], idle);
+	KUNIT_EXPECT_EQ(test, a.held[2], idle);
+	KUNIT_EXPECT_EQ(test, a.held[3], this);
+	/* Each fires once, never early, on the wheel that took it. */
+	for (i = 0; i < a.n; i++) {
+		tw_expect_fired_once(test, &a.p[i]);
+		KUNIT_EXPECT_EQ(test, READ_ONCE(a.p[i].cpu), a.held[i]);
+	}
+}
+
+/*
+ * Issue 43: a CPU takes an idle CPU's movable timer, then goes idle
+ * itself and offline while holding it: the timer fires once, never early,
+ * after the CPU went down, on another CPU.
+ */
+static void tw_test_movable_offline(struct kunit *test)
+{
+	struct tw_idle_arm a = { .n = 1, .delay = 3 * NSEC_PER_SEC };
+	cpumask_var_t others;
+	unsigned long limit;
+	int victim, idle, ret;
+	ktime_t down;
+
+	victim = tw_hotplug_victim(test);
+	if (num_online_cpus() < 3)
+		kunit_skip(test, "needs three CPUs");
+	KUNIT_ASSERT_TRUE(test, alloc_cpumask_var(&others, GFP_KERNEL));
+	cpumask_copy(others, cpu_online_mask);
+	cpumask_clear_cpu(victim, others);
+	a.p = kunit_kzalloc(test, sizeof(*a.p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, a.p);
+	tw_probe_init(a.p);
+	/* Run on @victim, so that it is the awake CPU an idle one finds. */
+	ret = set_cpus_allowed_ptr(current, cpumask_of(victim));
+	idle = ret ? -1 : tw_arm_on_idle(&a, victim, true);
+	/* Leave it: nothing else runs there, it goes idle with the timer. */
+	KUNIT_EXPECT_EQ(test, set_cpus_allowed_ptr(current, others), 0);
+	free_cpumask_var(others);
+	if (idle < 0) {
+		set_cpus_allowed_ptr(current, cpu_possible_mask);
+		kunit_skip(test, "no idle CPU handed its timer to cpu %d (%d)",
+			   victim, ret);
+	}
+	limit = jiffies + HZ;
+	while (!twheel_cpu_idle(victim) && time_before(jiffies, limit))
+		msleep(1);
+	KUNIT_EXPECT_TRUE(test, twheel_cpu_idle(victim));
+	KUNIT_EXPECT_EQ(test, atomic_read(&a.p->runs), 0);
+	ret = remove_cpu(victim);
+	down = ktime_get();
+	if (ret) {
+		twheel_cancel_sync(&a.p->timer);
+		set_cpus_allowed_ptr(current, cpu_possible_mask);
+		kunit_skip(test, "remove_cpu: %d", ret);
+	}
+	tw_expect_fired_once(test, a.p);
+	KUNIT_EXPECT_EQ(test, add_cpu(victim), 0);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+	kunit_info(test, "armed on idle cpu %d, held by cpu %d, fired on cpu %d %lld ms after it went down\n",
+		   idle, victim, READ_ONCE(a.p->cpu),
+		   ktime_ms_delta(a.p->ends[0], down));
+	KUNIT_EXPECT_NE(test, READ_ONCE(a.p->cpu), victim);
+	KUNIT_EXPECT_GT(test, a.p->ends[0], down);
+}
+
 static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_oneshot),
 	KUNIT_CASE(tw_test_bad_args),
@@ -3088,6 +3252,8 @@ static struct kunit_case tw_api_cases[] = {
 	KUNIT_CASE(tw_test_precise_hardirq),
 	KUNIT_CASE_SLOW(tw_test_precise_hard_hotplug),
 	KUNIT_CASE_SLOW(tw_test_precise_hotplug),
+	KUNIT_CASE(tw_test_movable_idle),
+	KUNIT_CASE_SLOW(tw_test_movable_offline),
 	{}
 };
 
