@@ -79,7 +79,7 @@ static void twheel_fd_dump_slack(const struct twheel_fd_timer *ft,
 	if (!class)
 		return;
 	st->flags |= TWHEEL_TIMER_SLACK;
-	st->slack = tw_class_slack(0, class);
+	st->slack = tw_class_slack(twheel_granularity(), class);
 }
 
 /* The unread event of @ft, if it has one, into @st. */

@@ -144,17 +144,23 @@ EXPORT_SYMBOL_IF_KUNIT(tw_precise_free);
  * @gran: the wheel's tick, ns
  * @slack_ns: the slack asked for
  *
- * Return: 0 (the default, one tick) for @slack_ns at least @gran,
- * %TW_SLACK_NONE for 0, else 2 + log2(@slack_ns): the slack is rounded
- * down to a power of two, so a timer is never later than it asked.
+ * Return: %TW_SLACK_NONE for 0; 2 + log2(@slack_ns) below @gran; 0 (the
+ * default, one tick) from @gran to below two ticks, and for
+ * %TWHEEL_SLACK_DEFAULT; from two ticks on, %TW_SLACK_COARSE + log2 of
+ * the whole ticks in @slack_ns, at most %TW_SLACK_CLASS_MAX. The slack is
+ * rounded down to a power of two (of ns or of ticks), so a timer is never
+ * later than it asked.
  */
 u64 tw_slack_class(u64 gran, u64 slack_ns)
 {
-	if (slack_ns >= gran)
-		return 0;
 	if (!slack_ns)
 		return TW_SLACK_NONE;
-	return ilog2(slack_ns) + 2;
+	if (slack_ns < gran)
+		return ilog2(slack_ns) + 2;
+	if (slack_ns == U64_MAX || div64_u64(slack_ns, gran) < 2)
+		return 0;
+	return min_t(u64, TW_SLACK_COARSE + ilog2(div64_u64(slack_ns, gran)),
+		     TW_SLACK_CLASS_MAX);
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_slack_class);
 
@@ -171,6 +177,8 @@ u64 tw_class_slack(u64 gran, unsigned int class)
 		return gran;
 	if (class == TW_SLACK_NONE)
 		return 0;
+	if (class >= TW_SLACK_COARSE)
+		return gran << (class - TW_SLACK_COARSE);
 	return 1ULL << (class - 2);
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_class_slack);

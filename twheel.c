@@ -650,15 +650,19 @@ EXPORT_SYMBOL_GPL(twheel_granularity);
  * @timer: an initialised timer of any kind (for a struct
  *	twheel_clock_timer, twheel_clock_timer_set_slack())
  * @slack_ns: ns the timer may fire after its deadline, beyond system
- *	latency; %TWHEEL_SLACK_DEFAULT, or any value of at least
- *	twheel_granularity(), for the default: one tick of the wheel. 0 asks
+ *	latency; %TWHEEL_SLACK_DEFAULT, or a value from twheel_granularity()
+ *	to below twice it, for the default: one tick of the wheel. 0 asks
  *	for hrtimer's precision.
  *
  * As the slack of hrtimer_start_range_ns(): a timer whose slack is below
  * the tick reaches its deadline through its CPU's precise stage once it is
  * within a tick of it, and fires between its deadline and its deadline
  * plus the slack, coalesced with the other timers whose windows allow it;
- * never early. The slack is the timer's until set again, for every arming
+ * never early. A slack of two ticks or more is rounded down to 2^k ticks,
+ * and the timer fires at the first multiple of 2^k ticks of
+ * CLOCK_MONOTONIC from its deadline on: with every timer of that slack due
+ * then, the same instants on every CPU, as round_jiffies() and
+ * timer_list's coarser levels coalesce. The slack is the timer's until set again, for every arming
  * from the next one on (an arming pending meanwhile keeps either slack).
  * A kernel caller's precise timer runs when its window ends, as an
  * hrtimer's does; only /dev/twheel's are spaced, at most precise_per_tick
@@ -666,7 +670,9 @@ EXPORT_SYMBOL_GPL(twheel_granularity);
  *
  * Context: any context but NMI.
  * Return: the slack in effect, ns: @slack_ns rounded down to a power of
- * two (0 stays 0), or twheel_granularity() for the default.
+ * two (0 stays 0) below the tick, to a power of two of ticks from two
+ * ticks on (at most 2^16 of them), or twheel_granularity() for the
+ * default.
  */
 u64 twheel_timer_set_slack(struct twheel_timer *timer, u64 slack_ns)
 {

@@ -466,11 +466,12 @@ EXPORT_SYMBOL_IF_KUNIT(tw_wheel_link_precise);
  * tick late as every other timer is. A timer a spill put on the expired
  * list before its tick (tw_wheel_spill()) goes back to the wheel for that
  * tick: a precise one for the tick before its deadline's, a default one
- * for its deadline's.
+ * for its deadline's, a coarse one for its tw_coarse_tick().
  */
 void tw_wheel_file_precise(struct tw_wheel *w, struct twheel_timer *t)
 {
 	u64 expires = READ_ONCE(t->expires);
+	unsigned int class = tw_timer_slack(t);
 
 	w->count++;
 	if (tw_timer_precise(t)) {
@@ -484,7 +485,8 @@ void tw_wheel_file_precise(struct tw_wheel *w, struct twheel_timer *t)
 		if (tw_precise_add(&w->precise, t, w->gran))
 			return;
 	}
-	tw_link_tick(w, t, tw_tick_of(w, expires));
+	tw_link_tick(w, t, class >= TW_SLACK_COARSE ?
+		     tw_coarse_tick(w, expires, class) : tw_tick_of(w, expires));
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_file_precise);
 

@@ -109,10 +109,30 @@ static inline u64 tw_tick_of(const struct tw_wheel *w, u64 ns)
 	return div64_u64(ns + w->gran - 1, w->gran);
 }
 
-/* Whether @t asked for a slack below the tick (precise.h): a byte test. */
-static __always_inline bool tw_timer_precise(const struct twheel_timer *t)
+/* @t's slack class (precise.h): 0 for the default slack. */
+static __always_inline unsigned int tw_timer_slack(const struct twheel_timer *t)
 {
 	return READ_ONCE(t->mode) >> TW_SLACK_SHIFT;
+}
+
+/* Whether @t asked for a slack below the tick (precise.h): one compare. */
+static __always_inline bool tw_timer_precise(const struct twheel_timer *t)
+{
+	return tw_timer_slack(t) - 1 < TW_SLACK_COARSE - 1;
+}
+
+/*
+ * The tick of a coarse slack @class (precise.h) for a deadline @ns: its
+ * tick rounded up to a multiple of the class's 2^k ticks, the same
+ * instants on every CPU. At most the slack late: (2^k - 1) ticks past the
+ * deadline's tick, whose start is less than a tick past it.
+ */
+static __always_inline u64 tw_coarse_tick(const struct tw_wheel *w, u64 ns,
+					  unsigned int class)
+{
+	u64 mask = (1ULL << (class - TW_SLACK_COARSE)) - 1;
+
+	return (tw_tick_of(w, ns) + mask) & ~mask;
 }
 
 /*
@@ -136,9 +156,13 @@ static __always_inline u64 tw_timer_tick(const struct tw_wheel *w,
 					 const struct twheel_timer *t)
 {
 	u64 ns = READ_ONCE(t->expires);
+	unsigned int class = tw_timer_slack(t);
 
-	if (unlikely(tw_timer_precise(t)))
+	if (unlikely(class)) {
+		if (class >= TW_SLACK_COARSE)
+			return tw_coarse_tick(w, ns, class);
 		return tw_precise_tick(w, ns);
+	}
 	return tw_tick_of(w, ns);
 }
 
@@ -323,17 +347,25 @@ static __always_inline u64 tw_wheel_relink(struct tw_wheel *w,
  *
  * The arming path in one call into the wheel. A timer with the default
  * slack is linked as tw_wheel_relink() links it; a precise one
- * (tw_timer_precise()) by tw_wheel_link_precise().
+ * (tw_timer_precise()) by tw_wheel_link_precise(); a coarse one for its
+ * tw_coarse_tick().
  *
  * Return: the time, ns, by which the wheel must next look at @t.
  */
 static __always_inline ktime_t tw_wheel_relink_ns(struct tw_wheel *w,
 						  struct twheel_timer *t)
 {
+	unsigned int class = tw_timer_slack(t);
+
 	if (!list_empty(&t->entry))
 		tw_wheel_unlink(w, t);
-	if (unlikely(tw_timer_precise(t)))
-		return tw_wheel_link_precise(w, t);
+	if (unlikely(class)) {
+		if (class < TW_SLACK_COARSE)
+			return tw_wheel_link_precise(w, t);
+		return tw_wheel_tick_time(w, tw_wheel_link_tick(w, t,
+					  tw_coarse_tick(w, READ_ONCE(t->expires),
+							 class)));
+	}
 	return tw_wheel_tick_time(w, tw_wheel_link(w, t));
 }
 

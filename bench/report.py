@@ -837,8 +837,8 @@ class Report(Raw):
         idle CPUs together) and its cpu=N lines."""
         user = ("twheel_fd", "timerfd")
         rows = ordered(self.select(11, cpu="idle"),
-                       ["none", "twheel", "timer_list", "timer_list_pinned", "hrtimer",
-                        "twheel_fd", "timerfd"])
+                       ["none", "twheel", "twheel_pinned", "twheel_slack10", "timer_list",
+                        "timer_list_pinned", "hrtimer", "twheel_fd", "timerfd"])
 
         def per_s(m, key):
             v = [a / b for a, b in zip(nums(m.get(key)), nums(m.get("seconds"))) if b]

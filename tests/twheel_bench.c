@@ -1785,14 +1785,21 @@ static int table5(void)
 #define T11_PERIOD_NS		(100 * NSEC_PER_MSEC)
 #define T11_SETTLE_MS		1000
 
+/*
+ * twheel's rows: its timers as they come (movable), pinned to the CPU that
+ * arms them (TWHEEL_THIS_CPU, what every twheel timer was before issue 43),
+ * and movable with a slack of a tenth of each delay (coalesced).
+ */
 enum t11_fac {
-	T11_NONE, T11_TWHEEL, T11_TIMER_LIST, T11_TIMER_LIST_PINNED,
-	T11_HRTIMER, NR_T11
+	T11_NONE, T11_TWHEEL, T11_TWHEEL_PINNED, T11_TWHEEL_SLACK,
+	T11_TIMER_LIST, T11_TIMER_LIST_PINNED, T11_HRTIMER, NR_T11
 };
 
 static const char *const t11_names[NR_T11] = {
 	[T11_NONE] = "none",
 	[T11_TWHEEL] = "twheel",
+	[T11_TWHEEL_PINNED] = "twheel_pinned",
+	[T11_TWHEEL_SLACK] = "twheel_slack10",
 	[T11_TIMER_LIST] = "timer_list",
 	[T11_TIMER_LIST_PINNED] = "timer_list_pinned",
 	[T11_HRTIMER] = "hrtimer",
@@ -1806,6 +1813,7 @@ union t11_timer {
 
 static union t11_timer *t11_timers;
 static bool t11_live;			/* callbacks re-arm while set */
+static bool t11_slack;			/* twheel's armings take 10% slack */
 static DEFINE_PER_CPU(unsigned long, t11_wakeups);
 static DEFINE_PER_CPU(unsigned long, t11_fired);
 
@@ -1833,8 +1841,13 @@ static void t11_tw_fn(struct twheel_timer *t, u64 missed)
 {
 	this_cpu_inc(t11_fired);
 	/* A keepalive: re-armed from its callback; the periodic ones rearm. */
-	if (t11_index(t) < T11_KEEP && READ_ONCE(t11_live))
-		twheel_schedule(t, t11_delay());
+	if (t11_index(t) < T11_KEEP && READ_ONCE(t11_live)) {
+		u64 delay = t11_delay();
+
+		if (t11_slack)
+			twheel_timer_set_slack(t, delay / 10);
+		twheel_schedule(t, delay);
+	}
 }
 
 static void t11_tl_fn(struct timer_list *t)
@@ -1880,6 +1893,12 @@ static int t11_arm_fn(void *arg)
 			1 + mul_u64_u32_shr(T11_PERIOD_NS, get_random_u32(), 32);
 		switch (a->fac) {
 		case T11_TWHEEL:
+		case T11_TWHEEL_PINNED:
+		case T11_TWHEEL_SLACK:
+			if (t11_slack)
+				twheel_timer_set_slack(&x->tw.timer,
+						       i < T11_KEEP ? delay / 10 :
+						       T11_PERIOD_NS / 10);
 			if (i < T11_KEEP)
 				twheel_schedule(&x->tw.timer, delay);
 			else
@@ -1957,7 +1976,11 @@ static void t11_init(enum t11_fac fac)
 
 		switch (fac) {
 		case T11_TWHEEL:
+		case T11_TWHEEL_PINNED:
+		case T11_TWHEEL_SLACK:
 			twheel_periodic_timer_init(&x->tw, t11_tw_fn);
+			if (fac == T11_TWHEEL_PINNED)
+				twheel_timer_set_cpu(&x->tw.timer, TWHEEL_THIS_CPU);
 			break;
 		case T11_TIMER_LIST:
 		case T11_TIMER_LIST_PINNED:
@@ -1986,6 +2009,8 @@ static void t11_stop(enum t11_fac fac)
 
 			switch (fac) {
 			case T11_TWHEEL:
+			case T11_TWHEEL_PINNED:
+			case T11_TWHEEL_SLACK:
 				twheel_cancel_sync(&x->tw.timer);
 				break;
 			case T11_TIMER_LIST:
@@ -2015,6 +2040,7 @@ static int table11_row(enum t11_fac fac, unsigned int rep)
 	if (!w)
 		return -ENOMEM;
 	memset(t11_timers, 0, T11_N * sizeof(*t11_timers));
+	t11_slack = fac == T11_TWHEEL_SLACK;
 	t11_init(fac);
 	WRITE_ONCE(t11_live, true);
 	a.part = 0;

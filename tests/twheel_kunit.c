@@ -673,6 +673,63 @@ static void tw_test_precise_edge(struct kunit *test)
 }
 
 /*
+ * Issue 43, coarse slack: a slack of two ticks or more fires the timer at
+ * the first multiple of its class's 2^k ticks from its deadline on: never
+ * early, at most its slack late, and every timer of the class whose
+ * deadline falls in one window at the same instant (a level-2 deadline
+ * too, which the wheel moves down twice).
+ */
+static void tw_test_coarse_slack(struct kunit *test)
+{
+	static const struct { s64 delay; u64 slack; } cases[] = {
+		{ 3 * GRAN + 5, 2 * GRAN }, { 13 * GRAN + 5, 10 * GRAN },
+		{ 100 * GRAN + 1, 64 * GRAN }, { 5000 * GRAN + 7, 1000 * GRAN },
+		{ 70 * GRAN, 100 * GRAN - 1 }, { 9 * GRAN, 8 * GRAN },
+	};
+	u64 start = BASE_NS + 123456;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct tw_wheel *w = tw_test_wheel(test, start);
+		u64 d = start + cases[i].delay, unit, fired[2] = { }, when;
+		unsigned int class = tw_slack_class(GRAN, cases[i].slack);
+		struct twheel_timer t[2], *x;
+		unsigned int steps, budget;
+
+		KUNIT_EXPECT_GE(test, class, TW_SLACK_COARSE + 1);
+		unit = tw_class_slack(GRAN, class);
+		KUNIT_EXPECT_LE(test, unit, cases[i].slack);
+		KUNIT_EXPECT_GT(test, 2 * unit + GRAN, cases[i].slack);
+		/* Two deadlines in the same window of the class. */
+		tw_test_precise_timer(&t[0], d, 1, cases[i].slack);
+		tw_test_precise_timer(&t[1], rounddown(d, unit) + 1, 2,
+				      cases[i].slack);
+		KUNIT_EXPECT_FALSE(test, tw_timer_precise(&t[0]));
+		when = tw_wheel_relink_ns(w, &t[0]);
+		when = min_t(u64, when, tw_wheel_relink_ns(w, &t[1]));
+		KUNIT_EXPECT_EQ(test, w->precise.n, 0U);
+		when = max(when, start);
+		/* Run the wheel at each time it asks for, as tw_hrtimer_fn(). */
+		for (steps = 0; steps < 10000 && !(fired[0] && fired[1]); steps++) {
+			KUNIT_ASSERT_LT(test, when, (u64)KTIME_MAX);
+			budget = UINT_MAX;
+			KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, when, &budget));
+			budget = UINT_MAX;
+			while ((x = tw_wheel_pop_next(w, when, &budget, 0)))
+				fired[x == &t[1]] = when;
+			when = tw_wheel_next_ns(w);
+		}
+		kunit_info(test, "deadline +%lld ns, slack %llu: unit %llu, fired %llu ns late\n",
+			   cases[i].delay, cases[i].slack, unit, fired[0] - d);
+		KUNIT_EXPECT_GE(test, fired[0], d);
+		KUNIT_EXPECT_LE(test, fired[0] - d, unit);
+		KUNIT_EXPECT_EQ(test, fired[0] % unit, 0ULL);
+		KUNIT_EXPECT_EQ(test, fired[1], fired[0]);
+		KUNIT_EXPECT_EQ(test, w->count, 0UL);
+	}
+}
+
+/*
  * Coalescing: the wheel runs at the earliest end of a window and fires
  * every timer at the stage's top whose deadline has come, in the order of
  * their windows' ends; a cancel takes a timer out of the middle.
@@ -1005,7 +1062,9 @@ static void tw_test_precise_hard(struct kunit *test)
 static void tw_test_precise_slack_class(struct kunit *test)
 {
 	static const u64 asks[] = { 0, 1, 2, 3, 1000, 65535, 65536,
-				    GRAN / 2, GRAN - 1, GRAN, GRAN + 1, U64_MAX };
+				    GRAN / 2, GRAN - 1, GRAN, GRAN + 1,
+				    2 * GRAN - 1, 2 * GRAN, 3 * GRAN,
+				    1000 * GRAN, S64_MAX, U64_MAX };
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(asks); i++) {
@@ -1013,9 +1072,19 @@ static void tw_test_precise_slack_class(struct kunit *test)
 		u64 eff = tw_class_slack(GRAN, class);
 
 		KUNIT_EXPECT_LT(test, class, 64U);
-		if (asks[i] >= GRAN) {
+		if (asks[i] >= GRAN && (asks[i] < 2 * GRAN || asks[i] == U64_MAX)) {
 			KUNIT_EXPECT_EQ(test, class, 0U);
 			KUNIT_EXPECT_EQ(test, eff, (u64)GRAN);
+			continue;
+		}
+		if (asks[i] >= GRAN) {
+			/* Coarse: a power of two of ticks, at most the ask. */
+			KUNIT_EXPECT_GT(test, class, TW_SLACK_COARSE);
+			KUNIT_EXPECT_LE(test, eff, asks[i]);
+			/* At least half of it, below the largest class. */
+			if (class < TW_SLACK_CLASS_MAX)
+				KUNIT_EXPECT_GT(test, 2 * eff + GRAN, asks[i]);
+			KUNIT_EXPECT_EQ(test, tw_slack_class(GRAN, eff), class);
 			continue;
 		}
 		KUNIT_EXPECT_NE(test, class, 0U);
@@ -1046,6 +1115,7 @@ static struct kunit_case tw_wheel_cases[] = {
 	KUNIT_CASE(tw_test_precise_share),
 	KUNIT_CASE(tw_test_precise_hard),
 	KUNIT_CASE(tw_test_precise_slack_class),
+	KUNIT_CASE(tw_test_coarse_slack),
 	{}
 };
 
@@ -3110,7 +3180,7 @@ static int tw_arm_on_idle(struct tw_idle_arm *a, int busy, bool want_busy)
 			return idle;
 		for (i = 0; i < a->n; i++)
 			twheel_cancel_sync(&a->p[i].timer);
-		msleep(2);
+		usleep_range(2000, 3000);
 	}
 	return -1;
 }
@@ -3143,7 +3213,7 @@ static void tw_test_movable_idle(struct kunit *test)
 	idle = tw_arm_on_idle(&a, this, false);
 	migrate_enable();
 	if (idle < 0)
-		kunit_skip(test, "no CPU was idle when interrupted, or the power:cpu_idle tracepoint is missing");
+		kunit_skip(test, "no CPU was idle when interrupted (or no power:cpu_idle)");
 	for (i = 0; i < a.n; i++)
 		KUNIT_EXPECT_EQ(test, a.ret[i], 0);
 	kunit_info(test, "armed on idle cpu %d (idle cpus %#lx): movable to cpu %d, pinned %d, precise %d, set to %d\n",
@@ -3195,7 +3265,7 @@ static void tw_test_movable_offline(struct kunit *test)
 	}
 	limit = jiffies + HZ;
 	while (!twheel_cpu_idle(victim) && time_before(jiffies, limit))
-		msleep(1);
+		usleep_range(1000, 2000);
 	KUNIT_EXPECT_TRUE(test, twheel_cpu_idle(victim));
 	KUNIT_EXPECT_EQ(test, atomic_read(&a.p->runs), 0);
 	ret = remove_cpu(victim);

@@ -149,8 +149,13 @@
  *	deadline (beyond system latency), as timerfd's timer slack or
  *	hrtimer's range: at most INT64_MAX (EINVAL). 0 asks for hrtimer's
  *	precision. A slack below the wheel's tick (twheel_info's
- *	granularity_ns) is rounded down to a power of two; one of at least a
- *	tick is the default. Without TWHEEL_TIMER_SLACK only 0 is taken
+ *	granularity_ns) is rounded down to a power of two; one from a tick
+ *	to below two is the default; one of two ticks or more is rounded
+ *	down to a power of two of ticks, 2^k (at most 2^16), and the timer
+ *	fires at the first multiple of 2^k ticks (of CLOCK_MONOTONIC, the
+ *	same instants on every CPU) from its deadline on, with every other
+ *	such timer due then: coalesced, never early. Without
+ *	TWHEEL_TIMER_SLACK only 0 is taken
  *	(else EINVAL), and the timer has the default slack: one tick. Each
  *	SCHEDULE and MODIFY sets it (a short op sets the default). A CPU
  *	runs /dev/twheel's timers with a slack below the tick, all users'

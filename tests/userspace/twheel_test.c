@@ -1141,7 +1141,7 @@ TEST_F_TIMEOUT(twheel, oneshot_fires_once, 20)
  * the kernel's firing times (event.fired) of the slack-0 timers beat the
  * default ones' by a quarter of a tick at the median (both suffer the
  * same latency, from 0.2 ms to several ms under emulation). Then a
- * REALTIME one, and a slack of INT64_MAX, which is the default.
+ * REALTIME one, a coarse one (a slack of 4 ticks) and one of INT64_MAX.
  */
 TEST_F_TIMEOUT(twheel, precise_slack, 60)
 {
@@ -1257,11 +1257,20 @@ measure:
 	ASSERT_EQ(1, wait_events(fd, ev, 1, 5000, NULL));
 	EXPECT_EQ(id, ev[0].id);
 	EXPECT_GE(ev[0].fired, ev[0].deadline);
-	/* SLACK with a slack at or above the tick is the default: accepted. */
-	ASSERT_EQ(0, twheel_schedule_slack(&tw, TWHEEL_CLOCK_MONOTONIC, gran, 0,
-					   INT64_MAX, 0, 7, &id));
+	/*
+	 * A slack of two ticks or more is coarse (issue 43): 4 ticks fire
+	 * the timer at the first multiple of 4 ticks of CLOCK_MONOTONIC from
+	 * its deadline on, never before it. INT64_MAX is taken too (at most
+	 * 2^16 ticks of coalescing): cancelled, it does not wait for them.
+	 */
+	ASSERT_EQ(0, twheel_schedule_slack(&tw, TWHEEL_CLOCK_MONOTONIC, gran + 12345,
+					   0, 4 * gran, 0, 7, &id));
 	ASSERT_EQ(1, wait_events(fd, ev, 1, 5000, NULL));
 	EXPECT_GE(ev[0].fired, ev[0].deadline);
+	EXPECT_GE(ev[0].fired, (ev[0].deadline + 4 * gran - 1) / (4 * gran) * (4 * gran));
+	ASSERT_EQ(0, twheel_schedule_slack(&tw, TWHEEL_CLOCK_MONOTONIC, gran, 0,
+					   INT64_MAX, 0, 8, &id));
+	EXPECT_EQ(1, twheel_cancel(&tw, id));
 }
 
 TEST_F_TIMEOUT(twheel, oneshot_lateness, 30)
