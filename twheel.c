@@ -12,7 +12,11 @@
  * an hrtimer on the arming CPU) when the owner must look soon. The
  * hrtimer's softirq drains that list, advances the wheel and runs the due
  * callbacks, bounded by count and by time. Timers with a slack below the
- * tick finish in a per-CPU heap, the precise stage.
+ * tick finish in a per-CPU heap, the precise stage; a slack of two ticks
+ * or more files a timer for a multiple of a power of two of ticks, the
+ * same instants on every CPU. A timer is movable unless pinned: armed on
+ * an idle CPU (in an interrupt or a callback there), it goes to an awake
+ * CPU's wheel, so that it does not wake the idle one (tw_pick_cpu()).
  *
  * Files, by concern:
  *
@@ -260,7 +264,8 @@ static __always_inline int tw_arm_locked(struct twheel_timer *t, u64 expires,
 	int want;
 
 	want = tw_pick_cpu(tw_timer_target(t, slack == TW_SLACK_KEEP ?
-					   tw_timer_precise(t) : slack));
+					   tw_timer_precise(t) :
+					   tw_class_precise(slack)));
 	if (WARN_ON_ONCE(want < 0))
 		return -ENODEV;
 	old = tw_lock_busy(t);

@@ -115,10 +115,16 @@ static __always_inline unsigned int tw_timer_slack(const struct twheel_timer *t)
 	return READ_ONCE(t->mode) >> TW_SLACK_SHIFT;
 }
 
-/* Whether @t asked for a slack below the tick (precise.h): one compare. */
+/* Whether a slack class (precise.h) is below the tick: one compare. */
+static __always_inline bool tw_class_precise(unsigned int class)
+{
+	return class - 1 < TW_SLACK_COARSE - 1;
+}
+
+/* Whether @t asked for a slack below the tick (precise.h). */
 static __always_inline bool tw_timer_precise(const struct twheel_timer *t)
 {
-	return tw_timer_slack(t) - 1 < TW_SLACK_COARSE - 1;
+	return tw_class_precise(tw_timer_slack(t));
 }
 
 /*

@@ -892,6 +892,27 @@ class Report(Raw):
         self.grid(11, ["timers", "armed from", "idle wake-ups/s", "per idle CPU",
                        "idle LOC/s", "busy CPU wake-ups/s", "callbacks on idle CPUs",
                        "vs peer"], grid)
+        # twheel's callbacks: how late, whichever CPU ran them (medians over
+        # the repetitions); the slack row's may be late by its slack.
+        late = []
+        for fac in ("twheel", "twheel_pinned", "twheel_slack10"):
+            m = self.find(11, facility=fac, item="lateness")
+            if not m:
+                continue
+            late.append([fac] + [num(med(nums(m.get(k))) / 1000)
+                                 for k in ("late_p50_us", "late_p99_us", "late_max_us")] +
+                        [num(sum(nums(m.get("early"))))])
+        if late:
+            if not self.markdown:
+                print()
+            self.note("twheel's callbacks of the counted interval, ms after their "
+                      "deadline (100 us buckets, upper ends; the last bucket is 25.6 ms "
+                      "and more); twheel_slack10's may be late by their slack, a tenth "
+                      "of their delay.")
+            if not self.markdown:
+                print()
+            self.grid(11, ["timers", "late p50 (ms)", "late p99 (ms)", "late max (ms)",
+                           "early"], late)
 
     def report(self, elapsed, parts="main scale"):
         # The main part's guest line, else (a run of other parts) the first one.

@@ -1816,6 +1816,14 @@ static bool t11_live;			/* callbacks re-arm while set */
 static bool t11_slack;			/* twheel's armings take 10% slack */
 static DEFINE_PER_CPU(unsigned long, t11_wakeups);
 static DEFINE_PER_CPU(unsigned long, t11_fired);
+/*
+ * twheel's callbacks' lateness (end of the deadline to the callback), in
+ * buckets of T11_LATE_STEP_NS, the last one open; and the early ones.
+ */
+#define T11_LATE_STEP_NS	(100 * NSEC_PER_USEC)
+#define T11_LATE_BUCKETS	256
+static DEFINE_PER_CPU(unsigned long [T11_LATE_BUCKETS], t11_late);
+static DEFINE_PER_CPU(unsigned long, t11_early);
 
 /* power:cpu_idle: a CPU leaves idle (every kernel here: state, cpu_id). */
 static void t11_idle_probe(void *data, unsigned int state, unsigned int cpu)
@@ -1839,7 +1847,14 @@ static unsigned long t11_index(const void *p)
 
 static void t11_tw_fn(struct twheel_timer *t, u64 missed)
 {
+	s64 late = ktime_get() - twheel_deadline(t);
+
 	this_cpu_inc(t11_fired);
+	if (late < 0)
+		this_cpu_inc(t11_early);
+	else
+		this_cpu_inc(t11_late[min_t(u64, div_u64(late, T11_LATE_STEP_NS),
+					    T11_LATE_BUCKETS - 1)]);
 	/* A keepalive: re-armed from its callback; the periodic ones rearm. */
 	if (t11_index(t) < T11_KEEP && READ_ONCE(t11_live)) {
 		u64 delay = t11_delay();
@@ -1925,16 +1940,22 @@ struct t11_count {
 	unsigned long	wakeups[NR_CPUS];
 	unsigned long	fired[NR_CPUS];
 	u64		loc[NR_CPUS];
+	unsigned long	late[T11_LATE_BUCKETS];	/* all CPUs' */
+	unsigned long	early;
 };
 
 static void t11_snap(struct t11_count *c)
 {
+	unsigned int b;
 	int cpu;
 
 	for_each_online_cpu(cpu) {
 		c->wakeups[cpu] = per_cpu(t11_wakeups, cpu);
 		c->fired[cpu] = per_cpu(t11_fired, cpu);
 		c->loc[cpu] = timer_irqs(cpu);
+		for (b = 0; b < T11_LATE_BUCKETS; b++)
+			c->late[b] += per_cpu(t11_late, cpu)[b];
+		c->early += per_cpu(t11_early, cpu);
 	}
 }
 
@@ -1944,6 +1965,28 @@ struct t11_watch {
 	ktime_t			t0;
 	ktime_t			t1;
 };
+
+/*
+ * The lateness below which @frac_pm per mille of twheel's callbacks of
+ * the counted interval ran, µs: the upper end of its bucket.
+ */
+static unsigned long t11_late_us(const struct t11_watch *w, unsigned int frac_pm)
+{
+	unsigned long n = 0, seen = 0, need;
+	unsigned int b;
+
+	for (b = 0; b < T11_LATE_BUCKETS; b++)
+		n += w->c1.late[b] - w->c0.late[b];
+	if (!n)
+		return 0;
+	need = DIV_ROUND_UP(n * frac_pm, 1000);
+	for (b = 0; b < T11_LATE_BUCKETS; b++) {
+		seen += w->c1.late[b] - w->c0.late[b];
+		if (seen >= need)
+			break;
+	}
+	return (b + 1) * (T11_LATE_STEP_NS / NSEC_PER_USEC);
+}
 
 /*
  * On awake_cpu: spin (with cond_resched(), so that softirqs, kworkers
@@ -2074,6 +2117,13 @@ static int table11_row(enum t11_fac fac, unsigned int rep)
 		t11_names[fac], rep, num_online_cpus() - 1, idle_wk, idle_loc,
 		idle_fired, all_fired, fx(secs10).s,
 		fx(per10(idle_wk * 10, secs10)).s);
+	/* twheel's callbacks: how late, on whichever CPU they ran. */
+	if (fac == T11_TWHEEL || fac == T11_TWHEEL_PINNED ||
+	    fac == T11_TWHEEL_SLACK)
+		pr_info("table=11 facility=%s item=lateness rep=%u late_p50_us=%lu late_p99_us=%lu late_max_us=%lu early=%lu\n",
+			t11_names[fac], rep, t11_late_us(w, 500),
+			t11_late_us(w, 990), t11_late_us(w, 1000),
+			w->c1.early - w->c0.early);
 out:
 	kvfree(w);
 	return ret;

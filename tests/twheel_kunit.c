@@ -3130,7 +3130,7 @@ static void tw_test_precise_hotplug(struct kunit *test)
  * one (TWHEEL_THIS_CPU), a precise one (slack below the tick) and one
  * set to a CPU stay where they ask.
  */
-#define IDLE_ARM_N	4
+#define IDLE_ARM_N	5
 
 struct tw_idle_arm {
 	struct tw_probe	*p;
@@ -3187,7 +3187,7 @@ static int tw_arm_on_idle(struct tw_idle_arm *a, int busy, bool want_busy)
 
 static void tw_test_movable_idle(struct kunit *test)
 {
-	struct tw_idle_arm a = { .n = 4, .delay = 30 * NSEC_PER_MSEC };
+	struct tw_idle_arm a = { .n = 5, .delay = 30 * NSEC_PER_MSEC };
 	struct twheel_timer pinned;
 	int this, idle, i;
 
@@ -3203,10 +3203,14 @@ static void tw_test_movable_idle(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, a.p);
 	for (i = 0; i < a.n; i++)
 		tw_probe_init(&a.p[i]);
-	/* [0] movable; [1] pinned; [2] precise; [3] set to this CPU. */
+	/*
+	 * [0] movable; [1] pinned; [2] precise; [3] set to this CPU; [4]
+	 * movable with a coarse slack (4 ticks).
+	 */
 	KUNIT_ASSERT_EQ(test, twheel_timer_set_cpu(&a.p[1].timer,
 						   TWHEEL_THIS_CPU), 0);
 	twheel_timer_set_slack(&a.p[2].timer, 0);
+	twheel_timer_set_slack(&a.p[4].timer, 4 * twheel_granularity());
 	migrate_disable();
 	this = smp_processor_id();
 	twheel_timer_set_cpu(&a.p[3].timer, this);
@@ -3216,10 +3220,11 @@ static void tw_test_movable_idle(struct kunit *test)
 		kunit_skip(test, "no CPU was idle when interrupted (or no power:cpu_idle)");
 	for (i = 0; i < a.n; i++)
 		KUNIT_EXPECT_EQ(test, a.ret[i], 0);
-	kunit_info(test, "armed on idle cpu %d (idle cpus %#lx): movable to cpu %d, pinned %d, precise %d, set to %d\n",
+	kunit_info(test, "armed on idle cpu %d (idle cpus %#lx): movable to cpu %d, pinned %d, precise %d, set to %d, coarse to %d\n",
 		   idle, a.idle_mask, a.held[0], a.held[1], a.held[2],
-		   a.held[3]);
+		   a.held[3], a.held[4]);
 	KUNIT_EXPECT_NE(test, a.held[0], idle);
+	KUNIT_EXPECT_NE(test, a.held[4], idle);
 	KUNIT_EXPECT_EQ(test, a.held[1], idle);
 	KUNIT_EXPECT_EQ(test, a.held[2], idle);
 	KUNIT_EXPECT_EQ(test, a.held[3], this);
