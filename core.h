@@ -147,10 +147,13 @@ struct twheel_stats {
  * @hard_programmed: ns @hrt_hard is set for, KTIME_MAX if idle or while
  *	it runs; owner, interrupts disabled
  * @online: accepts new timers; see the hotplug callbacks
- * @idle: the CPU is in its idle loop, or in an interrupt taken there:
- *	set and cleared by this CPU only, with interrupts off, from the
- *	power:cpu_idle tracepoint (tw_idle_probe()); read by any CPU
- *	(READ_ONCE()) choosing a wheel for a movable timer (tw_pick_cpu())
+ * @here: which timers an arming on this CPU may file here, one load for
+ *	tw_pick_cpu(): %TW_HERE_PINNED while @online, and %TW_HERE_MOVABLE
+ *	while @online and the CPU is not idle (in its idle loop, or in an
+ *	interrupt taken there, as the power:cpu_idle tracepoint says:
+ *	tw_idle_probe()). Written by this CPU only (the probe, with
+ *	interrupts off, and the hotplug callbacks, which run here); read by
+ *	any CPU looking for an awake one (tw_pick_awake(), READ_ONCE())
  * @order: arming counter of this CPU, for FIFO among equal deadlines
  * @running: the softirq callback running on this CPU (or the hard one
  *	that interrupted it, until it returns); this CPU only
@@ -200,7 +203,7 @@ struct twheel_cpu {
 	ktime_t			courier_by;
 	ktime_t			hard_programmed;
 	bool			online;
-	bool			idle;
+	u8			here;
 	u32			order;
 	struct twheel_timer	*running;
 	u64			running_expires;
@@ -216,6 +219,15 @@ struct twheel_cpu {
 	struct hrtimer		courier;
 	raw_spinlock_t		courier_lock;
 };
+
+/*
+ * twheel_cpu::here. TWHEEL_ANY_CPU + 3 and TWHEEL_THIS_CPU + 3 are the
+ * bits an arming of each needs (tw_pick_cpu()).
+ */
+#define TW_HERE_PINNED		0x1u
+#define TW_HERE_MOVABLE		0x2u
+static_assert(TWHEEL_ANY_CPU + 3 == TW_HERE_MOVABLE &&
+	      TWHEEL_THIS_CPU + 3 == TW_HERE_PINNED);
 
 /* Every CPU's wheel (twheel.c). */
 DECLARE_PER_CPU(struct twheel_cpu, twheel_cpus);
@@ -284,10 +296,11 @@ int tw_pick_cpu_slow(int want);
 static __always_inline int tw_pick_cpu(int want)
 {
 	if (want < 0) {
-		/* Movable: here, unless an interrupt woke this CPU from idle. */
-		if (likely(this_cpu_read(twheel_cpus.online)) &&
-		    (want == TWHEEL_THIS_CPU ||
-		     likely(!this_cpu_read(twheel_cpus.idle))))
+		/*
+		 * This CPU, online, and for a movable timer not idle (an
+		 * interrupt that woke it arms, or a callback there).
+		 */
+		if (likely(this_cpu_read(twheel_cpus.here) & (want + 3)))
 			return smp_processor_id();
 	} else if (likely(READ_ONCE(tw_cpu(want)->online))) {
 		return want;	/* pinned, and that CPU takes timers */
@@ -295,17 +308,34 @@ static __always_inline int tw_pick_cpu(int want)
 	return tw_pick_cpu_slow(want);
 }
 
+/* tw_arm_locked()'s @slack, and tw_pick_timer_cpu()'s: keep the timer's. */
+#define TW_SLACK_KEEP	0xffu
+
 /*
- * The CPU @t's next arming asks for: its own choice, but a movable timer
- * with a slack below the tick (@precise) stays on the arming CPU, idle or
- * not: an awake CPU's wheel would only add the hand-off's lateness.
+ * The wheel for an arming of @t whose slack class is @slack (or
+ * TW_SLACK_KEEP): tw_pick_cpu() of its choice, in one load of @here on
+ * the common path; but a movable timer with a slack below the tick, looked
+ * at only when this CPU is idle, stays on it: an awake CPU's wheel would
+ * only add the hand-off's lateness to a timer that asked for precision.
  */
-static __always_inline int tw_timer_target(const struct twheel_timer *t,
-					   bool precise)
+static __always_inline int tw_pick_timer_cpu(const struct twheel_timer *t,
+					     unsigned int slack)
 {
 	int want = READ_ONCE(t->target_cpu);
 
-	return want == TWHEEL_ANY_CPU && precise ? TWHEEL_THIS_CPU : want;
+	if (want < 0) {
+		u8 here = this_cpu_read(twheel_cpus.here);
+
+		if (likely(here & (want + 3)))
+			return smp_processor_id();
+		if ((here & TW_HERE_PINNED) &&
+		    (slack == TW_SLACK_KEEP ? tw_timer_precise(t) :
+		     tw_class_precise(slack)))
+			return smp_processor_id();
+	} else if (likely(READ_ONCE(tw_cpu(want)->online))) {
+		return want;	/* pinned, and that CPU takes timers */
+	}
+	return tw_pick_cpu_slow(want);
 }
 
 /*

@@ -139,14 +139,17 @@ static void tw_evict_all(struct twheel_cpu *tc)
  */
 static void tw_idle_probe(void *data, unsigned int state, unsigned int cpu)
 {
-	bool idle = state != PWR_EVENT_EXIT;
+	u8 here = this_cpu_read(twheel_cpus.here) & TW_HERE_PINNED;
 
 	/*
-	 * A variable, not the expression: x86's this_cpu_write() (6.12's
+	 * A variable, not an expression: x86's this_cpu_write() (6.12's
 	 * __pcpu_cast_1()) casts its value unparenthesised, so "state !=
 	 * PWR_EVENT_EXIT" would read "(unsigned long)state != -1", always true.
+	 * Online (@here's pinned bit) and leaving idle: movable timers too.
 	 */
-	this_cpu_write(twheel_cpus.idle, idle);
+	if (here && state == PWR_EVENT_EXIT)
+		here |= TW_HERE_MOVABLE;
+	this_cpu_write(twheel_cpus.here, here);
 }
 
 /* Whether tw_idle_probe() is registered: movable timers move. */
@@ -158,10 +161,10 @@ static int tw_cpu_online(unsigned int cpu)
 
 	local_irq_disable();
 	tw_wheel_forward(&tc->wheel, ktime_get());
-	/* A flag left from before the CPU went down; the next event sets it. */
-	this_cpu_write(twheel_cpus.idle, false);
-	local_irq_enable();
 	WRITE_ONCE(tc->online, true);
+	/* On this CPU, which runs this: not idle. The probe keeps it after. */
+	WRITE_ONCE(tc->here, TW_HERE_PINNED | TW_HERE_MOVABLE);
+	local_irq_enable();
 	return 0;
 }
 
@@ -170,7 +173,10 @@ static int tw_cpu_offline(unsigned int cpu)
 {
 	struct twheel_cpu *tc = tw_cpu(cpu);
 
+	local_irq_disable();
 	WRITE_ONCE(tc->online, false);
+	WRITE_ONCE(tc->here, 0);
+	local_irq_enable();
 	/* Armings that still saw us online run with interrupts off. */
 	synchronize_rcu();
 	tw_evict_all(tc);
@@ -258,7 +264,7 @@ EXPORT_SYMBOL_IF_KUNIT(twheel_deferrals);
 /* For the KUnit tests: whether @cpu is idle, as a movable arming sees it. */
 bool twheel_cpu_idle(int cpu)
 {
-	return READ_ONCE(tw_cpu(cpu)->idle);
+	return !(READ_ONCE(tw_cpu(cpu)->here) & TW_HERE_MOVABLE);
 }
 EXPORT_SYMBOL_IF_KUNIT(twheel_cpu_idle);
 

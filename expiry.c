@@ -126,7 +126,7 @@ static void tw_end_run(struct twheel_timer *t)
 		int dest = tw_want(new);
 
 		if (!READ_ONCE(tw_cpu(dest)->online))
-			dest = tw_pick_cpu(tw_timer_target(t, tw_timer_precise(t)));
+			dest = tw_pick_timer_cpu(t, TW_SLACK_KEEP);
 		if (dest < 0)
 			dest = smp_processor_id();	/* no wheel online */
 		WRITE_ONCE(t->cpu, dest);
@@ -194,8 +194,7 @@ static noinline void tw_finish_slow(struct twheel_timer *t,
 		if ((old & TW_PENDING) && !(old & (TW_HELD | TW_SHUTDOWN))) {
 			WRITE_ONCE(t->expires, next);
 			WRITE_ONCE(t->order, this_cpu_inc_return(twheel_cpus.order));
-			bool precise = tw_timer_precise(t);
-			int dest = tw_pick_cpu(tw_timer_target(t, precise));
+			int dest = tw_pick_timer_cpu(t, TW_SLACK_KEEP);
 
 			/* No wheel online (teardown): keep it on this one. */
 			tw_publish_next(t, dest < 0 ? smp_processor_id() : dest);

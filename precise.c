@@ -144,23 +144,22 @@ EXPORT_SYMBOL_IF_KUNIT(tw_precise_free);
  * @gran: the wheel's tick, ns
  * @slack_ns: the slack asked for
  *
- * Return: %TW_SLACK_NONE for 0; 2 + log2(@slack_ns) below @gran; 0 (the
- * default, one tick) from @gran to below two ticks, and for
- * %TWHEEL_SLACK_DEFAULT; from two ticks on, %TW_SLACK_COARSE + log2 of
- * the whole ticks in @slack_ns, at most %TW_SLACK_CLASS_MAX. The slack is
- * rounded down to a power of two (of ns or of ticks), so a timer is never
- * later than it asked.
+ * Return: %TW_SLACK_NONE for 0; %TW_SLACK_PRECISE | (2 + log2(@slack_ns))
+ * below @gran; 0 (the default, one tick) from @gran to below two ticks,
+ * and for %TWHEEL_SLACK_DEFAULT; from two ticks on, log2 of the whole
+ * ticks in @slack_ns, at most %TW_SLACK_COARSE_MAX. The slack is rounded
+ * down to a power of two (of ns or of ticks), so a timer is never later
+ * than it asked.
  */
 u64 tw_slack_class(u64 gran, u64 slack_ns)
 {
 	if (!slack_ns)
 		return TW_SLACK_NONE;
 	if (slack_ns < gran)
-		return ilog2(slack_ns) + 2;
+		return TW_SLACK_PRECISE | (ilog2(slack_ns) + 2);
 	if (slack_ns == U64_MAX || div64_u64(slack_ns, gran) < 2)
 		return 0;
-	return min_t(u64, TW_SLACK_COARSE + ilog2(div64_u64(slack_ns, gran)),
-		     TW_SLACK_CLASS_MAX);
+	return min_t(u64, ilog2(div64_u64(slack_ns, gran)), TW_SLACK_COARSE_MAX);
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_slack_class);
 
@@ -177,9 +176,9 @@ u64 tw_class_slack(u64 gran, unsigned int class)
 		return gran;
 	if (class == TW_SLACK_NONE)
 		return 0;
-	if (class >= TW_SLACK_COARSE)
-		return gran << (class - TW_SLACK_COARSE);
-	return 1ULL << (class - 2);
+	if (!(class & TW_SLACK_PRECISE))
+		return gran << class;
+	return 1ULL << ((class & ~TW_SLACK_PRECISE) - 2);
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_class_slack);
 

@@ -64,20 +64,22 @@ enum tw_precise_kind {
 
 /*
  * twheel_timer::mode: bits 0-1 hold enum twheel_mode, bits 2-7 the slack
- * class: 0 is the default (one tick of the wheel), 1 is no slack, 2-31 a
- * slack of 2^(c - 2) ns below the tick (a precise timer: the tick is at
- * most 1 s < 2^30 ns), and 33-48 a coarse one of 2^(c - 32) ticks: the
- * timer fires at the first multiple of that many ticks from its deadline
- * on, so that timers of one class fire together on every CPU. At most
- * 2^16 ticks (65 s at the default tick): a longer wait saves no more
- * wake-ups that matter, and a slack of "any time" would otherwise mean
- * weeks.
+ * class. 0 is the default (one tick of the wheel). A class with
+ * TW_SLACK_PRECISE set is below the tick (a precise timer, one bit to
+ * test): TW_SLACK_NONE for no slack, else TW_SLACK_PRECISE | c for a
+ * slack of 2^(c - 2) ns (the tick is at most 1 s < 2^30 ns, so c <= 31).
+ * A class k from 1 to TW_SLACK_COARSE_MAX is coarse: a slack of 2^k
+ * ticks; the timer fires at the first multiple of 2^k ticks from its
+ * deadline on, so that timers of one class fire together on every CPU.
+ * At most 2^16 ticks (65 s at the default tick): a longer wait saves no
+ * more wake-ups that matter, and a slack of "any time" would otherwise
+ * mean weeks.
  */
 #define TW_MODE_MASK		0x3u
 #define TW_SLACK_SHIFT		2
-#define TW_SLACK_NONE		1u
-#define TW_SLACK_COARSE		32u
-#define TW_SLACK_CLASS_MAX	48u
+#define TW_SLACK_PRECISE	0x20u
+#define TW_SLACK_NONE		(TW_SLACK_PRECISE | 1u)
+#define TW_SLACK_COARSE_MAX	16u
 
 /**
  * struct tw_precise_slot - one entry of the heap

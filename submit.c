@@ -114,7 +114,7 @@ void tw_irq_enable_wake(struct twheel_cpu *tc)
  * that woke it, or a callback there): the first awake CPU of its node after
  * it that takes timers, as get_nohz_timer_target() looks for a busy one;
  * @this when none of TW_AWAKE_LOOKS is. One read of each looked-at CPU's
- * @idle and @online, which may be stale: a CPU that has just gone idle
+ * @here, which may be stale: a CPU that has just gone idle
  * takes the timer and wakes for it once, as before; one that has just
  * woken keeps it here.
  */
@@ -128,7 +128,7 @@ static int tw_pick_awake(int this)
 
 		if (cpu == this)
 			continue;
-		if (READ_ONCE(tc->online) && !READ_ONCE(tc->idle))
+		if (READ_ONCE(tc->here) & TW_HERE_MOVABLE)
 			return cpu;
 		if (++looks == TW_AWAKE_LOOKS)
 			break;

@@ -248,8 +248,6 @@ int tw_publish_next(struct twheel_timer *t, int want)
 	return tw_publish(t, want, TW_RUNNING);
 }
 
-/* tw_arm_locked()'s @slack: keep the timer's slack class. */
-#define TW_SLACK_KEEP	0xffu
 
 /*
  * Store a new arming; interrupts are off. @slack is a slack class
@@ -263,9 +261,7 @@ static __always_inline int tw_arm_locked(struct twheel_timer *t, u64 expires,
 	u8 m = mode;
 	int want;
 
-	want = tw_pick_cpu(tw_timer_target(t, slack == TW_SLACK_KEEP ?
-					   tw_timer_precise(t) :
-					   tw_class_precise(slack)));
+	want = tw_pick_timer_cpu(t, slack);
 	if (WARN_ON_ONCE(want < 0))
 		return -ENODEV;
 	old = tw_lock_busy(t);

@@ -485,7 +485,7 @@ void tw_wheel_file_precise(struct tw_wheel *w, struct twheel_timer *t)
 		if (tw_precise_add(&w->precise, t, w->gran))
 			return;
 	}
-	tw_link_tick(w, t, class >= TW_SLACK_COARSE ?
+	tw_link_tick(w, t, tw_class_coarse(class) ?
 		     tw_coarse_tick(w, expires, class) : tw_tick_of(w, expires));
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_file_precise);

@@ -115,16 +115,22 @@ static __always_inline unsigned int tw_timer_slack(const struct twheel_timer *t)
 	return READ_ONCE(t->mode) >> TW_SLACK_SHIFT;
 }
 
-/* Whether a slack class (precise.h) is below the tick: one compare. */
+/* Whether a slack class (precise.h) is below the tick: a bit. */
 static __always_inline bool tw_class_precise(unsigned int class)
 {
-	return class - 1 < TW_SLACK_COARSE - 1;
+	return class & TW_SLACK_PRECISE;
 }
 
-/* Whether @t asked for a slack below the tick (precise.h). */
+/* Whether a slack class (precise.h) is coarse: two ticks or more. */
+static __always_inline bool tw_class_coarse(unsigned int class)
+{
+	return class && !(class & TW_SLACK_PRECISE);
+}
+
+/* Whether @t asked for a slack below the tick (precise.h): a bit test. */
 static __always_inline bool tw_timer_precise(const struct twheel_timer *t)
 {
-	return tw_class_precise(tw_timer_slack(t));
+	return READ_ONCE(t->mode) & (TW_SLACK_PRECISE << TW_SLACK_SHIFT);
 }
 
 /*
@@ -136,7 +142,7 @@ static __always_inline bool tw_timer_precise(const struct twheel_timer *t)
 static __always_inline u64 tw_coarse_tick(const struct tw_wheel *w, u64 ns,
 					  unsigned int class)
 {
-	u64 mask = (1ULL << (class - TW_SLACK_COARSE)) - 1;
+	u64 mask = (1ULL << class) - 1;
 
 	return (tw_tick_of(w, ns) + mask) & ~mask;
 }
@@ -165,9 +171,9 @@ static __always_inline u64 tw_timer_tick(const struct tw_wheel *w,
 	unsigned int class = tw_timer_slack(t);
 
 	if (unlikely(class)) {
-		if (class >= TW_SLACK_COARSE)
-			return tw_coarse_tick(w, ns, class);
-		return tw_precise_tick(w, ns);
+		if (tw_class_precise(class))
+			return tw_precise_tick(w, ns);
+		return tw_coarse_tick(w, ns, class);
 	}
 	return tw_tick_of(w, ns);
 }
@@ -361,12 +367,13 @@ static __always_inline u64 tw_wheel_relink(struct tw_wheel *w,
 static __always_inline ktime_t tw_wheel_relink_ns(struct tw_wheel *w,
 						  struct twheel_timer *t)
 {
-	unsigned int class = tw_timer_slack(t);
+	unsigned int class;
 
 	if (!list_empty(&t->entry))
 		tw_wheel_unlink(w, t);
+	class = tw_timer_slack(t);
 	if (unlikely(class)) {
-		if (class < TW_SLACK_COARSE)
+		if (tw_class_precise(class))
 			return tw_wheel_link_precise(w, t);
 		return tw_wheel_tick_time(w, tw_wheel_link_tick(w, t,
 					  tw_coarse_tick(w, READ_ONCE(t->expires),

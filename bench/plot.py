@@ -173,7 +173,10 @@ def table10(raw, outdir):
 
 # Table 11's bars in each kernel's group: (facility, label, colour, hatch, alpha);
 # kernel timers plain, userspace ones hatched.
-T11_BARS = [("twheel", "twheel", "C0", "", 1), ("timer_list", "timer_list", "C1", "", 1),
+T11_BARS = [("twheel", "twheel (movable)", "C0", "", 1),
+            ("twheel_pinned", "twheel, pinned", "C0", "", 0.5),
+            ("twheel_slack10", "twheel, 10% slack", "C4", "", 1),
+            ("timer_list", "timer_list", "C1", "", 1),
             ("timer_list_pinned", "timer_list, pinned", "C1", "", 0.5),
             ("hrtimer", "hrtimer", "C2", "", 1),
             ("twheel_fd", "/dev/twheel", "C0", "//", 1), ("timerfd", "timerfd", "C1", "//", 1)]

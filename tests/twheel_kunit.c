@@ -696,7 +696,7 @@ static void tw_test_coarse_slack(struct kunit *test)
 		struct twheel_timer t[2], *x;
 		unsigned int steps, budget;
 
-		KUNIT_EXPECT_GE(test, class, TW_SLACK_COARSE + 1);
+		KUNIT_EXPECT_TRUE(test, tw_class_coarse(class));
 		unit = tw_class_slack(GRAN, class);
 		KUNIT_EXPECT_LE(test, unit, cases[i].slack);
 		KUNIT_EXPECT_GT(test, 2 * unit + GRAN, cases[i].slack);
@@ -1079,10 +1079,10 @@ static void tw_test_precise_slack_class(struct kunit *test)
 		}
 		if (asks[i] >= GRAN) {
 			/* Coarse: a power of two of ticks, at most the ask. */
-			KUNIT_EXPECT_GT(test, class, TW_SLACK_COARSE);
+			KUNIT_EXPECT_TRUE(test, tw_class_coarse(class));
 			KUNIT_EXPECT_LE(test, eff, asks[i]);
 			/* At least half of it, below the largest class. */
-			if (class < TW_SLACK_CLASS_MAX)
+			if (class < TW_SLACK_COARSE_MAX)
 				KUNIT_EXPECT_GT(test, 2 * eff + GRAN, asks[i]);
 			KUNIT_EXPECT_EQ(test, tw_slack_class(GRAN, eff), class);
 			continue;
