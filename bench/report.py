@@ -388,7 +388,8 @@ class Report(Raw):
                     ("vs twheel", vs("run_gap_us")),
                     ("all done after ms", spread("span_us", 1e-3)),
                     ("first callback late ms", spread("first_late_us", 1e-3))],
-                   ordered(e for e in self.select(3) if "timers" in e[0]),
+                   ordered(e for e in self.select(3)
+                           if "timers" in e[0] and "pattern" not in e[0]),
                    self.find(3, facility="twheel", timers=n))
         tw3 = self.find(3, facility="twheel", timers=n)
         if tw3 and tw3.get("handoffs"):
@@ -399,6 +400,23 @@ class Report(Raw):
                       f"us (median; the task's part {num(med(tw3.get('handoff_task_p50_us')))} "
                       f"us), the longest {num(med(tw3.get('handoff_max_us')))} us (medians over "
                       "the repetitions).")
+        spread_rows = ordered(e for e in self.select(3) if e[0].get("pattern") == "spread")
+        if spread_rows:
+            ns = self.first(3, "timers", pattern="spread") or "?"
+            tws = self.find(3, facility="twheel", pattern="spread")
+            if not self.markdown:
+                print()
+            self.note(f"The same, {ns} one-shot timers due uniformly over 400 ms "
+                      "(spread_ms) rather than in one granule: a few timers per run "
+                      "(issue 43, item 5); twheel_slack_jiffy: twheel's timers with a "
+                      "slack of a jiffy, timer_list's precision here.")
+            if not self.markdown:
+                print()
+            self.grid(3, ["facility", "ns/expired timer", "vs twheel", "longest run ms",
+                          "all done after ms"],
+                      [[d["facility"], spread("ns_per_timer")(d, m, tws),
+                        vs("ns_per_timer")(d, m, tws), spread("max_run_us", 1e-3)(d, m, tws),
+                        spread("span_us", 1e-3)(d, m, tws)] for d, m in spread_rows])
         dbg = self.find(3, facility="twheel", item="debugfs")
         if dbg:
             self.note(f"twheel's own count (debugfs max_batch): at most "
@@ -440,6 +458,18 @@ class Report(Raw):
                        ratios(3, "ns_per_timer", "timer_list", timers=n3)),
                       ("longest expiry stretch, timer_list / twheel",
                        ratios(3, "max_run_us", "timer_list", timers=n3))]
+        ns3 = self.first(3, "timers", pattern="spread")
+        if ns3:
+            goals.append(("expiry spread over many ticks, timer_list / twheel (issue 43)",
+                          ratios(3, "ns_per_timer", "timer_list", timers=ns3,
+                                 pattern="spread")))
+            if self.find(3, facility="twheel_slack_jiffy", pattern="spread"):
+                goals.append(("the same, twheel with a jiffy's slack (timer_list's precision)",
+                              paired(self.series(3, "ns_per_timer", facility="timer_list",
+                                                 timers=ns3, pattern="spread"),
+                                     self.series(3, "ns_per_timer",
+                                                 facility="twheel_slack_jiffy",
+                                                 timers=ns3, pattern="spread"))))
         for fac in ("timer_list", "hrtimer"):
             goals.append((f"remote cancel, {fac} / twheel, all rows of table 2",
                           [r for batch, n in self.keys(2, "batch", "pending")
