@@ -290,6 +290,15 @@ class Report(Raw):
             for r in [head, ["-" * w for w in width]] + rows:
                 print(fmt.format(*r))
 
+    def subgrid(self, n, note, heads, rows):
+        """A second grid under table n, after a note that says what it holds."""
+        if not self.markdown:
+            print()
+        self.note(note)
+        if not self.markdown:
+            print()
+        self.grid(n, heads, rows)
+
     def table(self, n, title, question, cols, entries, ref=None, skip=lambda d, m: None):
         """Table n: a row per (row dict d, metrics m) of entries, a cell per (head, function)
         of cols; ref: twheel's metrics, or a function of d that finds them; skip(d, m): the
@@ -404,19 +413,16 @@ class Report(Raw):
         if spread_rows:
             ns = self.first(3, "timers", pattern="spread") or "?"
             tws = self.find(3, facility="twheel", pattern="spread")
-            if not self.markdown:
-                print()
-            self.note(f"The same, {ns} one-shot timers due uniformly over 400 ms "
-                      "(spread_ms) rather than in one granule: a few timers per run "
-                      "(issue 43, item 5); twheel_slack_jiffy: twheel's timers with a "
-                      "slack of a jiffy, timer_list's precision here.")
-            if not self.markdown:
-                print()
-            self.grid(3, ["facility", "ns/expired timer", "vs twheel", "longest run ms",
+            self.subgrid(3, f"The same, {ns} one-shot timers due uniformly over 400 ms "
+                         "(spread_ms) rather than in one granule: a few timers per run "
+                         "(issue 43, item 5); twheel_slack_jiffy: twheel's timers with a "
+                         "slack of a jiffy, timer_list's precision here.",
+                         ["facility", "ns/expired timer", "vs twheel", "longest run ms",
                           "all done after ms"],
-                      [[d["facility"], spread("ns_per_timer")(d, m, tws),
-                        vs("ns_per_timer")(d, m, tws), spread("max_run_us", 1e-3)(d, m, tws),
-                        spread("span_us", 1e-3)(d, m, tws)] for d, m in spread_rows])
+                         [[d["facility"], spread("ns_per_timer")(d, m, tws),
+                           vs("ns_per_timer")(d, m, tws),
+                           spread("max_run_us", 1e-3)(d, m, tws),
+                           spread("span_us", 1e-3)(d, m, tws)] for d, m in spread_rows])
         dbg = self.find(3, facility="twheel", item="debugfs")
         if dbg:
             self.note(f"twheel's own count (debugfs max_batch): at most "
@@ -933,16 +939,12 @@ class Report(Raw):
                                  for k in ("late_p50_us", "late_p99_us", "late_max_us")] +
                         [num(sum(nums(m.get("early"))))])
         if late:
-            if not self.markdown:
-                print()
-            self.note("twheel's callbacks of the counted interval, ms after their "
-                      "deadline (100 us buckets, upper ends; the last bucket is 25.6 ms "
-                      "and more); twheel_slack10's may be late by their slack, a tenth "
-                      "of their delay.")
-            if not self.markdown:
-                print()
-            self.grid(11, ["timers", "late p50 (ms)", "late p99 (ms)", "late max (ms)",
-                           "early"], late)
+            self.subgrid(11, "twheel's callbacks of the counted interval, ms after their "
+                         "deadline (100 us buckets, upper ends; the last bucket is 25.6 ms "
+                         "and more); twheel_slack10's may be late by their slack, a tenth "
+                         "of their delay.",
+                         ["timers", "late p50 (ms)", "late p99 (ms)", "late max (ms)",
+                          "early"], late)
 
     def report(self, elapsed, parts="main scale"):
         # The main part's guest line, else (a run of other parts) the first one.
