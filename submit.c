@@ -25,6 +25,7 @@
 #include <linux/hrtimer.h>
 #include <linux/llist.h>
 #include <linux/lockdep.h>
+#include <linux/sched/isolation.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -112,7 +113,8 @@ void tw_irq_enable_wake(struct twheel_cpu *tc)
 /*
  * A wheel for a movable timer armed on @this, an idle CPU (in an interrupt
  * that woke it, or a callback there): the first awake CPU of its node after
- * it that takes timers, as get_nohz_timer_target() looks for a busy one;
+ * it that takes timers and is not isolated from timers (isolcpus=,
+ * nohz_full=), as get_nohz_timer_target() looks for a busy one;
  * @this when none of TW_AWAKE_LOOKS is. One read of each looked-at CPU's
  * @here, which may be stale: a CPU that has just gone idle
  * takes the timer and wakes for it once, as before; one that has just
@@ -126,7 +128,8 @@ static int tw_pick_awake(int this)
 	for_each_cpu_wrap(cpu, cpumask_of_node(cpu_to_node(this)), this + 1) {
 		const struct twheel_cpu *tc = tw_cpu(cpu);
 
-		if (cpu == this)
+		/* Nor an isolated CPU (nohz_full=, isolcpus=): it keeps its own. */
+		if (cpu == this || !housekeeping_cpu(cpu, HK_TYPE_TIMER))
 			continue;
 		if (READ_ONCE(tc->here) & TW_HERE_MOVABLE)
 			return cpu;
