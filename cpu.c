@@ -289,6 +289,19 @@ u64 twheel_programs(int cpu)
 }
 EXPORT_SYMBOL_NS_GPL(twheel_programs, TWHEEL_INTERNAL_NS);
 
+/*
+ * For the bench module (table 3's spread pattern): the time @cpu's wheel
+ * runs spent inside themselves so far, advancing the wheel and expiring
+ * its due timers, ns. As twheel_programs().
+ */
+u64 twheel_run_ns(int cpu)
+{
+	const struct twheel_stats *st = &tw_cpu(cpu)->stats;
+
+	return data_race(st->advance_ns + st->expire_ns);
+}
+EXPORT_SYMBOL_NS_GPL(twheel_run_ns, TWHEEL_INTERNAL_NS);
+
 /* ---------------------------------------------------------------------
  * Module load and unload
  */

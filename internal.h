@@ -100,6 +100,7 @@ bool twheel_cpu_idle(int cpu);
  * wheel hrtimer (TWHEEL_INTERNAL namespace, see compat.h).
  */
 u64 twheel_programs(int cpu);
+u64 twheel_run_ns(int cpu);
 
 /*
  * twheel_arm() and twheel_clock_arm_periodic(): @period matches @mode (0 for

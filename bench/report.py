@@ -409,10 +409,11 @@ class Report(Raw):
                       f"us (median; the task's part {num(med(tw3.get('handoff_task_p50_us')))} "
                       f"us), the longest {num(med(tw3.get('handoff_max_us')))} us (medians over "
                       "the repetitions).")
-        spread_rows = ordered(e for e in self.select(3) if e[0].get("pattern") == "spread")
+        spread_rows = ordered(e for e in self.select(3)
+                              if e[0].get("pattern") == "spread" and "item" not in e[0])
         if spread_rows:
             ns = self.first(3, "timers", pattern="spread") or "?"
-            tws = self.find(3, facility="twheel", pattern="spread")
+            tws = next((m for d, m in spread_rows if d["facility"] == "twheel"), None)
             self.subgrid(3, f"The same, {ns} one-shot timers due uniformly over 400 ms "
                          "(spread_ms) rather than in one granule: a few timers per run "
                          "(issue 43, item 5); twheel_slack_jiffy: twheel's timers with a "
@@ -423,6 +424,16 @@ class Report(Raw):
                            vs("ns_per_timer")(d, m, tws),
                            spread("max_run_us", 1e-3)(d, m, tws),
                            spread("span_us", 1e-3)(d, m, tws)] for d, m in spread_rows])
+            runs = [(f, self.find(3, facility=f, pattern="spread", item="runs"))
+                    for f in ("twheel", "twheel_slack_jiffy")]
+            runs = [f"{f} {num(med(m.get('inside_ns_per_timer')))} ns a timer inside its "
+                    f"wheel's runs, {num(med(m.get('programs_per_100_timers')))} hrtimer "
+                    "programmings per 100 timers" for f, m in runs if m]
+            if runs:
+                self.note("Of it, twheel's own time (debugfs advance_ns + expire_ns of the "
+                          "CPU, medians): " + "; ".join(runs) + "; the rest is the "
+                          "interrupts, softirqs and hrtimer work around the runs, and "
+                          "the ticks both facilities take.")
         dbg = self.find(3, facility="twheel", item="debugfs")
         if dbg:
             self.note(f"twheel's own count (debugfs max_batch): at most "

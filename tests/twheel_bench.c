@@ -1434,6 +1434,10 @@ static int table3_rep(enum bench_fac fac, unsigned int rep, u64 *arm_est,
 	unsigned long jdl;
 	struct tset *s;
 
+	/* twheel's own: its runs' time inside and its hrtimer programmings. */
+	u64 run_ns0 = twheel_run_ns(raw_smp_processor_id());
+	u64 progs0 = twheel_programs(raw_smp_processor_id());
+
 	/* Pinned: they must expire where this task watches. */
 	s = tset_alloc(fac, n, TSET_PINNED);
 	if (!s)
@@ -1489,6 +1493,14 @@ static int table3_rep(enum bench_fac fac, unsigned int rep, u64 *arm_est,
 	}
 	/* Ordered after the callbacks' stores by the acquire of @fired. */
 	cb_gap_kinds(s, gaps, ngaps, &kinds);
+	/* Where a spread run's time goes: inside twheel's runs, or around. */
+	if (spread_ns && fac == FAC_TWHEEL)
+		pr_info("table=3 facility=%s pattern=spread item=runs rep=%u inside_ns_per_timer=%s programs_per_100_timers=%s\n",
+			slack_ns ? "twheel_slack_jiffy" : "twheel", rep,
+			fx(per10(twheel_run_ns(raw_smp_processor_id()) - run_ns0,
+				 fired)).s,
+			fx(per10((twheel_programs(raw_smp_processor_id()) - progs0) *
+				 100, fired)).s);
 	pr_info("table=3 facility=%s%s timers=%u rep=%u ns_per_timer=%s max_run_us=%llu cb_gap_us=%llu span_us=%llu first_late_us=%lld idle_gap_us=%llu fired=%u away=%d gaps=%u setup_late=%d run_gap_us=%llu handoffs=%u handoff_max_us=%llu handoff_p50_us=%llu handoff_task_p50_us=%llu cb_gaps=%u\n",
 		slack_ns ? "twheel_slack_jiffy" : fac_names[fac],
 		spread_ns ? " pattern=spread" : "", n, rep,
