@@ -298,6 +298,7 @@ u64 twheel_run_ns(int cpu)
 {
 	const struct twheel_stats *st = &tw_cpu(cpu)->stats;
 
+	/* As twheel_programs(): the owner adds with interrupts off. */
 	return data_race(st->advance_ns + st->expire_ns);
 }
 EXPORT_SYMBOL_NS_GPL(twheel_run_ns, TWHEEL_INTERNAL_NS);
