@@ -293,42 +293,31 @@ int tw_pick_cpu_slow(int want);
  * common cases inline: a timer for whichever CPU arms it (one per-CPU
  * load), or one pinned to a CPU that is up.
  */
-static __always_inline int tw_pick_cpu(int want)
-{
-	if (want < 0) {
-		/*
-		 * This CPU, online, and for a movable timer not idle (an
-		 * interrupt that woke it arms, or a callback there).
-		 */
-		if (likely(this_cpu_read(twheel_cpus.here) & (want + 3)))
-			return smp_processor_id();
-	} else if (likely(READ_ONCE(tw_cpu(want)->online))) {
-		return want;	/* pinned, and that CPU takes timers */
-	}
-	return tw_pick_cpu_slow(want);
-}
-
 /* tw_arm_locked()'s @slack, and tw_pick_timer_cpu()'s: keep the timer's. */
 #define TW_SLACK_KEEP	0xffu
 
 /*
- * The wheel for an arming of @t whose slack class is @slack (or
- * TW_SLACK_KEEP): tw_pick_cpu() of its choice, in one load of @here on
- * the common path; but a movable timer with a slack below the tick, looked
- * at only when this CPU is idle, stays on it: an awake CPU's wheel would
- * only add the hand-off's lateness to a timer that asked for precision.
+ * tw_pick_cpu() and tw_pick_timer_cpu(): one load of @here on the common
+ * path. With @t (a constant NULL folds it away), a movable timer with a
+ * slack below the tick (its class @slack, or TW_SLACK_KEEP: its own),
+ * looked at only when this CPU is idle, stays on it: an awake CPU's wheel
+ * would only add the hand-off's lateness to a timer that asked for
+ * precision.
  */
-static __always_inline int tw_pick_timer_cpu(const struct twheel_timer *t,
-					     unsigned int slack)
+static __always_inline int __tw_pick_cpu(int want,
+					 const struct twheel_timer *t,
+					 unsigned int slack)
 {
-	int want = READ_ONCE(t->target_cpu);
-
 	if (want < 0) {
 		u8 here = this_cpu_read(twheel_cpus.here);
 
+		/*
+		 * This CPU, online, and for a movable timer not idle (an
+		 * interrupt that woke it arms, or a callback there).
+		 */
 		if (likely(here & (want + 3)))
 			return smp_processor_id();
-		if ((here & TW_HERE_PINNED) &&
+		if (t && (here & TW_HERE_PINNED) &&
 		    (slack == TW_SLACK_KEEP ? tw_timer_precise(t) :
 		     tw_class_precise(slack)))
 			return smp_processor_id();
@@ -336,6 +325,18 @@ static __always_inline int tw_pick_timer_cpu(const struct twheel_timer *t,
 		return want;	/* pinned, and that CPU takes timers */
 	}
 	return tw_pick_cpu_slow(want);
+}
+
+static __always_inline int tw_pick_cpu(int want)
+{
+	return __tw_pick_cpu(want, NULL, 0);
+}
+
+/* The wheel for an arming of @t whose slack class is @slack. */
+static __always_inline int tw_pick_timer_cpu(const struct twheel_timer *t,
+					     unsigned int slack)
+{
+	return __tw_pick_cpu(READ_ONCE(t->target_cpu), t, slack);
 }
 
 /*

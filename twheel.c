@@ -248,7 +248,6 @@ int tw_publish_next(struct twheel_timer *t, int want)
 	return tw_publish(t, want, TW_RUNNING);
 }
 
-
 /*
  * Store a new arming; interrupts are off. @slack is a slack class
  * (precise.h) or TW_SLACK_KEEP.
@@ -663,8 +662,9 @@ EXPORT_SYMBOL_GPL(twheel_granularity);
  * and the timer fires at the first multiple of 2^k ticks of
  * CLOCK_MONOTONIC from its deadline on: with every timer of that slack due
  * then, the same instants on every CPU, as round_jiffies() and
- * timer_list's coarser levels coalesce. The slack is the timer's until set again, for every arming
- * from the next one on (an arming pending meanwhile keeps either slack).
+ * timer_list's coarser levels coalesce. The slack is the timer's until set
+ * again, for every arming from the next one on (an arming pending
+ * meanwhile keeps either slack).
  * A kernel caller's precise timer runs when its window ends, as an
  * hrtimer's does; only /dev/twheel's are spaced, at most precise_per_tick
  * runs per tick (a module parameter).

@@ -471,10 +471,10 @@ EXPORT_SYMBOL_IF_KUNIT(tw_wheel_link_precise);
 void tw_wheel_file_precise(struct tw_wheel *w, struct twheel_timer *t)
 {
 	u64 expires = READ_ONCE(t->expires);
-	unsigned int class = tw_timer_slack(t);
+	bool precise = tw_timer_precise(t);
 
 	w->count++;
-	if (tw_timer_precise(t)) {
+	if (precise) {
 		u64 tick = tw_precise_tick(w, expires);
 
 		/* Spilled before the tick it waits for: back to that tick. */
@@ -485,8 +485,8 @@ void tw_wheel_file_precise(struct tw_wheel *w, struct twheel_timer *t)
 		if (tw_precise_add(&w->precise, t, w->gran))
 			return;
 	}
-	tw_link_tick(w, t, tw_class_coarse(class) ?
-		     tw_coarse_tick(w, expires, class) : tw_tick_of(w, expires));
+	/* A precise one with the heap full: its deadline's tick rounded up. */
+	tw_link_tick(w, t, precise ? tw_tick_of(w, expires) : tw_timer_tick(w, t));
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_file_precise);
 

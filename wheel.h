@@ -376,8 +376,7 @@ static __always_inline ktime_t tw_wheel_relink_ns(struct tw_wheel *w,
 		if (tw_class_precise(class))
 			return tw_wheel_link_precise(w, t);
 		return tw_wheel_tick_time(w, tw_wheel_link_tick(w, t,
-					  tw_coarse_tick(w, READ_ONCE(t->expires),
-							 class)));
+							tw_timer_tick(w, t)));
 	}
 	return tw_wheel_tick_time(w, tw_wheel_link(w, t));
 }
