@@ -409,23 +409,51 @@ class Report(Raw):
                       f"us (median; the task's part {num(med(tw3.get('handoff_task_p50_us')))} "
                       f"us), the longest {num(med(tw3.get('handoff_max_us')))} us (medians over "
                       "the repetitions).")
-        spread_rows = ordered(e for e in self.select(3)
-                              if e[0].get("pattern") == "spread" and "item" not in e[0])
-        if spread_rows:
-            ns = self.first(3, "timers", pattern="spread") or "?"
-            tws = next((m for d, m in spread_rows if d["facility"] == "twheel"), None)
-            self.subgrid(3, f"The same, {ns} one-shot timers due uniformly over 400 ms "
-                         "(spread_ms) rather than in one granule: a few timers per run "
-                         "(issue 43, item 5); twheel_slack_jiffy: twheel's timers with a "
-                         "slack of a jiffy, timer_list's precision here.",
-                         ["facility", "ns/expired timer", "vs twheel", "longest run ms",
-                          "all done after ms"],
+        titles = {
+            "spread": "The same, {n} one-shot timers due uniformly over 400 ms (spread_ms) "
+                      "rather than in one granule: a few timers per run (issue 43, item 5). "
+                      "twheel_slack_jiffy: twheel's timers with a slack of a jiffy "
+                      "(timer_list's first level); twheel_slack_eighth: with an eighth of "
+                      "the delay (timer_list's bound past its first level, where most of "
+                      "these fall).",
+            "relative": "The same, {n} one-shot timers each armed for one delay from its "
+                        "own arming, as a loop of mod_timer(t, jiffies + d) arms them: "
+                        "their deadlines spread over the arming loop's time.",
+            "small": "The same, {n} one-shot timers due at one deadline: the burst at a size "
+                     "that stays in the caches.",
+        }
+        for pat, title in titles.items():
+            rows = ordered(e for e in self.select(3)
+                           if e[0].get("pattern") == pat and "item" not in e[0])
+            if not rows:
+                continue
+            tws = next((m for d, m in rows if d["facility"] == "twheel"), None)
+            net = {d["facility"]: self.find(3, facility=d["facility"], pattern=pat,
+                                            item="net") or {} for d, _ in rows}
+            twn = net.get("twheel")
+            self.subgrid(3, title.format(n=self.first(3, "timers", pattern=pat) or "?") +
+                         " Net: less what the same task loses over the same span with no "
+                         "timers at all (the floor: its ticks). Waits: callbacks that came "
+                         "more than 10 us after the one before (one per expiry pass, and "
+                         "the interrupts inside one).",
+                         ["facility", "ns/expired timer", "vs twheel", "net ns", "vs twheel",
+                          "timer interrupts per 100 timers", "waits per 100 timers",
+                          "longest run ms", "all done after ms"],
                          [[d["facility"], spread("ns_per_timer")(d, m, tws),
                            vs("ns_per_timer")(d, m, tws),
+                           spread("net_ns_per_timer")(d, net[d["facility"]], twn),
+                           vs("net_ns_per_timer")(d, net[d["facility"]], twn),
+                           spread("irqs_per_100_timers")(d, net[d["facility"]], twn),
+                           spread("waits_per_100_timers")(d, net[d["facility"]], twn),
                            spread("max_run_us", 1e-3)(d, m, tws),
-                           spread("span_us", 1e-3)(d, m, tws)] for d, m in spread_rows])
-            runs = [(f, self.find(3, facility=f, pattern="spread", item="runs"))
-                    for f in ("twheel", "twheel_slack_jiffy")]
+                           spread("span_us", 1e-3)(d, m, tws)] for d, m in rows])
+            fl = self.find(3, facility="none", pattern="spread", item="floor")
+            if fl and pat == "spread":
+                self.note(f"The floor: {num(med(fl.get('busy_ns_per_ms')))} ns lost per ms "
+                          f"with no timers, {num(med(fl.get('irqs_per_s')))} timer interrupts "
+                          "a second (medians over the repetitions).")
+            runs = [(f, self.find(3, facility=f, pattern=pat, item="runs"))
+                    for f in ("twheel", "twheel_slack_jiffy", "twheel_slack_eighth")]
             runs = [f"{f} {num(med(m.get('inside_ns_per_timer')))} ns a timer inside its "
                     f"wheel's runs, {num(med(m.get('programs_per_100_timers')))} hrtimer "
                     "programmings per 100 timers" for f, m in runs if m]
@@ -480,13 +508,22 @@ class Report(Raw):
             goals.append(("expiry spread over many ticks, timer_list / twheel (issue 43)",
                           ratios(3, "ns_per_timer", "timer_list", timers=ns3,
                                  pattern="spread")))
-            if self.find(3, facility="twheel_slack_jiffy", pattern="spread"):
-                goals.append(("the same, twheel with a jiffy's slack (timer_list's precision)",
-                              paired(self.series(3, "ns_per_timer", facility="timer_list",
-                                                 timers=ns3, pattern="spread"),
-                                     self.series(3, "ns_per_timer",
-                                                 facility="twheel_slack_jiffy",
-                                                 timers=ns3, pattern="spread"))))
+            for pat, what in (("relative", "timers armed for one delay in a loop"),
+                              ("small", "a burst that stays in the caches")):
+                nr3 = self.first(3, "timers", pattern=pat)
+                if nr3:
+                    goals.append((f"expiry of {int(nr3):,} {what}, timer_list / twheel "
+                                  "(issue 43)",
+                                  ratios(3, "ns_per_timer", "timer_list", timers=nr3,
+                                         pattern=pat)))
+            for f, what in (("twheel_slack_jiffy", "a jiffy's slack"),
+                            ("twheel_slack_eighth", "an eighth of the delay as slack")):
+                if self.find(3, facility=f, pattern="spread"):
+                    goals.append((f"the same, twheel with {what} (timer_list's precision)",
+                                  paired(self.series(3, "ns_per_timer", facility="timer_list",
+                                                     timers=ns3, pattern="spread"),
+                                         self.series(3, "ns_per_timer", facility=f,
+                                                     timers=ns3, pattern="spread"))))
         for fac in ("timer_list", "hrtimer"):
             goals.append((f"remote cancel, {fac} / twheel, all rows of table 2",
                           [r for batch, n in self.keys(2, "batch", "pending")

@@ -1346,7 +1346,7 @@ static int tables12(void)
  * Table 3: many timers expiring in the same granule
  */
 
-#define MAX_GAPS	4096
+#define MAX_GAPS	32768	/* 2.2 s of a first repetition's wait, noisy host */
 
 /*
  * Spin on this CPU until @s has fired completely, recording every gap
@@ -1424,15 +1424,70 @@ static void cb_gap_kinds(const struct tset *s, const struct gap *gaps,
 	kfree(len);
 }
 
-static int table3_rep(enum bench_fac fac, unsigned int rep, u64 *arm_est,
-		      struct gap *gaps, u64 spread_ns, u64 slack_ns)
+/* Table 3's spread rows: twheel with timer_list's slack, an eighth. */
+#define SLACK_EIGHTH	U64_MAX
+
+static const char *t3_name(enum bench_fac fac, u64 slack_ns)
 {
+	if (slack_ns == SLACK_EIGHTH)
+		return "twheel_slack_eighth";
+	return slack_ns ? "twheel_slack_jiffy" : fac_names[fac];
+}
+
+/*
+ * Table 3's spread pattern, without timers: what a task spinning on this
+ * CPU loses to everything else (its ticks, mostly) over @ns, in ns of
+ * gaps per ms, and the local timer interrupts it took per second. The
+ * facilities' rows take this rate times their expiry's span off their own
+ * loss, which leaves what the timers cost ("net").
+ */
+static void table3_floor(u64 ns, u64 *busy_per_ms, u64 *irqs_per_s)
+{
+	ktime_t t0 = ktime_get(), prev = t0, now;
+	u64 busy = 0, c0 = timer_irqs(raw_smp_processor_id());
+
+	do {
+		now = ktime_get();
+		if (now - prev > GAP_NS)
+			busy += now - prev;
+		prev = now;
+		cond_resched();
+	} while (now - t0 < ns);
+	*busy_per_ms = div64_u64(busy * NSEC_PER_MSEC, now - t0);
+	*irqs_per_s = div64_u64((timer_irqs(raw_smp_processor_id()) - c0) *
+				NSEC_PER_SEC, now - t0);
+}
+
+/*
+ * Table 3's patterns: the burst (expire_count timers, one deadline); the
+ * spread (spread_count timers, deadlines uniform over spread_ms); the
+ * relative (spread_count timers, each armed for the same delay from its
+ * own arming, as a loop of mod_timer(t, jiffies + d) does: deadlines
+ * spread over the arming loop's time, a few granules of twheel's, one or
+ * two jiffies of timer_list's); and the small burst (spread_count timers,
+ * one deadline: the burst at a size that stays in the caches).
+ */
+enum t3_pattern { T3_BURST, T3_SPREAD, T3_RELATIVE, T3_SMALL };
+
+static const char *const t3_patterns[] = {
+	[T3_BURST] = "", [T3_SPREAD] = " pattern=spread",
+	[T3_RELATIVE] = " pattern=relative", [T3_SMALL] = " pattern=small",
+};
+
+static int table3_rep(enum bench_fac fac, unsigned int rep, u64 *arm_est,
+		      struct gap *gaps, enum t3_pattern pat, u64 slack_ns,
+		      u64 floor_per_ms)
+{
+	u64 spread_ns = pat == T3_SPREAD ? (u64)spread_ms * NSEC_PER_MSEC : 0;
 	u64 busy = 0, max_gap = 0, idle_gap = 0, len;
-	unsigned int i, n = spread_ns ? spread_count : expire_count, ngaps, fired;
+	unsigned int i, n = pat ? spread_count : expire_count, ngaps, fired;
 	struct cb_gap_kinds kinds;
 	ktime_t t0, deadline, first, last, from = 0, to = 0;
 	unsigned long jdl;
 	struct tset *s;
+
+	u64 irqs;
+	s64 net;
 
 	/* twheel's own: its runs' time inside and its hrtimer programmings. */
 	u64 run_ns0 = twheel_run_ns(raw_smp_processor_id());
@@ -1453,10 +1508,22 @@ static int table3_rep(enum bench_fac fac, unsigned int rep, u64 *arm_est,
 		if (spread_ns) {
 			d += mul_u64_u32_shr(spread_ns, get_random_u32(), 32);
 			jdl = jiffies + ns_to_jiffies_up(d - ktime_get());
+		} else if (pat == T3_RELATIVE) {
+			/* The same delay from now: the first's deadline. */
+			d = ktime_get() + (deadline - t0);
+			jdl = jiffies + ns_to_jiffies_up(deadline - t0);
 		}
 		switch (fac) {
 		case FAC_TWHEEL:
-			if (slack_ns)
+			/*
+			 * timer_list's own bound past its first level: an
+			 * eighth of the delay, a jiffy at least.
+			 */
+			if (slack_ns == SLACK_EIGHTH)
+				twheel_timer_set_slack(&s->tw[i],
+						       max_t(u64, TICK_NSEC,
+							     (d - ktime_get()) / 8));
+			else if (slack_ns)
 				twheel_timer_set_slack(&s->tw[i], slack_ns);
 			twheel_schedule_at(&s->tw[i], d);
 			break;
@@ -1472,7 +1539,9 @@ static int table3_rep(enum bench_fac fac, unsigned int rep, u64 *arm_est,
 	}
 	*arm_est = ktime_get() - t0;
 
-	ngaps = watch_gaps(s, deadline + spread_ns, gaps);
+	irqs = timer_irqs(raw_smp_processor_id());
+	ngaps = watch_gaps(s, deadline + spread_ns + *arm_est, gaps);
+	irqs = timer_irqs(raw_smp_processor_id()) - irqs;
 	fired = atomic_read(&s->fired);
 	first = atomic64_read(&s->first);
 	last = atomic64_read(&s->last);
@@ -1493,17 +1562,30 @@ static int table3_rep(enum bench_fac fac, unsigned int rep, u64 *arm_est,
 	}
 	/* Ordered after the callbacks' stores by the acquire of @fired. */
 	cb_gap_kinds(s, gaps, ngaps, &kinds);
-	/* Where a spread run's time goes: inside twheel's runs, or around. */
-	if (spread_ns && fac == FAC_TWHEEL)
-		pr_info("table=3 facility=%s pattern=spread item=runs rep=%u inside_ns_per_timer=%s programs_per_100_timers=%s\n",
-			slack_ns ? "twheel_slack_jiffy" : "twheel", rep,
+	/*
+	 * Where a spread run's time goes: inside twheel's runs, or around;
+	 * net of the floor (table3_floor()) over the expiry's span; the
+	 * local timer interrupts from the end of the arming to the last
+	 * callback; the waits of more than GAP_NS between two callbacks
+	 * (one before each expiry pass, and the interrupts inside them).
+	 */
+	net = (s64)busy - (s64)div64_u64(floor_per_ms * (last - first),
+					 NSEC_PER_MSEC);
+	if (pat)
+		pr_info("table=3 facility=%s%s item=net rep=%u net_ns_per_timer=%lld irqs_per_100_timers=%s waits_per_100_timers=%s\n",
+			t3_name(fac, slack_ns), t3_patterns[pat], rep,
+			div_s64(net, max_t(u32, fired, 1)),
+			fx(per10(irqs * 100, fired)).s,
+			fx(per10((u64)s->ncb_gaps * 100, fired)).s);
+	if (pat && fac == FAC_TWHEEL)
+		pr_info("table=3 facility=%s%s item=runs rep=%u inside_ns_per_timer=%s programs_per_100_timers=%s\n",
+			t3_name(fac, slack_ns), t3_patterns[pat], rep,
 			fx(per10(twheel_run_ns(raw_smp_processor_id()) - run_ns0,
 				 fired)).s,
 			fx(per10((twheel_programs(raw_smp_processor_id()) - progs0) *
 				 100, fired)).s);
 	pr_info("table=3 facility=%s%s timers=%u rep=%u ns_per_timer=%s max_run_us=%llu cb_gap_us=%llu span_us=%llu first_late_us=%lld idle_gap_us=%llu fired=%u away=%d gaps=%u setup_late=%d run_gap_us=%llu handoffs=%u handoff_max_us=%llu handoff_p50_us=%llu handoff_task_p50_us=%llu cb_gaps=%u\n",
-		slack_ns ? "twheel_slack_jiffy" : fac_names[fac],
-		spread_ns ? " pattern=spread" : "", n, rep,
+		t3_name(fac, slack_ns), t3_patterns[pat], n, rep,
 		fx(per10(busy, fired)).s, div_u64(max_gap, NSEC_PER_USEC),
 		div_u64(s->max_cb_gap, NSEC_PER_USEC),
 		div_u64(to - from, NSEC_PER_USEC),
@@ -1520,7 +1602,8 @@ static int table3_rep(enum bench_fac fac, unsigned int rep, u64 *arm_est,
 
 static int table3(void)
 {
-	u64 arm_est[NR_FACS];
+	u64 arm_est[NR_BASE_FACS + 2], rel_est[NR_BASE_FACS];
+	u64 small_est[NR_BASE_FACS];
 	unsigned int f, r;
 	struct gap *gaps;
 	int ret = 0;
@@ -1533,22 +1616,40 @@ static int table3(void)
 	/* Facilities alternate: a slow spell of the host hits all alike. */
 	for (r = 0; r < reps && !ret && !stopping(); r++)
 		for (f = 0; f < NR_BASE_FACS && !ret; f++)
-			ret = table3_rep(f, r, &arm_est[f], gaps, 0, 0);
+			ret = table3_rep(f, r, &arm_est[f], gaps, T3_BURST, 0, 0);
 	/* The spread pattern, its facilities alternating too. */
-	for (f = 0; f < NR_FACS; f++)
+	for (f = 0; f < ARRAY_SIZE(arm_est); f++)
 		arm_est[f] = NSEC_PER_SEC;
+	for (f = 0; f < ARRAY_SIZE(rel_est); f++)
+		rel_est[f] = small_est[f] = NSEC_PER_SEC;
 	for (r = 0; spread_ms && r < reps && !ret && !stopping(); r++) {
+		u64 floor, irqs;
+
+		table3_floor((u64)spread_ms * NSEC_PER_MSEC, &floor, &irqs);
+		pr_info("table=3 facility=none pattern=spread item=floor rep=%u busy_ns_per_ms=%llu irqs_per_s=%llu\n",
+			r, floor, irqs);
 		for (f = 0; f < NR_BASE_FACS && !ret; f++)
-			ret = table3_rep(f, r, &arm_est[f], gaps,
-					 (u64)spread_ms * NSEC_PER_MSEC, 0);
+			ret = table3_rep(f, r, &arm_est[f], gaps, T3_SPREAD, 0,
+					 floor);
+		for (f = 0; f < NR_BASE_FACS && !ret; f++)
+			ret = table3_rep(f, r, &rel_est[f], gaps, T3_RELATIVE,
+					 0, floor);
+		for (f = 0; f < NR_BASE_FACS && !ret; f++)
+			ret = table3_rep(f, r, &small_est[f], gaps, T3_SMALL,
+					 0, floor);
 		/*
-		 * And twheel at timer_list's precision here: a slack of a
-		 * jiffy, which coalesces its timers on multiples of 2^k ticks.
+		 * And twheel at timer_list's precision: a slack of a jiffy
+		 * (timer_list's first level), which coalesces its timers on
+		 * multiples of 2^k ticks, and of an eighth of the delay
+		 * (timer_list's bound past its first level).
 		 */
 		if (!ret)
 			ret = table3_rep(FAC_TWHEEL, r, &arm_est[NR_BASE_FACS],
-					 gaps, (u64)spread_ms * NSEC_PER_MSEC,
-					 TICK_NSEC);
+					 gaps, T3_SPREAD, TICK_NSEC, floor);
+		if (!ret)
+			ret = table3_rep(FAC_TWHEEL, r,
+					 &arm_est[NR_BASE_FACS + 1], gaps,
+					 T3_SPREAD, SLACK_EIGHTH, floor);
 	}
 	kvfree(gaps);
 	return ret;
