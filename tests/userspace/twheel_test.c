@@ -1492,16 +1492,21 @@ TEST_F_TIMEOUT(twheel, events_in_expiry_order, 20)
 	struct twheel tw;
 	int fd = tw_open(&tw);
 	struct twheel_event ev[N + 1];
-	u64 ids[N], last;
+	u64 ids[N], last, base;
 	int n;
 
 	ASSERT_TRUE(fd >= 0);
-	/* scheduled latest first: 250, 200, ... 50 ms */
+	/*
+	 * Scheduled latest first: 250, 200, ... 50 ms from one base, as
+	 * absolute times, so that a slow arming (the debug kernel beside
+	 * another guest took more than 50 ms for one) cannot reorder them.
+	 */
+	base = now_ns();
 	for (int i = 0; i < N; i++) {
-		ASSERT_EQ(0, twheel_schedule(&tw, (u64)(N - i) * 50 * NSEC_PER_MSEC, 0, 0, (u64)i,
-					     &ids[i]));
+		ASSERT_EQ(0, twheel_schedule(&tw, base + (u64)(N - i) * 50 * NSEC_PER_MSEC, 0,
+					     TWHEEL_TIMER_ABSTIME, (u64)i, &ids[i]));
 	}
-	last = now_ns() + (u64)N * 50 * NSEC_PER_MSEC;
+	last = base + (u64)N * 50 * NSEC_PER_MSEC;
 	sleep_ns(last - now_ns());
 	while (tw_queued(&tw) < N && now_ns() < last + g_slack_ns)
 		idle_ms(10);
@@ -1675,14 +1680,23 @@ TEST_F_TIMEOUT(twheel, periodic_fixed_rate_unread, 30)
 	EXPECT_GE(total, lo - 1);
 	EXPECT_LE(total, hi);
 
-	/* keep going: the counts add up, never one event per expiry */
+	/*
+	 * keep going: the counts add up, never one event per expiry; a
+	 * second event only as in the first read (the read outlasted what
+	 * was left of the period: seen on the debug kernel beside another
+	 * guest)
+	 */
 	sleep_ns(5 * P);
 	n = read_once(fd, ev, 8, (unsigned int)(g_slack_ns / NSEC_PER_MSEC), &seen);
-	ASSERT_TRUE(n == 1)
+	ASSERT_TRUE(n == 1 || n == 2)
 		TH_LOG("second read: expected 1 event, got %d", n);
-	CHECK_EVENT(&ev[0], seen);
-	total += ev[0].count;
-	lo = (ev[0].fired - d0) / P + 1;
+	if (n > 1)
+		diag("fixed rate: the second read outlasted the period: %d events", n);
+	for (int i = 0; i < n; i++) {
+		CHECK_EVENT(&ev[i], seen);
+		total += ev[i].count;
+	}
+	lo = (ev[n - 1].fired - d0) / P + 1;
 	hi = (seen - d0) / P + 1;
 	EXPECT_TRUE(total + 1 >= lo && total <= hi)
 		TH_LOG("total count %llu over both reads, expected [%llu-1, %llu]",
