@@ -1485,7 +1485,6 @@ static int table3_rep(enum bench_fac fac, unsigned int rep, u64 *arm_est,
 	ktime_t t0, deadline, first, last, from = 0, to = 0;
 	unsigned long jdl;
 	struct tset *s;
-
 	u64 irqs;
 	s64 net;
 
@@ -1620,8 +1619,10 @@ static int table3(void)
 	/* The spread pattern, its facilities alternating too. */
 	for (f = 0; f < ARRAY_SIZE(arm_est); f++)
 		arm_est[f] = NSEC_PER_SEC;
-	for (f = 0; f < ARRAY_SIZE(rel_est); f++)
-		rel_est[f] = small_est[f] = NSEC_PER_SEC;
+	for (f = 0; f < NR_BASE_FACS; f++) {
+		rel_est[f] = NSEC_PER_SEC;
+		small_est[f] = NSEC_PER_SEC;
+	}
 	for (r = 0; spread_ms && r < reps && !ret && !stopping(); r++) {
 		u64 floor, irqs;
 
