@@ -578,7 +578,7 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 		unsigned int left = TW_IRQ_CHUNK;
 
 		sorted = true;
-		if (tw_wheel_sort(w, &left))
+		if (tw_wheel_sort(w, now, &left))
 			break;
 		tw_irq_window();
 		over = ktime_get() > t_stop;

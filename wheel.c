@@ -318,18 +318,26 @@ EXPORT_SYMBOL_IF_KUNIT(tw_wheel_spill);
 /**
  * tw_wheel_sort - sort a held burst by owner
  * @w: the wheel; a burst is held (tw_wheel_hold())
+ * @now_ns: the current time
  * @budget: how many timers may be looked at; decremented
  *
- * Takes timers off the head of the unsorted list: the held owner's to the
- * tail of the held list, every other one to the tail of the cleared list.
- * Once the unsorted list is empty, the cleared list goes back to the head
- * of the expired list, ahead of the timers that came due since: each
- * owner's timers stay in their order, and only the held owner's wait. A
- * list move and two loads per timer, no callback.
+ * Takes timers off the head of the unsorted list: the held owner's due at
+ * @now_ns to the tail of the held list, every other one to the tail of the
+ * cleared list, but for the held owner's not yet due (a spill brought
+ * them, tw_wheel_spill()), which go back to the wheel for their tick
+ * (tw_wheel_file_precise()). So the held list holds only due timers, in
+ * due order, and those of the owner that come due later queue behind them
+ * in order (tw_timer_held()): a timer spilled before its tick and held
+ * would go ahead of one of the same deadline armed before it and moved
+ * down before the spill. Once the unsorted list is empty, the cleared list
+ * goes back to the head of the expired list, ahead of the timers that came
+ * due since: each owner's timers stay in their order, and only the held
+ * owner's wait. A list move and three loads per timer, no callback; a
+ * relink for a spilled one, as its move down would have cost.
  *
  * Return: true when the unsorted list is empty.
  */
-bool tw_wheel_sort(struct tw_wheel *w, unsigned int *budget)
+bool tw_wheel_sort(struct tw_wheel *w, u64 now_ns, unsigned int *budget)
 {
 	while (tw_wheel_sorting(w)) {
 		struct twheel_timer *t;
@@ -338,8 +346,15 @@ bool tw_wheel_sort(struct tw_wheel *w, unsigned int *budget)
 			return false;
 		(*budget)--;
 		t = list_first_entry(&w->unsorted, struct twheel_timer, entry);
-		list_move_tail(&t->entry, tw_timer_owner(t) == w->held_owner ?
-				&w->held : &w->cleared);
+		if (tw_timer_owner(t) != w->held_owner) {
+			list_move_tail(&t->entry, &w->cleared);
+		} else if (READ_ONCE(t->expires) <= now_ns) {
+			list_move_tail(&t->entry, &w->held);
+		} else {
+			tw_list_del_init(&t->entry);
+			w->count--;
+			tw_wheel_file_precise(w, t);
+		}
 	}
 	list_splice_init(&w->cleared, &w->expired);
 	return true;
@@ -381,12 +396,16 @@ struct twheel_timer *tw_wheel_pop_next_held(struct tw_wheel *w, u64 now_ns,
 	/* Not while a held burst is sorted: its owners' timers go first. */
 	while (!list_empty(&w->expired) && !tw_wheel_sorting(w)) {
 		t = tw_wheel_pop_due(w);
-		/* The held owner's goes behind its held ones, in its order. */
-		if (!tw_timer_held(w, t)) {
-			if (READ_ONCE(t->expires) <= now_ns)
-				return t;
+		/*
+		 * Spilled before its tick: back to the wheel, whoever's it is
+		 * (the held list holds due timers only, tw_wheel_sort()).
+		 * The held owner's due one goes behind its held ones, in its
+		 * order.
+		 */
+		if (READ_ONCE(t->expires) > now_ns)
 			tw_wheel_file_precise(w, t);
-		}
+		else if (!tw_timer_held(w, t))
+			return t;
 		if (*budget <= floor || --*budget <= floor)
 			return NULL;
 	}

@@ -52,9 +52,10 @@
  * @cleared: timers tw_wheel_sort() took off @unsorted that are not
  *	@held_owner's, in due order; back to the head of @expired once
  *	@unsorted is empty
- * @held: @held_owner's timers, in due order, until tw_wheel_release():
- *	its timers that come due meanwhile queue here too
- *	(tw_wheel_pop_next()), so that the owner's timers keep their order
+ * @held: @held_owner's due timers, in due order, until
+ *	tw_wheel_release(): its timers that come due meanwhile queue here too
+ *	(tw_wheel_pop_next()), so that the owner's timers keep their order;
+ *	none not yet due (tw_wheel_sort())
  * @held_owner: tw_timer_owner() of the timers on @held, 0 when no burst is
  *	held
  * @held_free: @held was released (tw_wheel_release()): its timers fire
@@ -90,7 +91,7 @@ void tw_wheel_free(struct tw_wheel *w);
 u64 tw_wheel_next(const struct tw_wheel *w);
 bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget);
 void tw_wheel_spill(struct tw_wheel *w);
-bool tw_wheel_sort(struct tw_wheel *w, unsigned int *budget);
+bool tw_wheel_sort(struct tw_wheel *w, u64 now_ns, unsigned int *budget);
 void tw_wheel_forward(struct tw_wheel *w, u64 now_ns);
 struct twheel_timer *tw_wheel_pop(struct tw_wheel *w);
 ktime_t tw_wheel_link_precise(struct tw_wheel *w, struct twheel_timer *t);
