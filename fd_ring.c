@@ -198,8 +198,9 @@ struct twheel_ring_fold {
  * @drained: behind hdr->drained; under @mutex
  * @drain_ns: time spent in drains that consumed ops (fdinfo); under @mutex
  * @idle: poller runs in a row that found nothing; under @mutex
- * @poll_runs: poller runs since the ring was created (fdinfo); under
- *	@mutex
+ * @poll_runs: poller runs since the ring was created (fdinfo), not
+ *	counting a run that finds the poller stopped and nothing to do;
+ *	under @mutex
  * @polling: @tick is armed or its run of @worker due or running; under
  *	@mutex
  * @closing: release has begun: the poller arms itself no more; under
@@ -593,15 +594,19 @@ static unsigned int twheel_fd_ring_poll_drain(struct twheel_fd_ring *r)
  */
 static void twheel_fd_ring_poll(struct twheel_fd_ring *r)
 {
+	bool stale;
+
 	mutex_lock(&r->mutex);
-	r->poll_runs++;
 	/*
 	 * A run armed before the poller stopped, too late to be taken back
 	 * (below): it polls on only if its drain consumes ops, as the last
-	 * run would have.
+	 * run would have, and is counted only then: a program that sees the
+	 * poller stopped sees its runs stay put.
 	 */
-	if (!r->polling)
+	stale = !r->polling;
+	if (stale)
 		goto stopped;
+	r->poll_runs++;
 	twheel_fd_ring_arm_poller(r);
 	if (twheel_fd_ring_poll_drain(r))
 		r->idle = 0;
@@ -631,6 +636,8 @@ stopped:
 	 * Only a drain that consumed ops keeps the poller going.
 	 */
 	if (twheel_fd_ring_poll_drain(r)) {
+		if (stale)
+			r->poll_runs++;
 		r->flags &= ~TWHEEL_RING_NEED_WAKEUP;
 		WRITE_ONCE(r->hdr->flags, r->flags);
 		r->idle = 0;
