@@ -50,20 +50,23 @@ static __always_inline bool tw_claim(struct twheel_cpu *tc,
 		 * arming take TW_BUSY, and its fields are then half written.
 		 */
 		old = tw_read_settled(t);
-		/* Re-armed or cancelled from afar: its submission decides. */
-		if (old & TW_QUEUED)
-			return false;
-		if (WARN_ON_ONCE(!(old & TW_PENDING) ||
-				 tw_seq(old) != t->linked_seq)) {
-			tw_release(t);
-			return false;
-		}
-		if (old & TW_RUNNING) {
+		/* The common case in one test: pending, linked here, idle. */
+		if (unlikely((old & (TW_QUEUED | TW_PENDING | TW_RUNNING)) !=
+			     TW_PENDING || tw_seq(old) != t->linked_seq)) {
+			/* Queued from afar: its submission decides. */
+			if (old & TW_QUEUED)
+				return false;
+			if (WARN_ON_ONCE(!(old & TW_PENDING) ||
+					 tw_seq(old) != t->linked_seq)) {
+				tw_release(t);
+				return false;
+			}
 			/*
-			 * Due again while its callback still runs (in process
-			 * context, or on another CPU): park it, off every
-			 * wheel. tw_finish() queues it again when the callback
-			 * returns, rather than this wheel looking every tick.
+			 * TW_RUNNING: due again while its callback still runs
+			 * (in process context, or on another CPU): park it,
+			 * off every wheel. tw_finish() queues it again when
+			 * the callback returns, rather than this wheel looking
+			 * every tick.
 			 */
 			if (atomic_long_try_cmpxchg(&t->state, &old,
 						    old | TW_PARKED)) {
@@ -644,7 +647,13 @@ enum hrtimer_restart tw_hrtimer_fn(struct hrtimer *hrt)
 			budget--;
 			if (!tw_claim(tc, t, &d->shot))
 				continue;
-			late = max(late, now - (ktime_t)d->shot.expires);
+			/*
+			 * The step's first is its latest: the due timers come
+			 * in deadline order (a tick of more than TW_SORT_MAX,
+			 * unsorted, within a tick).
+			 */
+			if (d == due)
+				late = max(late, now - (ktime_t)d->shot.expires);
 			if (t->flags & TWHEEL_F_PROCESS) {
 				fired++;
 				tw_queue_work(t, &d->shot);

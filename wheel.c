@@ -31,14 +31,15 @@
  * @gran: ns per level-0 tick
  * @bits: log2 of the buckets per level
  *
- * Return: the level count, at most %TW_LEVELS_MAX and such that the top
- * level's span still fits in a u64.
+ * Return: the level count, at least 2 (a link tests level 0 apart, then
+ * looks from level 1 up: tw_link_tick()), at most %TW_LEVELS_MAX and such
+ * that the top level's span still fits in a u64.
  */
 unsigned int tw_levels_for(u64 gran, unsigned int bits)
 {
 	unsigned int need = fls64(div64_u64(KTIME_MAX, gran));
 
-	return clamp(DIV_ROUND_UP(need, bits), 1U, min(TW_LEVELS_MAX, 63 / bits));
+	return clamp(DIV_ROUND_UP(need, bits), 2U, min(TW_LEVELS_MAX, 63 / bits));
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_levels_for);
 
@@ -79,6 +80,7 @@ int tw_wheel_init(struct tw_wheel *w, u64 gran, unsigned int bits,
 	INIT_LIST_HEAD(&w->held);
 	w->held_owner = 0;
 	w->held_free = false;
+	bitmap_zero(w->mixed, 1 << TW_BITS_MAX);
 	w->count = 0;
 	w->clk = div64_u64(now_ns, gran);
 	w->ready_ns = 0;
@@ -171,24 +173,46 @@ static int tw_cmp(void *priv, const struct list_head *a,
  */
 static unsigned int tw_sort_due(struct list_head *due)
 {
+	const struct twheel_timer *t;
 	struct list_head *pos;
 	unsigned int n = 0;
-	bool sorted = true;
+	u64 expires = 0;
+	u32 order = 0;
 
+	/*
+	 * Only for a tick whose buckets were linked out of order
+	 * (tw_collect()'s @mixed): a load or two per timer, the last key
+	 * in registers.
+	 */
 	list_for_each(pos, due) {
+		u64 e;
+
 		if (++n > TW_SORT_MAX)
 			return n;
-		if (sorted && pos->next != due && tw_cmp(NULL, pos, pos->next) > 0)
-			sorted = false;
+		t = list_entry(pos, struct twheel_timer, entry);
+		e = READ_ONCE(t->expires);
+		if (unlikely(e <= expires) && n > 1 &&
+		    (e < expires || (s32)(t->order - order) < 0))
+			goto unsorted;
+		expires = e;
+		order = t->order;
 	}
-	if (!sorted)
-		list_sort(NULL, due, tw_cmp);
+	return n;
+unsorted:
+	list_for_each_continue(pos, due)
+		if (++n > TW_SORT_MAX)
+			return n;
+	list_sort(NULL, due, tw_cmp);
 	return n;
 }
 
-/* Process the buckets that start at @tick, highest level first. */
+/*
+ * Process the buckets that start at @tick, highest level first. @mixed:
+ * set if @due may be out of order: a higher level's timer due at @tick
+ * went there, or the level-0 bucket was (tw_note_order()).
+ */
 static bool tw_collect(struct tw_wheel *w, u64 tick, struct list_head *due,
-		       unsigned int *budget)
+		       unsigned int *budget, bool *mixed)
 {
 	unsigned int mask = tw_size(w) - 1;
 	int lvl;
@@ -206,6 +230,8 @@ static bool tw_collect(struct tw_wheel *w, u64 tick, struct list_head *due,
 		if (!lvl) {
 			list_splice_tail_init(head, due);
 			__clear_bit(idx, w->pending);
+			if (__test_and_clear_bit(idx, w->mixed))
+				*mixed = true;
 			continue;
 		}
 		while (!list_empty(head)) {
@@ -221,6 +247,7 @@ static bool tw_collect(struct tw_wheel *w, u64 tick, struct list_head *due,
 			if (e <= tick) {
 				t->bucket = TW_NO_BUCKET;
 				list_add_tail(&t->entry, due);
+				*mixed = true;
 			} else {
 				tw_link_tick(w, t, e);
 			}
@@ -258,14 +285,20 @@ bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget)
 	now = div64_u64(now_ns, w->gran);
 	for (;;) {
 		u64 tick = tw_next_bucket(w);
+		bool mixed = false;
 		LIST_HEAD(due);
 
 		if (tick > now)
 			break;
 		w->clk = tick;
-		done = tw_collect(w, tick, &due, budget);
-		/* Sorting costs budget too: one run sorts a bounded number. */
-		*budget -= min(*budget, tw_sort_due(&due));
+		done = tw_collect(w, tick, &due, budget, &mixed);
+		/*
+		 * Sorting costs budget too: one run sorts a bounded number.
+		 * A tick whose timers were all linked in order costs nothing
+		 * (table 3's burst of 4,000: 15 instructions a timer less).
+		 */
+		if (mixed)
+			*budget -= min(*budget, tw_sort_due(&due));
 		list_splice_tail(&due, &w->expired);
 		if (!done || !*budget) {
 			w->ready_ns = 0;
@@ -311,6 +344,8 @@ void tw_wheel_spill(struct tw_wheel *w)
 			continue;
 		list_splice_tail_init(&w->buckets[idx], &w->expired);
 		__clear_bit(idx, w->pending);
+		if (!lvl)
+			__clear_bit(idx, w->mixed);
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_spill);
@@ -394,8 +429,7 @@ struct twheel_timer *tw_wheel_pop_next_held(struct tw_wheel *w, u64 now_ns,
 			return NULL;
 	}
 	/* Not while a held burst is sorted: its owners' timers go first. */
-	while (!list_empty(&w->expired) && !tw_wheel_sorting(w)) {
-		t = tw_wheel_pop_due(w);
+	while (!tw_wheel_sorting(w) && (t = tw_wheel_pop_due(w))) {
 		/*
 		 * Spilled before its tick: back to the wheel, whoever's it is
 		 * (the held list holds due timers only, tw_wheel_sort()).
@@ -524,8 +558,9 @@ struct twheel_timer *tw_wheel_pop(struct tw_wheel *w)
 	struct twheel_timer *t;
 
 	tw_wheel_release_all(w);
-	if (!list_empty(&w->expired))
-		return tw_wheel_pop_due(w);
+	t = tw_wheel_pop_due(w);
+	if (t)
+		return t;
 	t = tw_wheel_took(w, tw_precise_pop_any(&w->precise));
 	if (t)
 		return t;

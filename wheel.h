@@ -42,6 +42,9 @@
  * @count: timers linked in buckets, on @expired, @unsorted, @cleared or
  *	@held
  * @pending: one bit per bucket, set while the bucket is not empty
+ * @mixed: one bit per level-0 bucket, set when a timer linked there sorted
+ *	before the one linked last (tw_note_order()), cleared when its tick
+ *	comes: only then are its tick's due timers sorted
  * @buckets: @levels << @bits lists, FIFO
  * @expired: timers due, sorted by deadline then by arming order; after a
  *	spill (tw_wheel_spill()), also timers of the spilled buckets not yet
@@ -74,6 +77,7 @@ struct tw_wheel {
 	u64			ready_ns;
 	unsigned long		count;
 	unsigned long		*pending;
+	DECLARE_BITMAP(mixed, 1 << TW_BITS_MAX);
 	struct list_head	*buckets;
 	struct list_head	expired;
 	struct list_head	unsorted;
@@ -203,6 +207,30 @@ static __always_inline ktime_t tw_wheel_tick_time(const struct tw_wheel *w,
 	return ns;
 }
 
+/*
+ * @t goes to the tail of level-0 bucket @idx: if it sorts before the
+ * timer there now (tw_cmp()), the bucket is out of order (@mixed), and
+ * its tick's due timers are looked at and sorted (tw_sort_due()). The
+ * tail's deadline (and arming order, on a tie) is the load it adds: the
+ * list add reads the tail pointer itself. Owner only, as the wheel.
+ */
+static __always_inline void tw_note_order(struct tw_wheel *w,
+					  const struct twheel_timer *t,
+					  unsigned int idx)
+{
+	const struct list_head *head = &w->buckets[idx], *last = head->prev;
+	const struct twheel_timer *l;
+	u64 e, le;
+
+	if (last == head)
+		return;
+	l = list_entry(last, struct twheel_timer, entry);
+	e = READ_ONCE(t->expires);
+	le = READ_ONCE(l->expires);
+	if (unlikely(e <= le) && (e < le || (s32)(t->order - l->order) < 0))
+		__set_bit(idx, w->mixed);
+}
+
 /* Link @t for tick @e; return the tick at which its bucket is processed. */
 static __always_inline u64 tw_link_tick(struct tw_wheel *w,
 					struct twheel_timer *t, u64 e)
@@ -216,7 +244,16 @@ static __always_inline u64 tw_link_tick(struct tw_wheel *w,
 		return w->clk;
 	}
 	delta = e - w->clk;
-	for (lvl = 0; lvl < w->levels - 1; lvl++)
+	/* Level 0 apart: only its buckets note their order. */
+	if (delta < tw_size(w)) {
+		idx = e & (tw_size(w) - 1);
+		t->bucket = idx;
+		tw_note_order(w, t, idx);
+		tw_list_add_tail(&t->entry, &w->buckets[idx]);
+		__set_bit(idx, w->pending);
+		return e;
+	}
+	for (lvl = 1; lvl < w->levels - 1; lvl++)
 		if (delta < (1ULL << (w->bits * (lvl + 1))))
 			break;
 	if (lvl == w->levels - 1 && top < 64 && delta >= (1ULL << top))
@@ -473,14 +510,19 @@ static inline bool tw_wheel_release(struct tw_wheel *w)
 
 /**
  * tw_wheel_pop_due - take the first due timer off the expired list
- * @w: the wheel; its expired list must not be empty
+ * @w: the wheel
  *
- * Return: the timer, unlinked: the earliest due (see tw_wheel_advance()).
+ * Return: the timer, unlinked: the earliest due (see tw_wheel_advance());
+ * NULL if the expired list is empty. One load of its head for both.
  */
 static __always_inline struct twheel_timer *tw_wheel_pop_due(struct tw_wheel *w)
 {
-	struct twheel_timer *t = list_first_entry(&w->expired,
-						  struct twheel_timer, entry);
+	struct twheel_timer *t = list_first_entry_or_null(&w->expired,
+							  struct twheel_timer,
+							  entry);
+
+	if (!t)
+		return NULL;
 
 	/*
 	 * tw_wheel_unlink() for the expired list: its timers are in no
@@ -548,8 +590,7 @@ tw_wheel_pop_next(struct tw_wheel *w, u64 now_ns, unsigned int *budget,
 		if (t)
 			return t;
 	}
-	while (!list_empty(&w->expired)) {
-		t = tw_wheel_pop_due(w);
+	while ((t = tw_wheel_pop_due(w))) {
 		/*
 		 * Never early: a default timer's tick is never before it, and
 		 * one a spill brought here early goes back to the wheel.

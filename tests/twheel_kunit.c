@@ -157,7 +157,7 @@ static void tw_test_levels(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, tw_levels_for(NSEC_PER_MSEC, 6), 8U);
 	KUNIT_EXPECT_LE(test, tw_levels_for(NSEC_PER_USEC, 6), (unsigned int)TW_LEVELS_MAX);
-	KUNIT_EXPECT_GE(test, tw_levels_for(NSEC_PER_SEC, 8), 1U);
+	KUNIT_EXPECT_GE(test, tw_levels_for(NSEC_PER_SEC, 8), 2U);
 }
 
 /* A deadline already past goes straight to the expired list. */
@@ -207,9 +207,13 @@ static void tw_test_advance_shortcut(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->ready_ns, base + 2 * GRAN);
 	tw_wheel_unlink(w, &a);
 	tw_wheel_unlink(w, &c);
-	/* Out of budget: no shortcut until an advance completes. */
+	/*
+	 * Out of budget: no shortcut until an advance completes. Linked out
+	 * of order, so that their tick's sort costs budget (one in order
+	 * costs none, tw_note_order()).
+	 */
 	for (i = 0; i < ARRAY_SIZE(d); i++) {
-		tw_test_timer(&d[i], base + 3 * GRAN, 10 + i);
+		tw_test_timer(&d[i], base + 3 * GRAN, 10 - i);
 		tw_wheel_link(w, &d[i]);
 	}
 	budget = 2;
@@ -264,6 +268,64 @@ static void tw_test_fifo(struct kunit *test)
 	for (i = 0; i < n; i++)
 		tw_wheel_unlink(w, &t[i]);
 	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+}
+
+/*
+ * Timers linked straight to one level-0 bucket come due sorted by
+ * deadline, then arming order, whichever order they were linked in: in
+ * order (the bucket is not marked and its tick is not sorted), deadlines
+ * out of order within the tick, equal deadlines whose arming order runs
+ * backwards (armed on other CPUs, tw_note_order()). The mark goes with
+ * the tick.
+ */
+static void tw_test_level0_order(struct kunit *test)
+{
+	static const struct {
+		u64 off[4];	/* ns into the tick */
+		u32 order[4];
+		bool mixed;
+	} cases[] = {
+		{ { 1, 1, 5, 9 }, { 1, 2, 3, 4 }, false },
+		{ { 9, 5, 1, 7 }, { 1, 2, 3, 4 }, true },
+		{ { 3, 3, 3, 3 }, { 4, 3, 2, 1 }, true },
+		{ { 3, 3, 8, 8 }, { 7, 9, 2, 3 }, false },
+	};
+	struct twheel_timer t[4], *x;
+	unsigned int c, i, budget;
+
+	for (c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
+		u64 tick = BASE_NS / GRAN + 5, prev_e = 0;
+		u32 prev_o = 0;
+
+		for (i = 0; i < 4; i++) {
+			tw_test_timer(&t[i], (tick - 1) * GRAN + cases[c].off[i],
+				      cases[c].order[i]);
+			tw_wheel_link(w, &t[i]);
+		}
+		KUNIT_EXPECT_EQ(test, t[0].bucket, (u16)(tick & 63));
+		KUNIT_EXPECT_EQ(test, test_bit(t[0].bucket, w->mixed),
+				cases[c].mixed);
+		budget = UINT_MAX;
+		KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, tick * GRAN,
+							 &budget));
+		KUNIT_EXPECT_FALSE(test, test_bit(tick & 63, w->mixed));
+		for (i = 0; i < 4; i++) {
+			x = tw_wheel_pop_next(w, tick * GRAN, &budget, 0);
+			KUNIT_ASSERT_NOT_NULL(test, x);
+			if (i)
+				KUNIT_EXPECT_TRUE_MSG(test, x->expires > prev_e ||
+						      (x->expires == prev_e &&
+						       (s32)(x->order - prev_o) > 0),
+						      "case %u: timer %u out of order",
+						      c, i);
+			prev_e = x->expires;
+			prev_o = x->order;
+		}
+		KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, tick * GRAN,
+							  &budget, 0));
+		KUNIT_EXPECT_EQ(test, w->count, 0UL);
+	}
 }
 
 /* 100,000 timers due at the same instant, moved in bounded steps. */
@@ -1155,6 +1217,7 @@ static struct kunit_case tw_wheel_cases[] = {
 	KUNIT_CASE(tw_test_past),
 	KUNIT_CASE(tw_test_advance_shortcut),
 	KUNIT_CASE(tw_test_fifo),
+	KUNIT_CASE(tw_test_level0_order),
 	KUNIT_CASE_SLOW(tw_test_mass_expiry),
 	KUNIT_CASE(tw_test_hold_sort),
 	KUNIT_CASE(tw_test_hold_release_early),
