@@ -296,49 +296,6 @@ static void *busy_thread(void *arg)
 	return NULL;
 }
 
-#define STATS		"/sys/kernel/debug/twheel/stats"
-#define STAT_EXPIRED	4
-#define STAT_KICKS	8
-#define STAT_ADVANCE_NS	9
-#define STAT_EXPIRE_NS	10
-#define STAT_YIELDS	11
-#define STAT_DEFERRALS	12
-#define STAT_PROGRAMS	13
-#define STAT_HOLDS	14
-#define STAT_COLS	15
-
-/*
- * Column @col of CPU @cpu's line of debugfs twheel/stats, -1 if none.
- * @fd: an open descriptor of it (root opened it before giving up root),
- * or -1 to open it here.
- */
-static long cpu_stat(int fd, int cpu, int col)
-{
-	char line[512];
-	long v = -1;
-	FILE *f;
-
-	if (fd >= 0) {
-		lseek(fd, 0, SEEK_SET);
-		f = fdopen(dup(fd), "r");
-	} else {
-		f = fopen(STATS, "r");
-	}
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long c[STAT_COLS];
-
-		if (sscanf(line, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
-			   &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6], &c[7],
-			   &c[8], &c[9], &c[10], &c[11], &c[12],
-			   &c[13], &c[14]) == STAT_COLS && c[0] == (unsigned long long)cpu)
-			v = (long)c[col];
-	}
-	fclose(f);
-	return v;
-}
-
 /* Per-CPU ticks from /proc/stat: [0] user (and nice), [1] all. */
 static void cpu_ticks(int ncpu, uint64_t (*t)[2])
 {

@@ -4640,39 +4640,20 @@ TEST_F_TIMEOUT(twheel, clock_boottime_suspend, 60)
 
 /* Per-CPU counters of the wheels (debugfs), for a test's diagnostics. */
 #define STAT_CPUS	8
+static const int wheel_stat_cols[] = {
+	STAT_EXPIRED, STAT_KICKS, STAT_YIELDS, STAT_DEFERRALS, STAT_HOLDS,
+};
+#define WHEEL_STATS	ARRAY_SIZE(wheel_stat_cols)
+
 struct wheel_stats {
-	unsigned long long expired[STAT_CPUS], holds[STAT_CPUS];
-	unsigned long long yields[STAT_CPUS], deferrals[STAT_CPUS];
-	unsigned long long kicks[STAT_CPUS];
-	int ncpus;
+	long v[STAT_CPUS][WHEEL_STATS];
 };
 
 static void wheel_stats_read(struct wheel_stats *ws)
 {
-	FILE *f = fopen("/sys/kernel/debug/twheel/stats", "r");
-	char line[512];
-
-	memset(ws, 0, sizeof(*ws));
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long v[15];
-		int cpu;
-
-		if (sscanf(line, "%d %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
-			   &cpu, &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
-			   &v[8], &v[9], &v[10], &v[11], &v[12], &v[13], &v[14]) != 15 ||
-		    cpu < 0 || cpu >= STAT_CPUS)
-			continue;
-		ws->expired[cpu] = v[4];
-		ws->kicks[cpu] = v[8];
-		ws->yields[cpu] = v[11];
-		ws->deferrals[cpu] = v[12];
-		ws->holds[cpu] = v[14];
-		if (cpu + 1 > ws->ncpus)
-			ws->ncpus = cpu + 1;
-	}
-	fclose(f);
+	for (int c = 0; c < STAT_CPUS; c++)
+		for (unsigned int k = 0; k < WHEEL_STATS; k++)
+			ws->v[c][k] = cpu_stat(-1, c, wheel_stat_cols[k]);
 }
 
 /* The runs of consecutive timers (user_data) in read order, 8 at most. */
@@ -4698,12 +4679,11 @@ static void batch_runs_diag(const struct twheel_event *ev, int n)
 static void wheel_stats_diag(const struct wheel_stats *a,
 			     const struct wheel_stats *b)
 {
-	for (int c = 0; c < b->ncpus; c++)
-		diag("cpu %d: expired %llu, kicks %llu, runs over budget %llu, deferred %llu, held %llu",
-		     c, b->expired[c] - a->expired[c], b->kicks[c] - a->kicks[c],
-		     b->yields[c] - a->yields[c],
-		     b->deferrals[c] - a->deferrals[c],
-		     b->holds[c] - a->holds[c]);
+	for (int c = 0; c < STAT_CPUS && b->v[c][0] >= 0; c++)
+		diag("cpu %d: expired %ld, kicks %ld, runs over budget %ld, deferred %ld, held %ld",
+		     c, b->v[c][0] - a->v[c][0], b->v[c][1] - a->v[c][1],
+		     b->v[c][2] - a->v[c][2], b->v[c][3] - a->v[c][3],
+		     b->v[c][4] - a->v[c][4]);
 }
 
 TEST_F_TIMEOUT(twheel, equal_deadlines_fifo, 30)
