@@ -156,11 +156,10 @@ static int tw_cmp(void *priv, const struct list_head *a,
 {
 	const struct twheel_timer *ta = list_entry(a, struct twheel_timer, entry);
 	const struct twheel_timer *tb = list_entry(b, struct twheel_timer, entry);
-	u64 ea = READ_ONCE(ta->expires), eb = READ_ONCE(tb->expires);
 
-	if (ea != eb)
-		return ea < eb ? -1 : 1;
-	return (s32)(ta->order - tb->order) > 0 ? 1 : 0;
+	/* list_sort() keeps @a first unless this is > 0: stable. */
+	return tw_key_before(READ_ONCE(tb->expires), tb->order,
+			     READ_ONCE(ta->expires), ta->order);
 }
 
 /*
@@ -187,12 +186,11 @@ static unsigned int tw_sort_due(struct list_head *due)
 	list_for_each(pos, due) {
 		u64 e;
 
-		if (++n > TW_SORT_MAX)
-			return n;
 		t = list_entry(pos, struct twheel_timer, entry);
 		e = READ_ONCE(t->expires);
-		if (unlikely(e <= expires) && n > 1 &&
-		    (e < expires || (s32)(t->order - order) < 0))
+		if (++n > TW_SORT_MAX)
+			return n;
+		if (n > 1 && tw_key_before(e, t->order, expires, order))
 			goto unsorted;
 		expires = e;
 		order = t->order;

@@ -208,9 +208,20 @@ static __always_inline ktime_t tw_wheel_tick_time(const struct tw_wheel *w,
 }
 
 /*
+ * The order of due timers: by deadline, then by arming order (a per-CPU
+ * counter, compared as it wraps). Whether the key @e, @o sorts strictly
+ * before @le, @lo. Hinted false, as where a link (tw_note_order()) or a
+ * tick's walk (tw_sort_due()) asks: the arming path then falls through.
+ */
+static __always_inline bool tw_key_before(u64 e, u32 o, u64 le, u32 lo)
+{
+	return unlikely(e <= le) && (e < le || (s32)(o - lo) < 0);
+}
+
+/*
  * @t goes to the tail of level-0 bucket @idx: if it sorts before the
- * timer there now (tw_cmp()), the bucket is out of order (@mixed), and
- * its tick's due timers are looked at and sorted (tw_sort_due()). The
+ * timer there now (tw_key_before()), the bucket is out of order (@mixed),
+ * and its tick's due timers are looked at and sorted (tw_sort_due()). The
  * tail's deadline (and arming order, on a tie) is the load it adds: the
  * list add reads the tail pointer itself. Owner only, as the wheel.
  */
@@ -220,14 +231,12 @@ static __always_inline void tw_note_order(struct tw_wheel *w,
 {
 	const struct list_head *head = &w->buckets[idx], *last = head->prev;
 	const struct twheel_timer *l;
-	u64 e, le;
 
 	if (last == head)
 		return;
 	l = list_entry(last, struct twheel_timer, entry);
-	e = READ_ONCE(t->expires);
-	le = READ_ONCE(l->expires);
-	if (unlikely(e <= le) && (e < le || (s32)(t->order - l->order) < 0))
+	if (tw_key_before(READ_ONCE(t->expires), t->order,
+			  READ_ONCE(l->expires), l->order))
 		__set_bit(idx, w->mixed);
 }
 
