@@ -49,6 +49,46 @@ static inline void sleep_ns(u64 ns)
 		;
 }
 
+/*
+ * @cpu's count on the row @label ("LOC:", "HRTIMER:") of @path, a table of
+ * /proc/interrupts' or /proc/softirqs' shape: a header naming the columns
+ * CPU0 CPU1 ..., online CPUs only. -1 if there is none.
+ */
+static inline long long proc_cpu_count(const char *path, const char *label,
+				       int cpu)
+{
+	char line[8192], *p, *end, *save;
+	size_t len = strlen(label);
+	int col = -1, n = 0;
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f))
+		for (p = strtok_r(line, " \t\n", &save); p;
+		     p = strtok_r(NULL, " \t\n", &save), n++)
+			if (!strncmp(p, "CPU", 3) && atoi(p + 3) == cpu)
+				col = n;
+	while (col >= 0 && fgets(line, sizeof(line), f)) {
+		p = line + strspn(line, " ");
+		if (strncmp(p, label, len))
+			continue;
+		p += len;
+		for (n = 0; n <= col; n++) {
+			v = strtoll(p, &end, 10);
+			if (end == p) {
+				v = -1;
+				break;
+			}
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
 /* One step of xorshift64* on @state (which must not be 0). */
 static inline u64 xorshift64s(u64 *state)
 {

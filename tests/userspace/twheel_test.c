@@ -5242,35 +5242,7 @@ TEST_F_TIMEOUT(twheel, ring_lies, 30)
 /* Local timer interrupts of @cpu so far (/proc/interrupts, LOC:), or -1. */
 static long long loc_irqs(int cpu)
 {
-	char line[8192], *p, *end;
-	int col = -1, n = 0;
-	long long v = -1;
-	FILE *f = fopen("/proc/interrupts", "r");
-
-	if (!f)
-		return -1;
-	/* The header names the columns, CPU0 CPU1 ..., online CPUs only. */
-	if (fgets(line, sizeof(line), f))
-		for (p = strtok(line, " \t\n"); p; p = strtok(NULL, " \t\n"), n++)
-			if (!strncmp(p, "CPU", 3) && atoi(p + 3) == cpu)
-				col = n;
-	while (col >= 0 && fgets(line, sizeof(line), f)) {
-		p = line + strspn(line, " ");
-		if (strncmp(p, "LOC:", 4))
-			continue;
-		p += 4;
-		for (n = 0; n <= col; n++) {
-			v = strtoll(p, &end, 10);
-			if (end == p) {
-				v = -1;
-				break;
-			}
-			p = end;
-		}
-		break;
-	}
-	fclose(f);
-	return v;
+	return proc_cpu_count("/proc/interrupts", "LOC:", cpu);
 }
 
 /* @cpu's local timer interrupts while this process sleeps 1 s, or -1. */
