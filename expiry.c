@@ -421,13 +421,14 @@ static bool tw_rest_small(struct twheel_cpu *tc, bool done, ktime_t now)
  * A run over its time budget that must leave the rest to tw_resume_fn()
  * (tw_must_defer()): can it hold only the user whose timers it was
  * expiring, and let the wheel run on for everyone else's? Yes if that is
- * what is left: due timers (and the buckets of the tick an advance
- * stopped in, tw_wheel_spill()), the first of them a /dev/twheel timer
+ * what is left: due timers, or else the buckets of the tick an advance
+ * stopped in (tw_wheel_spill()), the first of them a /dev/twheel timer
  * whose user is the one held already, if any; or the sort of a held
  * burst, which went over the budget itself. Then that user's due
  * timers wait, in their order, for tw_resume_fn() (tw_wheel_hold()); the
  * others due with them only for the next run's sort (tw_wheel_sort()), a
- * list move each. A drain left over, a kernel timer first in line, or a
+ * list move each; the spilled timers are moved down by the next runs,
+ * and that user's among them, once due, queue behind its held ones. A drain left over, a kernel timer first in line, or a
  * second user makes the whole wheel wait, as before.
  *
  * Return: true if the due timers were set aside and the wheel runs on.
@@ -446,6 +447,11 @@ static bool tw_hold_due(struct twheel_cpu *tc, bool done)
 		owner = w->held_owner;
 	else if (!list_empty(&w->expired))
 		owner = tw_timer_owner(list_first_entry(&w->expired,
+							struct twheel_timer,
+							entry));
+	else if (!list_empty(&w->spilled))
+		/* A burst armed far ahead, still being moved down. */
+		owner = tw_timer_owner(list_first_entry(&w->spilled,
 							struct twheel_timer,
 							entry));
 	else if (w->held_free && !list_empty(&w->held))

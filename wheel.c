@@ -75,6 +75,7 @@ int tw_wheel_init(struct tw_wheel *w, u64 gran, unsigned int bits,
 	for (i = 0; i < n; i++)
 		INIT_LIST_HEAD(&w->buckets[i]);
 	INIT_LIST_HEAD(&w->expired);
+	INIT_LIST_HEAD(&w->spilled);
 	INIT_LIST_HEAD(&w->unsorted);
 	INIT_LIST_HEAD(&w->cleared);
 	INIT_LIST_HEAD(&w->held);
@@ -141,11 +142,12 @@ static u64 tw_next_bucket(const struct tw_wheel *w)
  * @w: the wheel
  *
  * Return: the level-0 tick at which the earliest non-empty bucket is due
- * (the wheel's clock if timers are already due), or U64_MAX when empty.
+ * (the wheel's clock if timers are already due, or a spill's are still to
+ * be moved down), or U64_MAX when empty.
  */
 u64 tw_wheel_next(const struct tw_wheel *w)
 {
-	if (tw_wheel_has_due(w))
+	if (tw_wheel_has_due(w) || !list_empty(&w->spilled))
 		return w->clk;
 	return tw_next_bucket(w);
 }
@@ -205,6 +207,37 @@ unsorted:
 }
 
 /*
+ * Move the timers of @head, a higher level's bucket that starts at @tick
+ * or the spilled list, down: those due at @tick to @due (and @mixed set),
+ * the others to the bucket of their tick. One unit of @budget each.
+ * Return: false if @budget ran out first.
+ */
+static bool tw_move_down(struct tw_wheel *w, struct list_head *head, u64 tick,
+			 struct list_head *due, unsigned int *budget,
+			 bool *mixed)
+{
+	while (!list_empty(head)) {
+		struct twheel_timer *t;
+		u64 e;
+
+		if (!*budget)
+			return false;
+		(*budget)--;
+		t = list_first_entry(head, struct twheel_timer, entry);
+		list_del_init(&t->entry);
+		e = tw_timer_tick(w, t);
+		if (e <= tick) {
+			t->bucket = TW_NO_BUCKET;
+			list_add_tail(&t->entry, due);
+			*mixed = true;
+		} else {
+			tw_link_tick(w, t, e);
+		}
+	}
+	return true;
+}
+
+/*
  * Process the buckets that start at @tick, highest level first. @mixed:
  * set if @due may be out of order: a higher level's timer due at @tick
  * went there, or the level-0 bucket was (tw_note_order()).
@@ -232,24 +265,8 @@ static bool tw_collect(struct tw_wheel *w, u64 tick, struct list_head *due,
 				*mixed = true;
 			continue;
 		}
-		while (!list_empty(head)) {
-			struct twheel_timer *t;
-			u64 e;
-
-			if (!*budget)
-				return false;
-			(*budget)--;
-			t = list_first_entry(head, struct twheel_timer, entry);
-			list_del_init(&t->entry);
-			e = tw_timer_tick(w, t);
-			if (e <= tick) {
-				t->bucket = TW_NO_BUCKET;
-				list_add_tail(&t->entry, due);
-				*mixed = true;
-			} else {
-				tw_link_tick(w, t, e);
-			}
-		}
+		if (!tw_move_down(w, head, tick, due, budget, mixed))
+			return false;
 		__clear_bit(idx, w->pending);
 	}
 	return true;
@@ -264,7 +281,9 @@ static bool tw_collect(struct tw_wheel *w, u64 tick, struct list_head *due,
  *
  * Moves every timer due at @now_ns to the expired list, sorted by deadline
  * and then by arming order, and puts the timers of higher-level buckets
- * that started by then back on lower levels.
+ * that started by then back on lower levels. A spill's timers first
+ * (tw_wheel_spill()): they finish the tick at the wheel's clock before a
+ * later tick's due timers go behind them.
  *
  * Return: true when done, false when @budget ran out first (call again).
  */
@@ -272,6 +291,21 @@ bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget)
 {
 	u64 now;
 	bool done = true;
+
+	if (unlikely(!list_empty(&w->spilled))) {
+		bool mixed = false;
+		LIST_HEAD(due);
+
+		done = tw_move_down(w, &w->spilled, w->clk, &due, budget,
+				    &mixed);
+		if (mixed)
+			*budget -= min(*budget, tw_sort_due(&due));
+		list_splice_tail(&due, &w->expired);
+		if (!done || !*budget) {
+			w->ready_ns = 0;
+			return false;
+		}
+	}
 
 	/*
 	 * Still in the tick of the last complete advance: nothing can have
@@ -311,20 +345,23 @@ bool tw_wheel_advance(struct tw_wheel *w, u64 now_ns, unsigned int *budget)
 EXPORT_SYMBOL_IF_KUNIT(tw_wheel_advance);
 
 /**
- * tw_wheel_spill - finish the tick an advance stopped in, timers unlooked at
+ * tw_wheel_spill - set aside the tick an advance stopped in
  * @w: the wheel; tw_wheel_advance() ran out of budget
  *
  * Every bucket that starts at the wheel's clock (the tick whose buckets
- * the advance was moving down) goes to the expired list whole, in
- * O(levels), not a timer at a time, and unsorted: within that tick the
- * timers keep their buckets' order (by level, then as linked), as those
- * of a tick of more than %TW_SORT_MAX due timers do. Its timers not yet
- * due are put back on the wheel when tw_wheel_pop_next() comes to them
- * (tw_wheel_file_precise()), for a unit of budget each, as the move down
- * would have cost: a run over its time budget can then hold a burst armed
- * far ahead (tw_wheel_hold()) as one armed near. Their stale bucket index
- * is harmless, as for a level-0 bucket moved whole (tw_wheel_unlink()).
- * The next advance looks at the bitmaps again (@ready_ns stays 0).
+ * the advance was moving down) goes to the spilled list whole, in
+ * O(levels), not a timer at a time, so that a run over its time budget
+ * knows whose burst it was moving (tw_timer_owner() of the first) and can
+ * hold that owner (tw_wheel_hold()) as for a burst armed near. The next
+ * advance moves them down first, for a unit of budget each, as it would
+ * have: none goes to the expired list before the wheel's clock reaches
+ * its tick, so that none fires ahead of a timer due before it, or due
+ * with it and armed before it, that the advance had already moved down
+ * (seen on the debug kernel: 744 of a batch of 1,000 timers of one
+ * deadline spilled, the resume came after the deadline, and they fired
+ * before the 256 moved down). Their stale bucket index is harmless, as
+ * for a level-0 bucket moved whole (tw_wheel_unlink()). The next advance
+ * looks at the bitmaps again (@ready_ns stays 0).
  */
 void tw_wheel_spill(struct tw_wheel *w)
 {
@@ -340,7 +377,7 @@ void tw_wheel_spill(struct tw_wheel *w)
 		idx = (lvl << w->bits) + ((tick >> shift) & mask);
 		if (!test_bit(idx, w->pending))
 			continue;
-		list_splice_tail_init(&w->buckets[idx], &w->expired);
+		list_splice_tail_init(&w->buckets[idx], &w->spilled);
 		__clear_bit(idx, w->pending);
 		if (!lvl)
 			__clear_bit(idx, w->mixed);
@@ -356,17 +393,16 @@ EXPORT_SYMBOL_IF_KUNIT(tw_wheel_spill);
  *
  * Takes timers off the head of the unsorted list: the held owner's due at
  * @now_ns to the tail of the held list, every other one to the tail of the
- * cleared list, but for the held owner's not yet due (a spill brought
- * them, tw_wheel_spill()), which go back to the wheel for their tick
+ * cleared list, but for the held owner's not yet due (a precise timer,
+ * whose tick comes before its deadline), which go to the precise stage
  * (tw_wheel_file_precise()). So the held list holds only due timers, in
  * due order, and those of the owner that come due later queue behind them
- * in order (tw_timer_held()): a timer spilled before its tick and held
- * would go ahead of one of the same deadline armed before it and moved
- * down before the spill. Once the unsorted list is empty, the cleared list
- * goes back to the head of the expired list, ahead of the timers that came
- * due since: each owner's timers stay in their order, and only the held
- * owner's wait. A list move and three loads per timer, no callback; a
- * relink for a spilled one, as its move down would have cost.
+ * in order (tw_timer_held()). Once the unsorted list is empty, the cleared
+ * list goes back to the head of the expired list, ahead of the timers that
+ * came due since: each owner's timers stay in their order, and only the
+ * held owner's wait. A list move and three loads per timer, no callback.
+ * The timers of a spill are not sorted here: the advance moves them down
+ * (tw_wheel_spill()).
  *
  * Return: true when the unsorted list is empty.
  */
@@ -429,10 +465,10 @@ struct twheel_timer *tw_wheel_pop_next_held(struct tw_wheel *w, u64 now_ns,
 	/* Not while a held burst is sorted: its owners' timers go first. */
 	while (!tw_wheel_sorting(w) && (t = tw_wheel_pop_due(w))) {
 		/*
-		 * Spilled before its tick: back to the wheel, whoever's it is
-		 * (the held list holds due timers only, tw_wheel_sort()).
-		 * The held owner's due one goes behind its held ones, in its
-		 * order.
+		 * A precise one before its deadline: to the precise stage,
+		 * whoever's it is (the held list holds due timers only,
+		 * tw_wheel_sort()). The held owner's due one goes behind its
+		 * held ones, in its order.
 		 */
 		if (READ_ONCE(t->expires) > now_ns)
 			tw_wheel_file_precise(w, t);
@@ -453,7 +489,7 @@ struct twheel_timer *tw_wheel_pop_next_held(struct tw_wheel *w, u64 now_ns,
 		}
 		if (READ_ONCE(t->expires) <= now_ns)
 			return t;
-		tw_wheel_file_precise(w, t);	/* spilled before its tick */
+		tw_wheel_file_precise(w, t);	/* precise, before its deadline */
 		if (*budget <= floor || --*budget <= floor)
 			break;
 	}
@@ -514,10 +550,10 @@ EXPORT_SYMBOL_IF_KUNIT(tw_wheel_link_precise);
  *
  * To the stage's heap; with the heap full or its user's share of it
  * held, back to the wheel for its deadline's tick rounded up, at most one
- * tick late as every other timer is. A timer a spill put on the expired
- * list before its tick (tw_wheel_spill()) goes back to the wheel for that
- * tick: a precise one for the tick before its deadline's, a default one
- * for its deadline's, a coarse one for its tw_coarse_tick().
+ * tick late as every other timer is. A precise timer whose tick (the one
+ * before its deadline's) is still to come goes back to the wheel for it;
+ * a default one to its deadline's tick, a coarse one to its
+ * tw_coarse_tick().
  */
 void tw_wheel_file_precise(struct tw_wheel *w, struct twheel_timer *t)
 {
@@ -528,7 +564,7 @@ void tw_wheel_file_precise(struct tw_wheel *w, struct twheel_timer *t)
 	if (precise) {
 		u64 tick = tw_precise_tick(w, expires);
 
-		/* Spilled before the tick it waits for: back to that tick. */
+		/* Before the tick it waits for: back to that tick. */
 		if (tick > w->clk) {
 			tw_link_tick(w, t, tick);
 			return;
@@ -556,6 +592,7 @@ struct twheel_timer *tw_wheel_pop(struct tw_wheel *w)
 	struct twheel_timer *t;
 
 	tw_wheel_release_all(w);
+	list_splice_init(&w->spilled, &w->expired);
 	t = tw_wheel_pop_due(w);
 	if (t)
 		return t;

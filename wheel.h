@@ -39,16 +39,17 @@
  *	budget (a bucket at @clk may still hold timers). A bucket a timer is
  *	linked to starts after @clk; a timer due at @clk or before goes to
  *	@expired.
- * @count: timers linked in buckets, on @expired, @unsorted, @cleared or
- *	@held
+ * @count: timers linked in buckets, on @expired, @spilled, @unsorted,
+ *	@cleared or @held
  * @pending: one bit per bucket, set while the bucket is not empty
  * @mixed: one bit per level-0 bucket, set when a timer linked there sorted
  *	before the one linked last (tw_note_order()), cleared when its tick
  *	comes: only then are its tick's due timers sorted
  * @buckets: @levels << @bits lists, FIFO
- * @expired: timers due, sorted by deadline then by arming order; after a
- *	spill (tw_wheel_spill()), also timers of the spilled buckets not yet
- *	due, in bucket order
+ * @expired: timers due, sorted by deadline then by arming order
+ * @spilled: the buckets of the tick an advance stopped in, moved whole by
+ *	tw_wheel_spill(), in bucket order; the next advance moves them down
+ *	before any later tick
  * @unsorted: due timers a run over its time budget set aside
  *	(tw_wheel_hold()), in due order, to be sorted by owner
  *	(tw_wheel_sort()): while it is not empty, nothing on @expired fires
@@ -80,6 +81,7 @@ struct tw_wheel {
 	DECLARE_BITMAP(mixed, 1 << TW_BITS_MAX);
 	struct list_head	*buckets;
 	struct list_head	expired;
+	struct list_head	spilled;
 	struct list_head	unsorted;
 	struct list_head	cleared;
 	struct list_head	held;
@@ -277,7 +279,8 @@ static __always_inline u64 tw_link_tick(struct tw_wheel *w,
 
 /**
  * tw_wheel_unlink - take a linked timer off its bucket, a due list
- *	(expired, unsorted, cleared, held) or the precise stage
+ *	(expired, unsorted, cleared, held), the spilled list or the precise
+ *	stage
  * @w: the wheel
  * @t: the timer
  */
@@ -578,8 +581,7 @@ struct twheel_timer *tw_wheel_pop_next_held(struct tw_wheel *w, u64 now_ns,
  * First a timer of the precise stage whose deadline has come, then the
  * expired list's first. A precise timer taken off the expired list before
  * its deadline (its tick came, rounded down) moves to the precise stage
- * instead, and a default one (spilled, tw_wheel_spill()) back to the
- * wheel, for one unit of @budget. While a burst is held,
+ * instead, for one unit of @budget. While a burst is held,
  * tw_wheel_pop_next_held() instead: the fast path tests one word more.
  *
  * Return: the timer, unlinked, due at @now_ns; NULL when none is (or
@@ -601,8 +603,8 @@ tw_wheel_pop_next(struct tw_wheel *w, u64 now_ns, unsigned int *budget,
 	}
 	while ((t = tw_wheel_pop_due(w))) {
 		/*
-		 * Never early: a default timer's tick is never before it, and
-		 * one a spill brought here early goes back to the wheel.
+		 * Never early: a default timer's tick is never before it; a
+		 * precise one's may be, and the precise stage takes it.
 		 */
 		if (likely(READ_ONCE(t->expires) <= now_ns))
 			return t;

@@ -507,11 +507,10 @@ static void tw_test_hold_release_early(struct kunit *test)
 
 /*
  * A tick whose buckets hold more than an advance's budget, as a burst
- * armed far ahead makes: tw_wheel_spill() moves them to the expired list
- * whole, the hold and the sort set them aside (one user's), the wheel's
- * next tick is then the next bucket's, and after the release
- * tw_wheel_pop_next() gives each timer at its own tick, none early, none
- * lost: the due ones at once, the rest once they went back to the wheel.
+ * armed far ahead makes: tw_wheel_spill() sets them aside whole, the hold
+ * and the sort set the due ones aside (one user's), the next advances
+ * move the spilled ones down, and after the release tw_wheel_pop_next()
+ * gives each timer at its own tick, none early, none lost.
  */
 static void tw_test_spill(struct kunit *test)
 {
@@ -539,7 +538,8 @@ static void tw_test_spill(struct kunit *test)
 	budget = UINT_MAX;
 	KUNIT_EXPECT_TRUE(test, tw_wheel_sort(w, now, &budget));
 	KUNIT_EXPECT_FALSE(test, tw_wheel_has_due(w));
-	KUNIT_EXPECT_GT(test, tw_wheel_next(w), now / GRAN);
+	/* The spilled tick is still to be moved down: the next run's. */
+	KUNIT_EXPECT_EQ(test, tw_wheel_next(w), now / GRAN);
 	KUNIT_EXPECT_TRUE(test, tw_wheel_release(w));
 	for (tick = start / GRAN; tick <= start / GRAN + 64; tick++) {
 		now = tick * GRAN;
@@ -614,6 +614,53 @@ static void tw_test_spill_hold_order(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bad, 0U);
 	KUNIT_EXPECT_EQ(test, w->count, 0UL);
 	KUNIT_EXPECT_EQ(test, w->held_owner, 0UL);
+	kvfree(t);
+}
+
+/*
+ * A move down that ran out of budget and spilled, then a run that comes
+ * back only after the deadlines (the whole wheel deferred, its work item
+ * starved): the timers moved down before the spill and those spilled
+ * fire in deadline and arming order, whichever list they waited on. On
+ * the expired list, the spilled ones fired first (seen on the debug
+ * kernel: of a batch of 1,000 timers of one deadline, 256 moved down and
+ * 744 spilled, which fired before them).
+ */
+static void tw_test_spill_order(struct kunit *test)
+{
+	enum { N = 300, MOVED = 100 };
+	unsigned int i, n = 0, bad = 0, budget;
+	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
+	/* A level-1 bucket's start; deadlines 10 and 20 ticks into it. */
+	u64 start = BASE_NS + 128 * GRAN, late = start + 20 * GRAN;
+	struct twheel_timer *t, *x;
+
+	t = kvcalloc(N, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	/* 0-199 at +10 ticks, 200-299 at +20; the spill takes 100-299. */
+	for (i = 0; i < N; i++) {
+		tw_test_timer(&t[i], start + (i < 200 ? 10 : 20) * GRAN, i);
+		tw_wheel_link(w, &t[i]);
+	}
+	budget = MOVED;
+	KUNIT_ASSERT_FALSE(test, tw_wheel_advance(w, start, &budget));
+	tw_wheel_spill(w);
+	KUNIT_EXPECT_EQ(test, w->count, (unsigned long)N);
+	KUNIT_EXPECT_FALSE(test, tw_wheel_has_due(w));
+	/* The spilled tick is still to be moved down: at once. */
+	KUNIT_EXPECT_EQ(test, tw_wheel_next(w), start / GRAN);
+	budget = UINT_MAX;
+	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, late, &budget));
+	budget = UINT_MAX;
+	while ((x = tw_wheel_pop_next(w, late, &budget, 0))) {
+		if (x->order != n && bad++ < 3)
+			KUNIT_FAIL(test, "fired %u: timer %u", n, x->order);
+		n++;
+	}
+	KUNIT_EXPECT_EQ(test, n, (unsigned int)N);
+	KUNIT_EXPECT_EQ(test, bad, 0U);
+	KUNIT_EXPECT_EQ(test, w->count, 0UL);
+	KUNIT_EXPECT_EQ(test, tw_wheel_next(w), U64_MAX);
 	kvfree(t);
 }
 
@@ -1222,6 +1269,7 @@ static struct kunit_case tw_wheel_cases[] = {
 	KUNIT_CASE(tw_test_hold_sort),
 	KUNIT_CASE(tw_test_hold_release_early),
 	KUNIT_CASE(tw_test_spill),
+	KUNIT_CASE(tw_test_spill_order),
 	KUNIT_CASE(tw_test_spill_hold_order),
 	KUNIT_CASE(tw_test_unlink),
 	KUNIT_CASE(tw_test_pop),
