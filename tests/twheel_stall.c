@@ -19,8 +19,17 @@
  *   echo free > .../cmd     cancel_sync and free every timer (kept, poisoned,
  *			    until the next arming checks it was not written)
  *
+ * And the in-kernel consumer of twheel_abuse's burst-others (issue 42):
+ *
+ *   echo "consumer CPU FIRST STEP N" > .../cmd
+ *	N (at most 1000) one-shot timers of the kernel, set to CPU, due at
+ *	FIRST + i * STEP ns of CLOCK_MONOTONIC; each records its lateness
+ *   echo consumer-wait > .../cmd    wait (at most 60 s) until all fired,
+ *			    then cancel and free them
+ *
  * Each command blocks until done; "result" then holds a line the guest
- * prints: what was done, how many timers fired, how long it took.
+ * prints: what was done, how many timers fired, how long it took (for
+ * consumer-wait: "consumer: fired F of N, early E, p50 A p99 B max C ns").
  *
  * The probe is a hard-interrupt hrtimer pinned to CPU 1 every 1 ms: its
  * worst lateness since "probe", in "probe_max_us", bounds from above the
@@ -40,6 +49,7 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/workqueue.h>
 
@@ -303,15 +313,139 @@ static int stall_cmd_stop(void)
 	return stopped == stall_count ? 0 : -EIO;
 }
 
+/*
+ * The consumer's timers and their lateness (ns, from the callback's clock
+ * to the deadline; negative is early). Each callback writes its own slot,
+ * then counts itself in @stall_cons_fired (release), which the wait reads
+ * (acquire) before it reads the slots. Set up and freed under stall_mutex.
+ */
+#define STALL_CONS_MAX	1000
+static struct twheel_timer *stall_cons;
+static s64 *stall_cons_late;
+static unsigned int stall_cons_n;
+static atomic_t stall_cons_fired = ATOMIC_INIT(0);
+
+static void stall_cons_fn(struct twheel_timer *t, u64 missed)
+{
+	WRITE_ONCE(stall_cons_late[t - stall_cons],
+		   ktime_get() - twheel_deadline(t));
+	/* Pairs with atomic_read_acquire() in stall_cmd_consumer_wait(). */
+	atomic_inc_return_release(&stall_cons_fired);
+}
+
+/* No callback of the consumer runs once this returns. */
+static void stall_cons_cancel(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < stall_cons_n; i++)
+		twheel_cancel_sync(&stall_cons[i]);
+}
+
+static void stall_cons_free(void)
+{
+	stall_cons_cancel();
+	kfree(stall_cons);
+	kfree(stall_cons_late);
+	stall_cons = NULL;
+	stall_cons_late = NULL;
+	stall_cons_n = 0;
+}
+
+static int stall_cmd_consumer(int cpu, u64 first, u64 step, unsigned int n)
+{
+	unsigned int i;
+	int ret;
+
+	if (stall_cons)
+		stall_cons_free();
+	if (!n || n > STALL_CONS_MAX || first > KTIME_MAX ||
+	    step > (KTIME_MAX - first) / n)
+		return -EINVAL;
+	if (cpu < 0 || cpu >= nr_cpu_ids || !cpu_online(cpu))
+		return -ENODEV;
+	stall_cons = kcalloc(n, sizeof(*stall_cons), GFP_KERNEL);
+	stall_cons_late = kcalloc(n, sizeof(*stall_cons_late), GFP_KERNEL);
+	if (!stall_cons || !stall_cons_late) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	atomic_set(&stall_cons_fired, 0);
+	for (i = 0; i < n; i++) {
+		twheel_timer_init(&stall_cons[i], stall_cons_fn, 0);
+		ret = twheel_timer_set_cpu(&stall_cons[i], cpu);
+		if (ret)
+			goto err_free;
+	}
+	stall_cons_n = n;
+	for (i = 0; i < n; i++) {
+		ret = twheel_schedule_at(&stall_cons[i], first + i * step);
+		if (ret < 0)
+			goto err_free;
+	}
+	snprintf(stall_result, sizeof(stall_result),
+		 "consumer: %u timers on CPU %d", n, cpu);
+	return 0;
+err_free:
+	stall_cons_free();
+	return ret;
+}
+
+static int stall_cmp_s64(const void *a, const void *b)
+{
+	s64 x = *(const s64 *)a, y = *(const s64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int stall_cmd_consumer_wait(void)
+{
+	unsigned long limit = jiffies + 60 * HZ;
+	unsigned int n = stall_cons_n, fired, i, early = 0;
+	s64 *late = stall_cons_late;
+	int ret = 0;
+
+	if (!n)
+		return -EINVAL;
+	while ((fired = atomic_read_acquire(&stall_cons_fired)) < n &&
+	       time_before(jiffies, limit))
+		msleep(20);
+	/* Those still pending are not waited for: the slots are ours now. */
+	stall_cons_cancel();
+	if (fired < n) {
+		snprintf(stall_result, sizeof(stall_result),
+			 "consumer: fired %u of %u in 60 s", fired, n);
+		ret = -EIO;
+		goto out_free;
+	}
+	for (i = 0; i < n; i++)
+		early += late[i] < 0;
+	sort(late, n, sizeof(*late), stall_cmp_s64, NULL);
+	snprintf(stall_result, sizeof(stall_result),
+		 "consumer: fired %u of %u, early %u, p50 %lld p99 %lld max %lld ns",
+		 fired, n, early, late[n / 2], late[n * 99 / 100], late[n - 1]);
+	if (early)
+		ret = -EIO;
+out_free:
+	stall_cons_free();
+	return ret;
+}
+
 static int stall_cmd_set(const char *val, const struct kernel_param *kp)
 {
+	unsigned long long first, step;
 	char kind[16] = "";
 	unsigned int n;
-	int ret;
+	int ret, cpu;
 
 	mutex_lock(&stall_mutex);
 	if (sscanf(val, "arm %u %15s", &n, kind) == 2) {
 		ret = stall_cmd_arm(n, kind);
+	} else if (sscanf(val, "consumer %d %llu %llu %u", &cpu, &first, &step,
+			  &n) == 4) {
+		ret = stall_cmd_consumer(cpu, first, step, n);
+	} else if (sysfs_streq(val, "consumer-wait")) {
+		ret = stall_cmd_consumer_wait();
 	} else if (sysfs_streq(val, "wait")) {
 		ret = stall_cmd_wait();
 	} else if (sysfs_streq(val, "probe")) {
@@ -338,7 +472,7 @@ static const struct kernel_param_ops stall_cmd_ops = {
 	.set = stall_cmd_set,
 };
 module_param_cb(cmd, &stall_cmd_ops, NULL, 0200);
-MODULE_PARM_DESC(cmd, "arm N tick|far|group, wait, stop, free");
+MODULE_PARM_DESC(cmd, "arm N tick|far|group, wait, stop, free, consumer CPU FIRST STEP N, consumer-wait");
 
 static void __exit stall_exit(void)
 {
@@ -347,6 +481,8 @@ static void __exit stall_exit(void)
 		hrtimer_cancel(&stall_probe);
 	if (stall_timers)
 		stall_free();
+	if (stall_cons)
+		stall_cons_free();
 	stall_grave_check();
 	mutex_unlock(&stall_mutex);
 }
