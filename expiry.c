@@ -428,8 +428,9 @@ static bool tw_rest_small(struct twheel_cpu *tc, bool done, ktime_t now)
  * timers wait, in their order, for tw_resume_fn() (tw_wheel_hold()); the
  * others due with them only for the next run's sort (tw_wheel_sort()), a
  * list move each; the spilled timers are moved down by the next runs,
- * and that user's among them, once due, queue behind its held ones. A drain left over, a kernel timer first in line, or a
- * second user makes the whole wheel wait, as before.
+ * and that user's among them, once due, queue behind its held ones. A
+ * drain left over, a kernel timer first in line, or a second user makes
+ * the whole wheel wait, as before.
  *
  * Return: true if the due timers were set aside and the wheel runs on.
  */

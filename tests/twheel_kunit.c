@@ -563,6 +563,25 @@ static void tw_test_spill(struct kunit *test)
 }
 
 /*
+ * Pops every timer due at @now: they must come in arming order (test
+ * timers' order 0, 1, ...). Return: how many came.
+ */
+static unsigned int tw_test_pop_in_order(struct kunit *test,
+					 struct tw_wheel *w, u64 now)
+{
+	unsigned int n = 0, bad = 0, budget = UINT_MAX;
+	struct twheel_timer *x;
+
+	while ((x = tw_wheel_pop_next(w, now, &budget, 0))) {
+		if (x->order != n && bad++ < 3)
+			KUNIT_FAIL(test, "fired %u: timer %u", n, x->order);
+		n++;
+	}
+	KUNIT_EXPECT_EQ(test, bad, 0U);
+	return n;
+}
+
+/*
  * One user's burst of one deadline, armed far enough ahead for a level-1
  * bucket, whose move down at the bucket's start runs out of budget: the
  * first timers are moved down, the rest spilled, held and sorted. The
@@ -575,12 +594,11 @@ static void tw_test_spill(struct kunit *test)
 static void tw_test_spill_hold_order(struct kunit *test)
 {
 	enum { N = 300, MOVED = 100 };
-	unsigned int i, n = 0, bad = 0, budget;
+	unsigned int i, budget;
 	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
 	/* A level-1 bucket's start; the deadline 10 ticks into it. */
 	u64 start = BASE_NS + 128 * GRAN, dl = start + 10 * GRAN, now;
 	struct tw_shared_timer *t;
-	struct twheel_timer *x;
 
 	t = kvcalloc(N, sizeof(*t), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, t);
@@ -604,14 +622,8 @@ static void tw_test_spill_hold_order(struct kunit *test)
 		KUNIT_EXPECT_NULL(test, tw_wheel_pop_next(w, now, &budget, 0));
 	}
 	KUNIT_EXPECT_TRUE(test, tw_wheel_release(w));
-	budget = UINT_MAX;
-	while ((x = tw_wheel_pop_next(w, dl, &budget, 0))) {
-		if (x->order != n && bad++ < 3)
-			KUNIT_FAIL(test, "fired %u: timer %u", n, x->order);
-		n++;
-	}
-	KUNIT_EXPECT_EQ(test, n, (unsigned int)N);
-	KUNIT_EXPECT_EQ(test, bad, 0U);
+	KUNIT_EXPECT_EQ(test, tw_test_pop_in_order(test, w, dl),
+			(unsigned int)N);
 	KUNIT_EXPECT_EQ(test, w->count, 0UL);
 	KUNIT_EXPECT_EQ(test, w->held_owner, 0UL);
 	kvfree(t);
@@ -629,11 +641,11 @@ static void tw_test_spill_hold_order(struct kunit *test)
 static void tw_test_spill_order(struct kunit *test)
 {
 	enum { N = 300, MOVED = 100 };
-	unsigned int i, n = 0, bad = 0, budget;
+	unsigned int i, budget;
 	struct tw_wheel *w = tw_test_wheel(test, BASE_NS);
 	/* A level-1 bucket's start; deadlines 10 and 20 ticks into it. */
 	u64 start = BASE_NS + 128 * GRAN, late = start + 20 * GRAN;
-	struct twheel_timer *t, *x;
+	struct twheel_timer *t;
 
 	t = kvcalloc(N, sizeof(*t), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, t);
@@ -651,14 +663,8 @@ static void tw_test_spill_order(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tw_wheel_next(w), start / GRAN);
 	budget = UINT_MAX;
 	KUNIT_ASSERT_TRUE(test, tw_wheel_advance(w, late, &budget));
-	budget = UINT_MAX;
-	while ((x = tw_wheel_pop_next(w, late, &budget, 0))) {
-		if (x->order != n && bad++ < 3)
-			KUNIT_FAIL(test, "fired %u: timer %u", n, x->order);
-		n++;
-	}
-	KUNIT_EXPECT_EQ(test, n, (unsigned int)N);
-	KUNIT_EXPECT_EQ(test, bad, 0U);
+	KUNIT_EXPECT_EQ(test, tw_test_pop_in_order(test, w, late),
+			(unsigned int)N);
 	KUNIT_EXPECT_EQ(test, w->count, 0UL);
 	KUNIT_EXPECT_EQ(test, tw_wheel_next(w), U64_MAX);
 	kvfree(t);
