@@ -306,13 +306,17 @@ abuse_tests() {
 	step "abuse: unread short-period timers, per-user cap, remote MODIFYs"
 	# Beside other guests (make check boots three at once on two cores)
 	# a CPU's loop once kept 82% of its baseline: below the bound (exit
-	# status 1), it measures once more; a real theft loses twice.
+	# status 1), it measures again, three times at most; a real theft
+	# loses every time (twheel's own timed work and callbacks are judged
+	# directly too).
 	# shellcheck disable=SC2016
-	! want abuse-cpu || run abuse-cpu 300 /bin/busybox sh -c '/bin/twheel_abuse cpu 1000
-		st=$?
-		[ "$st" -eq 1 ] || exit "$st"
-		echo "# abuse-cpu: below the bound, measuring again"
-		exec /bin/twheel_abuse cpu 1000'
+	! want abuse-cpu || run abuse-cpu 400 /bin/busybox sh -c 'for try in 1 2; do
+				/bin/twheel_abuse cpu 1000
+				st=$?
+				[ "$st" -eq 1 ] || exit "$st"
+				echo "# abuse-cpu: below the bound, measuring again"
+			done
+			exec /bin/twheel_abuse cpu 1000'
 	# A MODIFY storm from CPU 1 on timers CPU 0's wheel holds: CPU 0's
 	# busy loop keeps 90% of what it keeps under the same storm on CPU
 	# 1's own timers, on every kernel (issue 29: 63% on distro, 7% on
